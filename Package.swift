@@ -1,0 +1,56 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Graft: Core Data–style object graphs, models and stores, without Apple's framework.
+///
+/// The module layout follows ARCHITECTURE.md: thin system-library targets at the bottom, a pure-Swift
+/// model and object graph above them, and the `graft` command on top.
+let package = Package(
+    name: "Graft",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Graft", targets: ["Graft"]),
+        .executable(name: "graft", targets: ["graft"]),
+    ],
+    targets: [
+        // System libraries: a module map and a shim header each, nothing else.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
+        ),
+        .systemLibrary(
+            name: "CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]
+        ),
+
+        // Errors, property lists (binary, XML, OpenStep text) and keyed archives.
+        .target(name: "GraftCore", dependencies: ["CLibXML2"]),
+        // Entities, attributes, relationships; model files; version hashes.
+        .target(name: "GraftModel", dependencies: ["GraftCore", "CLibXML2", "CZlib", "CCrypto"]),
+        // The object graph: contexts, managed objects, predicates, undo, the store protocols.
+        .target(name: "GraftGraph", dependencies: ["GraftModel"]),
+        // The public face.
+        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph"]),
+        // The command line: argument parsing, help and the subcommands.
+        .target(name: "GraftCLI", dependencies: ["Graft"]),
+        .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
+
+        .testTarget(name: "GraftCoreTests", dependencies: ["GraftCore"]),
+        .testTarget(name: "GraftModelTests", dependencies: ["GraftModel"]),
+        .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph"]),
+        .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,260 @@
+import Foundation
+import GraftCore
+
+/// Reads the `contents` XML of an `.xcdatamodel` as Xcode writes it.
+///
+/// Unknown elements and attributes are ignored, so files from older and newer Xcode versions load.
+/// Diagram layout (`<elements>`) is not part of the model and is skipped.
+///
+/// For example:
+///
+/// ```swift
+/// let model = try XcdatamodelReader.read(contentsOf: url.appendingPathComponent("contents"))
+/// ```
+public enum XcdatamodelReader {
+    /// Reads a model from the bytes of a `contents` file.
+    ///
+    /// - Parameter path: named in error messages.
+    /// - Throws: `GraftError.malformedInput` for XML that is not a model, with the line;
+    ///   `GraftError.invalidModel` for a model that contradicts itself.
+    public static func read(_ data: Data, path: String? = nil) throws -> Model {
+        let root = try XMLTree.parse(data, path: path)
+        do {
+            return try read(root)
+        } catch let error as GraftError {
+            throw path.map { error.inFile($0) } ?? error
+        }
+    }
+
+    /// Reads a model from a `contents` file.
+    public static func read(contentsOf url: URL) throws -> Model {
+        try read(FileAccess.read(url), path: url.path)
+    }
+
+    static func read(_ root: XMLElement) throws -> Model {
+        guard root.name == "model" else {
+            throw GraftError(
+                .malformedInput, "expected a <model> element, found <\(root.name)>", context: [.line(root.line)])
+        }
+        var entities: [Entity] = []
+        var configurations: [Configuration] = []
+        var templates: [FetchRequestTemplate] = []
+        for element in root.children {
+            switch element.name {
+            case "entity": entities.append(try entity(element))
+            case "configuration":
+                configurations.append(
+                    Configuration(
+                        name: try required(element, "name"),
+                        entities: element.children(named: "memberEntity").compactMap { $0["name"] }))
+            case "fetchRequest":
+                templates.append(
+                    FetchRequestTemplate(
+                        name: try required(element, "name"), entity: try required(element, "entity"),
+                        predicate: element["predicateString"] ?? ""))
+            default: continue
+            }
+        }
+        let identifiers = root["userDefinedModelVersionIdentifier"].map { $0.isEmpty ? [] : [$0] } ?? []
+        return try Model(
+            entities: entities, configurations: configurations, fetchRequestTemplates: templates,
+            versionIdentifiers: identifiers)
+    }
+
+    private static func entity(_ element: XMLElement) throws -> Entity {
+        let name = try required(element, "name")
+        var entity = Entity(
+            name: name, className: element["representedClassName"], parent: element["parentEntity"],
+            isAbstract: flag(element["isAbstract"]), versionHashModifier: element["versionHashModifier"],
+            renamingIdentifier: element["elementID"], userInfo: userInfo(element))
+        do {
+            for child in element.children {
+                switch child.name {
+                case "attribute": entity.attributes.append(try attribute(child))
+                case "relationship": entity.relationships.append(try relationship(child))
+                case "fetchedProperty":
+                    let request = child.child(named: "fetchRequest")
+                    entity.fetchedProperties.append(
+                        FetchedProperty(
+                            name: try required(child, "name"), entity: request?["entity"] ?? name,
+                            predicate: request?["predicateString"] ?? "", isOptional: flag(child["optional"]),
+                            userInfo: userInfo(child)))
+                case "uniquenessConstraints":
+                    for constraint in child.children(named: "uniquenessConstraint") {
+                        entity.uniquenessConstraints.append(
+                            constraint.children(named: "constraint").compactMap { $0["value"] })
+                    }
+                case "compoundIndexes":
+                    for index in child.children(named: "compoundIndex") {
+                        entity.compoundIndexes.append(index.children(named: "index").compactMap { $0["value"] })
+                    }
+                case "fetchIndex":
+                    entity.fetchIndexes.append(
+                        FetchIndex(
+                            name: child["name"] ?? "",
+                            elements: child.children(named: "fetchIndexElement").map {
+                                FetchIndex.Element(
+                                    property: $0["property"] ?? "", kind: $0["type"] ?? "Binary",
+                                    isAscending: $0["order"] != "descending")
+                            }))
+                default: continue
+                }
+            }
+        } catch let error as GraftError {
+            throw error.at(.entity(name))
+        }
+        return entity
+    }
+
+    private static func attribute(_ element: XMLElement) throws -> Attribute {
+        let name = try required(element, "name")
+        let typeName = element["attributeType"] ?? "Undefined"
+        guard let type = AttributeType(modelName: typeName) else {
+            throw GraftError(
+                .malformedInput, "unknown attribute type '\(typeName)'", context: [.key(name), .line(element.line)])
+        }
+        var attribute = Attribute(
+            name: name, type: type, isOptional: flag(element["optional"]), isTransient: flag(element["transient"]),
+            regularExpression: element["regularExpressionString"], isIndexed: flag(element["indexed"]),
+            allowsExternalBinaryDataStorage: flag(element["allowsExternalBinaryDataStorage"]),
+            preservesValueInHistoryOnDeletion: flag(element["preserveAfterDeletion"]),
+            valueTransformerName: element["valueTransformerName"], customClassName: element["customClassName"],
+            usesScalarValueType: element["usesScalarValueType"].map(flag),
+            derivationExpression: flag(element["derived"]) ? element["derivationExpression"] ?? "" : nil,
+            versionHashModifier: element["versionHashModifier"], renamingIdentifier: element["elementID"],
+            userInfo: userInfo(element))
+        do {
+            if type == .date {
+                attribute.defaultValue = try element["defaultDateTimeInterval"].map { try dateValue($0, "defaultDateTimeInterval") }
+                attribute.minValue = try element["minDateTimeInterval"].map { try dateValue($0, "minDateTimeInterval") }
+                attribute.maxValue = try element["maxDateTimeInterval"].map { try dateValue($0, "maxDateTimeInterval") }
+            } else {
+                attribute.defaultValue = try element["defaultValueString"].flatMap {
+                    try ValueText.parse($0, as: type, what: "default value")
+                }
+                let boundType: AttributeType = (type == .string || type == .binary || type == .transformable) ? .integer64 : type
+                attribute.minValue = try element["minValueString"].flatMap { try ValueText.parse($0, as: boundType, what: "minimum") }
+                attribute.maxValue = try element["maxValueString"].flatMap { try ValueText.parse($0, as: boundType, what: "maximum") }
+            }
+        } catch let error as GraftError {
+            throw error.at(.key(name)).at(.line(element.line))
+        }
+        return attribute
+    }
+
+    private static func dateValue(_ text: String, _ what: String) throws -> Value {
+        guard let seconds = Double(text) else {
+            throw GraftError(.malformedInput, "\(what) '\(text)' is not a number of seconds")
+        }
+        return .date(Date(timeIntervalSinceReferenceDate: seconds))
+    }
+
+    private static func relationship(_ element: XMLElement) throws -> Relationship {
+        let name = try required(element, "name")
+        let isToMany = flag(element["toMany"])
+        func count(_ key: String) throws -> Int? {
+            guard let text = element[key] else { return nil }
+            guard let value = Int(text) else {
+                throw GraftError(.malformedInput, "\(key) '\(text)' is not a whole number", context: [.key(name), .line(element.line)])
+            }
+            return value
+        }
+        let ruleName = element["deletionRule"] ?? "Nullify"
+        guard let rule = DeleteRule(modelName: ruleName) else {
+            throw GraftError(.malformedInput, "unknown deletion rule '\(ruleName)'", context: [.key(name), .line(element.line)])
+        }
+        guard let destination = element["destinationEntity"] else {
+            throw GraftError(.malformedInput, "the relationship has no destinationEntity", context: [.key(name), .line(element.line)])
+        }
+        return Relationship(
+            name: name, destination: destination, inverse: element["inverseName"], isToMany: isToMany,
+            isOrdered: flag(element["ordered"]), minCount: try count("minCount") ?? 0,
+            maxCount: try count("maxCount") ?? (isToMany ? 0 : 1), isOptional: flag(element["optional"]),
+            isTransient: flag(element["transient"]), deleteRule: rule, versionHashModifier: element["versionHashModifier"],
+            renamingIdentifier: element["elementID"], userInfo: userInfo(element))
+    }
+
+    private static func userInfo(_ element: XMLElement) -> [String: String] {
+        var info: [String: String] = [:]
+        for entry in element.child(named: "userInfo")?.children(named: "entry") ?? [] {
+            if let key = entry["key"] { info[key] = entry["value"] ?? "" }
+        }
+        return info
+    }
+
+    private static func required(_ element: XMLElement, _ attribute: String) throws -> String {
+        guard let value = element[attribute], !value.isEmpty else {
+            throw GraftError(
+                .malformedInput, "<\(element.name)> has no \(attribute)", context: [.line(element.line)])
+        }
+        return value
+    }
+
+    static func flag(_ text: String?) -> Bool { text == "YES" || text == "yes" || text == "true" || text == "1" }
+}
+
+/// Parses and prints attribute values in the text forms model files use (`defaultValueString`).
+public enum ValueText {
+    /// Parses `text` as a value of `type`; returns `nil` for types that have no text form (binary data).
+    ///
+    /// - Throws: `GraftError.typeMismatch` when the text is not a value of the type.
+    public static func parse(_ text: String, as type: AttributeType, what: String = "value") throws -> Value? {
+        func fail() -> GraftError {
+            GraftError(.typeMismatch, "\(what) '\(text)' is not a valid \(type.modelName)")
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        switch type {
+        case .integer16, .integer32, .integer64:
+            if let value = Int64(trimmed) { return .integer(value) }
+            // Xcode accepts "0.0" for integers; keep the whole part when the fraction is zero.
+            if let value = Double(trimmed), value.rounded() == value, abs(value) < 9.2e18 { return .integer(Int64(value)) }
+            throw fail()
+        case .double, .float:
+            guard let value = Double(trimmed) else { throw fail() }
+            return .double(type == .float ? Double(Float(value)) : value)
+        case .decimal:
+            guard let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else { throw fail() }
+            return .decimal(value)
+        case .string:
+            return .string(text)
+        case .boolean:
+            switch trimmed.lowercased() {
+            case "yes", "true", "1": return .bool(true)
+            case "no", "false", "0": return .bool(false)
+            default: throw fail()
+            }
+        case .date:
+            guard let seconds = Double(trimmed) else { throw fail() }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case .uuid:
+            guard let value = UUID(uuidString: trimmed) else { throw fail() }
+            return .uuid(value)
+        case .uri:
+            guard let value = URL(string: trimmed) else { throw fail() }
+            return .uri(value)
+        case .binary, .transformable, .undefined, .objectID, .composite:
+            return nil
+        }
+    }
+
+    /// The text form of a value, as `parse` reads it back.
+    public static func format(_ value: Value) -> String {
+        switch value {
+        case .integer(let number): return String(number)
+        case .double(let number): return number.description
+        case .decimal(let number): return number.description
+        case .string(let text): return text
+        case .bool(let flag): return flag ? "YES" : "NO"
+        case .date(let date): return formatSeconds(date.timeIntervalSinceReferenceDate)
+        case .data(let data): return data.base64EncodedString()
+        case .uuid(let uuid): return uuid.uuidString
+        case .uri(let url): return url.absoluteString
+        }
+    }
+
+    /// Seconds printed without a needless ".0".
+    static func formatSeconds(_ seconds: Double) -> String {
+        if seconds.rounded() == seconds, abs(seconds) < 1e15 { return String(Int64(seconds)) }
+        return seconds.description
+    }
+}
