@@ -1,0 +1,97 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+/// A store that keeps its objects in memory: the deterministic test double for every other store, and
+/// the default store of a context built from a model alone.
+///
+/// For example:
+///
+/// ```swift
+/// let store = InMemoryStore(model: model)
+/// let context = ObjectContext(store: store)
+/// ```
+public final class InMemoryStore: PersistentStore, StoreReader {
+    public let model: Model
+    public let identifier: String
+    private var objects: [ObjectRef: Snapshot] = [:]
+    /// The last key used per root entity.
+    private var lastKeys: [Int: Int64] = [:]
+    /// When set, the next save fails with this error (for testing failure paths).
+    public var failNextSave: GraftError?
+
+    public init(model: Model, identifier: String = UUID().uuidString) {
+        self.model = model
+        self.identifier = identifier
+    }
+
+    /// A store holding the given snapshots.
+    ///
+    /// - Throws: `GraftError.malformedInput` for snapshots whose shape does not fit their entity.
+    public convenience init(model: Model, identifier: String = UUID().uuidString, snapshots: [Snapshot]) throws {
+        self.init(model: model, identifier: identifier)
+        for snapshot in snapshots { try add(snapshot) }
+    }
+
+    /// Adds (or replaces) one object.
+    public func add(_ snapshot: Snapshot) throws {
+        guard model.descriptions.indices.contains(snapshot.ref.entity) else {
+            throw GraftError(.malformedInput, "snapshot names entity #\(snapshot.ref.entity), which the model does not have")
+        }
+        let entity = model.descriptions[snapshot.ref.entity]
+        guard snapshot.attributes.count == entity.attributes.count,
+            snapshot.relationships.count == entity.relationships.count
+        else {
+            throw GraftError(.malformedInput, "snapshot does not fit entity \(entity.name)", context: [.entity(entity.name)])
+        }
+        objects[snapshot.ref] = snapshot
+        lastKeys[entity.rootIndex] = max(lastKeys[entity.rootIndex] ?? 0, snapshot.ref.key)
+    }
+
+    /// How many objects the store holds.
+    public var count: Int { objects.count }
+
+    /// Every snapshot, in reference order.
+    public var allSnapshots: [Snapshot] { objects.keys.sorted().map { objects[$0]! } }
+
+    public func snapshot(for ref: ObjectRef) throws -> Snapshot? { objects[ref] }
+
+    public func relatedRefs(of ref: ObjectRef, relationship: Int) throws -> [ObjectRef] {
+        objects[ref]?.relationships[relationship].refs ?? []
+    }
+
+    public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
+        let wanted = Set(request.entities)
+        let refs = objects.keys.filter { wanted.contains($0.entity) }.sorted()
+        return StoreFetchResult(refs: refs, snapshots: refs.map { objects[$0]! }, predicateApplied: false, sortedAndLimited: false)
+    }
+
+    public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
+        let first = (lastKeys[rootEntity] ?? 0) + 1
+        lastKeys[rootEntity] = first + Int64(count) - 1
+        return (0..<Int64(count)).map { first + $0 }
+    }
+
+    public func save(_ changes: StoreChanges) throws {
+        if let error = failNextSave {
+            failNextSave = nil
+            throw error
+        }
+        var next = objects
+        for ref in changes.deleted { next[ref] = nil }
+        for var snapshot in changes.inserted + changes.updated {
+            // A to-many the context never loaded keeps the store's contents.
+            if let existing = next[snapshot.ref] {
+                for (index, value) in snapshot.relationships.enumerated() where value == .unloaded {
+                    snapshot.relationships[index] = existing.relationships[index]
+                }
+            }
+            next[snapshot.ref] = snapshot
+        }
+        objects = next
+    }
+
+    public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
+        for ref in objects.keys.sorted() { try body(objects[ref]!) }
+    }
+}

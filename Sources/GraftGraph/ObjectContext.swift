@@ -1,0 +1,279 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+/// A scratchpad of managed objects: insert, edit and delete them, then save the changes to a store
+/// in one step, or roll them back.
+///
+/// The context keeps one instance per object ID (uniquing), keeps both sides of every relationship
+/// consistent, applies delete rules, validates on save, tracks each object's state and can undo.
+///
+/// For example:
+///
+/// ```swift
+/// let context = ObjectContext(store: InMemoryStore(model: model))
+/// let sales = try context.insert("Department")
+/// try sales.setValue("Sales", forKey: "name")
+/// try context.save()
+/// ```
+///
+/// A context is not thread-safe: use it from one thread (or task) at a time.
+public final class ObjectContext {
+    public let store: PersistentStore
+    public var model: Model { store.model }
+
+    /// Every object the context knows, held weakly: an unchanged object nobody uses may go away, and
+    /// comes back as a new instance with the same ID when asked for again.
+    private var registry: [ObjectID: WeakObject] = [:]
+    private var registrySweepThreshold = 1024
+    /// Objects with pending changes (inserted, edited, deleted), held strongly until saved or rolled back.
+    var pending: [ObjectIdentifier: ManagedObject] = [:]
+    private var nextTemporaryKey: Int64 = 1
+    var undoState = UndoState()
+    private var faultError: (any Error)?
+
+    public init(store: PersistentStore) {
+        self.store = store
+    }
+
+    /// A context over a new, empty in-memory store.
+    public convenience init(model: Model) {
+        self.init(store: InMemoryStore(model: model))
+    }
+
+    deinit {
+        // Objects refer to each other strongly; break those cycles so they can be freed.
+        for entry in registry.values {
+            entry.object?.storage = nil
+            entry.object?.committed = nil
+        }
+        for object in pending.values {
+            object.storage = nil
+            object.committed = nil
+        }
+    }
+
+    // MARK: Registry
+
+    /// The registered object for an ID, if it is alive.
+    public func registeredObject(for id: ObjectID) -> ManagedObject? {
+        registry[id]?.object
+    }
+
+    /// Every live object the context holds, in ID order.
+    public var registeredObjects: [ManagedObject] {
+        registry.values.compactMap(\.object).sorted { $0.objectID < $1.objectID }
+    }
+
+    func register(_ object: ManagedObject) {
+        registry[object.objectID] = WeakObject(object)
+        if registry.count > registrySweepThreshold {
+            registry = registry.filter { $0.value.object != nil }
+            registrySweepThreshold = max(1024, registry.count * 2)
+        }
+    }
+
+    func unregister(_ object: ManagedObject) {
+        if registry[object.objectID]?.object === object { registry[object.objectID] = nil }
+    }
+
+    /// The object for an ID: the registered instance, or a new fault that reads its values from the
+    /// store when first used. (Core Data's `object(with:)`.)
+    public func object(with id: ObjectID) -> ManagedObject {
+        if let object = registry[id]?.object { return object }
+        let object = ManagedObject(entity: model.descriptions[id.entity], objectID: id, context: self)
+        register(object)
+        return object
+    }
+
+    /// The object for an ID with its values loaded.
+    ///
+    /// - Throws: `GraftError.notFound` when the store has no such object.
+    public func existingObject(with id: ObjectID) throws -> ManagedObject {
+        let object = self.object(with: id)
+        try fulfill(object)
+        return object
+    }
+
+    /// The object a URI names (`x-coredata://<store UUID>/<Entity>/p<key>`).
+    ///
+    /// - Throws: `GraftError.notFound` when the URI belongs to another store or the object does not exist.
+    public func object(forURI uri: String) throws -> ManagedObject {
+        let (storeIdentifier, id) = try ObjectID.parse(uri: uri, model: model)
+        if id.isTemporary {
+            guard let object = registeredObject(for: id) else {
+                throw GraftError(.notFound, "no new object in this context has the URI \(uri)")
+            }
+            return object
+        }
+        guard storeIdentifier == store.identifier else {
+            throw GraftError(.notFound, "\(uri) belongs to store \(storeIdentifier), not to this store (\(store.identifier))")
+        }
+        return try existingObject(with: id)
+    }
+
+    func object(for ref: ObjectRef) -> ManagedObject {
+        object(with: ObjectID(entity: ref.entity, key: ref.key))
+    }
+
+    // MARK: Faults
+
+    /// Fills a fault with its values from the store.
+    func fulfill(_ object: ManagedObject) throws {
+        guard object.storage == nil else { return }
+        guard object.context === self else {
+            throw GraftError(.invalidOperation, "the object belongs to another context", context: [.object(object.label)])
+        }
+        guard !object.objectID.isTemporary, let snapshot = try store.snapshot(for: object.objectID.ref) else {
+            throw GraftError(
+                .notFound, "the object no longer exists in the store", context: [.object(object.uri)])
+        }
+        fill(object, from: snapshot)
+    }
+
+    /// Loads a snapshot into a fault; objects that already hold values keep them.
+    func fill(_ object: ManagedObject, from snapshot: Snapshot) {
+        guard object.storage == nil else { return }
+        let relationships: [RelationshipStorage] = snapshot.relationships.map { value in
+            switch value {
+            case .toOne(let ref): return .toOne(ref.map { self.object(for: $0) })
+            case .toMany(let refs): return .toMany(ObjectList(refs.map { self.object(for: $0) }))
+            case .unloaded: return .unloaded
+            }
+        }
+        let storage = ObjectStorage(attributes: snapshot.attributes, relationships: relationships)
+        object.storage = storage
+        object.committed = storage
+    }
+
+    /// Makes sure a to-many relationship's objects are in memory.
+    func loadToMany(_ object: ManagedObject, _ index: Int) throws {
+        try fulfill(object)
+        guard case .unloaded = object.storage!.relationships[index] else { return }
+        let refs = try store.relatedRefs(of: object.objectID.ref, relationship: index)
+        let list = RelationshipStorage.toMany(ObjectList(refs.map { self.object(for: $0) }))
+        object.storage!.relationships[index] = list
+        if object.committed != nil, case .unloaded = object.committed!.relationships[index] {
+            object.committed!.relationships[index] = list
+        }
+    }
+
+    func recordFaultError(_ error: any Error) {
+        if faultError == nil { faultError = error }
+    }
+
+    /// Throws (and forgets) the first error met while filling a fault through non-throwing key-value
+    /// access since the last call.
+    func throwFaultError() throws {
+        if let error = faultError {
+            faultError = nil
+            throw error
+        }
+    }
+
+    /// Turns an object back into a fault, so its values no longer take memory.
+    ///
+    /// - Parameter mergeChanges: `true` keeps the object's pending changes (an object with changes stays in
+    ///   memory, its unchanged attributes re-read from the store); `false` discards them first — undoing
+    ///   relationship edits on both sides — and then turns it into a fault. New and deleted objects are left
+    ///   as they are.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
+        guard object.context === self, !object.isInsertedFlag, !object.isDeletedFlag, object.storage != nil else { return }
+        if !object.hasPersistentChanges {
+            fault(object)
+            return
+        }
+        if mergeChanges {
+            guard let snapshot = try store.snapshot(for: object.objectID.ref) else { return }
+            for (index, attribute) in object.entity.attributes.enumerated()
+            where object.storage!.attributes[index] == object.committed?.attributes[index] && !attribute.isTransient {
+                object.storage!.attributes[index] = snapshot.attributes[index]
+            }
+            for index in object.entity.attributes.indices { object.committed?.attributes[index] = snapshot.attributes[index] }
+            return
+        }
+        try perform {
+            let committed = object.committed!
+            for index in object.entity.attributes.indices where object.storage!.attributes[index] != committed.attributes[index] {
+                try setAttribute(object, index, committed.attributes[index])
+            }
+            for (index, relationship) in object.entity.relationships.enumerated() {
+                let target = committed.relationships[index]
+                if case .unloaded = target { continue }
+                if relationship.isToMany {
+                    try replaceToMany(object, index, with: target.objects)
+                } else {
+                    try setToOne(object, index, target.objects.first)
+                }
+            }
+        }
+        if !object.hasPersistentChanges { fault(object) }
+    }
+
+    private func fault(_ object: ManagedObject) {
+        object.storage = nil
+        object.committed = nil
+        pending[ObjectIdentifier(object)] = nil
+    }
+
+    // MARK: Inserting
+
+    /// Inserts a new object of the named entity, with its attributes set to their default values.
+    ///
+    /// - Throws: `GraftError.notFound` for an unknown entity, `GraftError.invalidOperation` for an abstract one.
+    @discardableResult
+    public func insert(_ entityName: String) throws -> ManagedObject {
+        try insert(model.requireEntity(entityName))
+    }
+
+    /// Inserts a new object of `entity`, with its attributes set to their default values.
+    @discardableResult
+    public func insert(_ entity: EntityDescription) throws -> ManagedObject {
+        guard !entity.isAbstract else {
+            throw GraftError(.invalidOperation, "entity \(entity.name) is abstract and cannot have objects", context: [.entity(entity.name)])
+        }
+        let id = ObjectID(entity: entity.index, key: nextTemporaryKey, isTemporary: true)
+        nextTemporaryKey += 1
+        let object = ManagedObject(entity: entity, objectID: id, context: self)
+        object.storage = ObjectStorage(
+            attributes: entity.attributes.map(\.defaultValue),
+            relationships: entity.relationships.map { $0.isToMany ? .toMany(ObjectList()) : .toOne(nil) })
+        object.isInsertedFlag = true
+        register(object)
+        perform { record(.inserted(object)) }
+        pending[ObjectIdentifier(object)] = object
+        return object
+    }
+
+    // MARK: Change tracking
+
+    /// Objects inserted since the last save, in insertion order.
+    public var insertedObjects: [ManagedObject] {
+        pending.values.filter { $0.isInsertedFlag && !$0.isDeletedFlag }.sorted { $0.objectID < $1.objectID }
+    }
+
+    /// Saved objects whose values have changed since they were read, in ID order.
+    public var updatedObjects: [ManagedObject] {
+        pending.values.filter { !$0.isInsertedFlag && !$0.isDeletedFlag && $0.hasPersistentChanges }
+            .sorted { $0.objectID < $1.objectID }
+    }
+
+    /// Saved objects deleted since the last save (objects inserted and deleted again are not listed).
+    public var deletedObjects: [ManagedObject] {
+        pending.values.filter { $0.isDeletedFlag && !$0.isInsertedFlag }.sorted { $0.objectID < $1.objectID }
+    }
+
+    /// Whether saving would change the store.
+    public var hasChanges: Bool {
+        pending.values.contains { object in
+            if object.isInsertedFlag { return !object.isDeletedFlag }
+            return object.isDeletedFlag || object.hasPersistentChanges
+        }
+    }
+}
+
+/// A weak reference, for the registry.
+struct WeakObject {
+    weak var object: ManagedObject?
+    init(_ object: ManagedObject) { self.object = object }
+}

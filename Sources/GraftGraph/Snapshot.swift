@@ -1,0 +1,72 @@
+import GraftModel
+
+/// One object as data: its entity and key, its attribute values and its relationships as references to
+/// other objects.
+///
+/// Every store format reads into snapshots and writes from them; `graft convert` streams snapshots from
+/// a reader to a writer without building a context.
+///
+/// For example:
+///
+/// ```swift
+/// let employee = model.entity(named: "Employee")!
+/// var snapshot = Snapshot(entity: employee, key: 1)
+/// snapshot[attribute: "name", in: employee] = "Ann"
+/// ```
+public struct Snapshot: Hashable, Sendable {
+    public var ref: ObjectRef
+    /// One value per attribute of the entity, in `EntityDescription.attributes` order (transient
+    /// attributes are always `nil`).
+    public var attributes: [Value?]
+    /// One entry per relationship of the entity, in `EntityDescription.relationships` order.
+    public var relationships: [RelationshipValue]
+
+    public init(ref: ObjectRef, attributes: [Value?], relationships: [RelationshipValue]) {
+        self.ref = ref
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    /// An empty snapshot (no values, empty relationships) for an object of `entity`.
+    public init(entity: EntityDescription, key: Int64) {
+        self.ref = ObjectRef(entity: entity.index, key: key)
+        self.attributes = Array(repeating: nil, count: entity.attributes.count)
+        self.relationships = entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }
+    }
+
+    /// The value of a named attribute.
+    public subscript(attribute name: String, in entity: EntityDescription) -> Value? {
+        get { entity.attributeIndexByName[name].flatMap { attributes[$0] } }
+        set {
+            guard let index = entity.attributeIndexByName[name] else { return }
+            attributes[index] = newValue
+        }
+    }
+
+    /// The value of a named relationship.
+    public subscript(relationship name: String, in entity: EntityDescription) -> RelationshipValue? {
+        get { entity.relationshipIndexByName[name].map { relationships[$0] } }
+        set {
+            guard let index = entity.relationshipIndexByName[name], let newValue else { return }
+            relationships[index] = newValue
+        }
+    }
+}
+
+/// The value of one relationship in a snapshot.
+public enum RelationshipValue: Hashable, Sendable {
+    case toOne(ObjectRef?)
+    /// The related objects, in order for ordered relationships.
+    case toMany([ObjectRef])
+    /// The store did not load this to-many; ask the store for it when needed.
+    case unloaded
+
+    /// The related objects as a list (empty for an empty to-one or an unloaded to-many).
+    public var refs: [ObjectRef] {
+        switch self {
+        case .toOne(let ref): return ref.map { [$0] } ?? []
+        case .toMany(let refs): return refs
+        case .unloaded: return []
+        }
+    }
+}

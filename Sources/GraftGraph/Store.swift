@@ -1,0 +1,98 @@
+import GraftCore
+import GraftModel
+
+/// A store that a context reads objects from and saves changes to.
+///
+/// Each store format (SQLite, XML, binary, and `InMemoryStore` for tests) implements it. A store hands
+/// out snapshots; the context turns them into managed objects and hands back the changes to save.
+public protocol PersistentStore: AnyObject {
+    /// The model the store's objects follow.
+    var model: Model { get }
+    /// The store's UUID, as written in its metadata (`NSStoreUUID`); part of every object URI.
+    var identifier: String { get }
+
+    /// The snapshot of one object, or `nil` when the store has no such object.
+    func snapshot(for ref: ObjectRef) throws -> Snapshot?
+
+    /// The objects a to-many relationship holds, for stores whose snapshots leave to-manys `.unloaded`.
+    func relatedRefs(of ref: ObjectRef, relationship: Int) throws -> [ObjectRef]
+
+    /// Candidates for a fetch: the store may apply the predicate, the sort and the limit (and says so in
+    /// the result), or return a superset that the context narrows in memory.
+    func fetch(_ request: StoreFetch) throws -> StoreFetchResult
+
+    /// Reserves `count` new primary keys in the key sequence of `rootEntity`'s inheritance tree.
+    func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64]
+
+    /// Applies a context's changes all at once: every change is written, or none is.
+    func save(_ changes: StoreChanges) throws
+}
+
+/// What a context asks a store for when it fetches.
+public struct StoreFetch: Sendable {
+    /// The entities whose objects are wanted (an entity and, usually, its subentities).
+    public var entities: [Int]
+    public var predicate: Predicate?
+    public var sortDescriptors: [SortDescriptor]
+    /// At most this many results, when the store applies predicate and sort itself.
+    public var limit: Int?
+
+    public init(entities: [Int], predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil) {
+        self.entities = entities
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.limit = limit
+    }
+}
+
+/// A store's answer to a fetch.
+public struct StoreFetchResult: Sendable {
+    /// The matching objects' snapshots, or only their references when `snapshots` is empty.
+    public var refs: [ObjectRef]
+    /// Snapshots for some or all of `refs`, so the context need not ask for them one by one.
+    public var snapshots: [Snapshot]
+    /// Whether `refs` already satisfies the predicate (else the context evaluates it).
+    public var predicateApplied: Bool
+    /// Whether `refs` is already in the requested order and within the limit.
+    public var sortedAndLimited: Bool
+
+    public init(refs: [ObjectRef], snapshots: [Snapshot] = [], predicateApplied: Bool, sortedAndLimited: Bool) {
+        self.refs = refs
+        self.snapshots = snapshots
+        self.predicateApplied = predicateApplied
+        self.sortedAndLimited = sortedAndLimited
+    }
+}
+
+/// Everything one save changes.
+public struct StoreChanges: Sendable {
+    public var inserted: [Snapshot]
+    /// Full snapshots of changed objects.
+    public var updated: [Snapshot]
+    public var deleted: [ObjectRef]
+
+    public init(inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = []) {
+        self.inserted = inserted
+        self.updated = updated
+        self.deleted = deleted
+    }
+
+    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// Reads a whole document as a stream of snapshots (used by conversion, which builds no context).
+public protocol StoreReader {
+    var model: Model { get }
+    /// The store's UUID.
+    var identifier: String { get }
+    /// Calls `body` with every object in the document, each exactly once.
+    func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
+}
+
+/// Writes a whole document from a stream of snapshots.
+public protocol StoreWriter {
+    /// Adds one object to the document.
+    mutating func write(_ snapshot: Snapshot) throws
+    /// Completes the document; nothing is visible at the destination before this returns.
+    mutating func finish() throws
+}

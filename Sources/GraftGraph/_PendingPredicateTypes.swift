@@ -1,0 +1,3 @@
+// Temporary stand-ins until the predicates branch is merged.
+public struct Predicate: Sendable {}
+public struct SortDescriptor: Sendable {}
