@@ -52,8 +52,8 @@ public enum XMLTree {
     /// - Throws: `GraftError.malformedInput` with the line and libxml2's message.
     public static func parse(_ data: Data, path: String? = nil) throws -> XMLElement {
         XMLErrors.install()
+        // Errors go to Graft's handler (see XMLErrors), not to stderr.
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
-            | Int32(XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
         guard data.count <= Int(Int32.max) else {
             throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
         }

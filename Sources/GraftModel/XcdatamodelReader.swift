@@ -129,12 +129,12 @@ public enum XcdatamodelReader {
                 attribute.minValue = try element["minDateTimeInterval"].map { try dateValue($0, "minDateTimeInterval") }
                 attribute.maxValue = try element["maxDateTimeInterval"].map { try dateValue($0, "maxDateTimeInterval") }
             } else {
-                attribute.defaultValue = try element["defaultValueString"].flatMap {
-                    try ValueText.parse($0, as: type, what: "default value")
-                }
+                // Xcode keeps whatever text was typed (an Integer 32 defaulting to "NO" after a type change);
+                // its model compiler reads such text as Foundation's number parsing does, and so does Graft.
+                attribute.defaultValue = element["defaultValueString"].flatMap { ValueText.parseLeniently($0, as: type) }
                 let boundType: AttributeType = (type == .string || type == .binary || type == .transformable) ? .integer64 : type
-                attribute.minValue = try element["minValueString"].flatMap { try ValueText.parse($0, as: boundType, what: "minimum") }
-                attribute.maxValue = try element["maxValueString"].flatMap { try ValueText.parse($0, as: boundType, what: "maximum") }
+                attribute.minValue = element["minValueString"].flatMap { ValueText.parseLeniently($0, as: boundType) }
+                attribute.maxValue = element["maxValueString"].flatMap { ValueText.parseLeniently($0, as: boundType) }
             }
         } catch let error as GraftError {
             throw error.at(.key(name)).at(.line(element.line))
@@ -235,6 +235,45 @@ public enum ValueText {
         case .binary, .transformable, .undefined, .objectID, .composite:
             return nil
         }
+    }
+
+    /// Parses like `parse`, but reads text that is not a number of the type as Foundation's
+    /// `NSString.doubleValue`/`intValue` would: its leading number, or zero. Text for types without a text
+    /// form, and dates, give `nil` when they do not parse.
+    public static func parseLeniently(_ text: String, as type: AttributeType) -> Value? {
+        if let value = try? parse(text, as: type) { return value }
+        let number = leadingNumber(text)
+        switch type {
+        case .integer16, .integer32, .integer64:
+            return .integer(Int64(exactly: number.rounded(.towardZero)) ?? 0)
+        case .double, .float: return .double(type == .float ? Double(Float(number)) : number)
+        case .decimal: return .decimal(Decimal(number))
+        case .boolean: return .bool(number != 0 || text.lowercased().hasPrefix("y") || text.lowercased().hasPrefix("t"))
+        default: return nil
+        }
+    }
+
+    private static func leadingNumber(_ text: String) -> Double {
+        let scalars = Array(text.trimmingCharacters(in: .whitespaces).unicodeScalars)
+        var end = 0
+        var seenDigit = false
+        var seenPoint = false
+        if end < scalars.count, scalars[end] == "+" || scalars[end] == "-" { end += 1 }
+        while end < scalars.count {
+            let scalar = scalars[end]
+            if ("0"..."9").contains(scalar) {
+                seenDigit = true
+            } else if scalar == "." && !seenPoint {
+                seenPoint = true
+            } else {
+                break
+            }
+            end += 1
+        }
+        guard seenDigit else { return 0 }
+        var prefix = ""
+        prefix.unicodeScalars.append(contentsOf: scalars[..<end])
+        return Double(prefix) ?? 0
     }
 
     /// The text form of a value, as `parse` reads it back.

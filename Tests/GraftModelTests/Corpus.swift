@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// The shared corpus of real Apple-written files, at `../shared/corpus/coredata` beside the checkout.
+enum Corpus {
+    static let root: URL = {
+        if let path = ProcessInfo.processInfo.environment["GRAFT_CORPUS"] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("shared/corpus/coredata")
+    }()
+
+    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
+
+    static let unavailableMessage: Comment = "the corpus is not at \(root.path) (set GRAFT_CORPUS to its folder)"
+
+    /// Files and folders under the corpus whose names satisfy `matches`, sorted, as paths relative to the root.
+    static func paths(where matches: (URL) -> Bool) -> [String] {
+        guard isAvailable, let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else {
+            return []
+        }
+        var found: [String] = []
+        for case let url as URL in walker where matches(url) {
+            found.append(String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1)))
+        }
+        return found.sorted()
+    }
+
+    static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+}
+
+/// The project's own files (examples, formats).
+enum Project {
+    static let root: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+}
