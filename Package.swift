@@ -41,8 +41,10 @@ let package = Package(
         .target(name: "GraftModel", dependencies: ["GraftCore", "CLibXML2", "CZlib", "CCrypto"]),
         // The object graph: contexts, managed objects, predicates, undo, the store protocols.
         .target(name: "GraftGraph", dependencies: ["GraftModel"]),
+        // Core Data's SQLite store.
+        .target(name: "GraftSQLite", dependencies: ["GraftGraph", "CSQLite"]),
         // The public face.
-        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph"]),
+        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite"]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),

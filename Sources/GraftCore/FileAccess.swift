@@ -62,10 +62,12 @@ public enum FileAccess {
                 throw error
             }
             if !overwrite && kind(of: url).exists {
-                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(url.path)])
+                throw GraftError(
+                    .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.path)])
             }
             guard rename(temporary.path, url.path) == 0 else {
-                throw GraftError(.io, "cannot rename the finished file into place: \(String(cString: strerror(errno)))",
+                throw GraftError(
+                    .io, "cannot rename the finished file into place: \(String(cString: strerror(errno)))",
                     context: [.file(url.path)])
             }
         } catch {

@@ -55,7 +55,8 @@ public enum XMLTree {
         // Errors go to Graft's handler (see XMLErrors), not to stderr.
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
         guard data.count <= Int(Int32.max) else {
-            throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(
+                .malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
         }
         let document = data.withUnsafeBytes { bytes -> xmlDocPtr? in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
@@ -66,12 +67,14 @@ public enum XMLTree {
         }
         defer { xmlFreeDoc(document) }
         guard let rootNode = xmlDocGetRootElement(document) else {
-            throw GraftError(.malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(
+                .malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
         }
         if document.pointee.intSubset != nil, let entities = document.pointee.intSubset.pointee.entities,
             xmlHashSize(OpaquePointer(entities)) > 0
         {
-            throw GraftError(.malformedInput, "the XML document declares entities, which Graft does not expand",
+            throw GraftError(
+                .malformedInput, "the XML document declares entities, which Graft does not expand",
                 context: path.map { [.file($0)] } ?? [])
         }
         return build(rootNode)

@@ -36,13 +36,15 @@ public final class InMemoryStore: PersistentStore, StoreReader {
     /// Adds (or replaces) one object.
     public func add(_ snapshot: Snapshot) throws {
         guard model.descriptions.indices.contains(snapshot.ref.entity) else {
-            throw GraftError(.malformedInput, "snapshot names entity #\(snapshot.ref.entity), which the model does not have")
+            throw GraftError(
+                .malformedInput, "snapshot names entity #\(snapshot.ref.entity), which the model does not have")
         }
         let entity = model.descriptions[snapshot.ref.entity]
         guard snapshot.attributes.count == entity.attributes.count,
             snapshot.relationships.count == entity.relationships.count
         else {
-            throw GraftError(.malformedInput, "snapshot does not fit entity \(entity.name)", context: [.entity(entity.name)])
+            throw GraftError(
+                .malformedInput, "snapshot does not fit entity \(entity.name)", context: [.entity(entity.name)])
         }
         objects[snapshot.ref] = snapshot
         lastKeys[entity.rootIndex] = max(lastKeys[entity.rootIndex] ?? 0, snapshot.ref.key)
@@ -63,7 +65,8 @@ public final class InMemoryStore: PersistentStore, StoreReader {
     public func fetch(_ request: StoreFetch) throws -> StoreFetchResult {
         let wanted = Set(request.entities)
         let refs = objects.keys.filter { wanted.contains($0.entity) }.sorted()
-        return StoreFetchResult(refs: refs, snapshots: refs.map { objects[$0]! }, predicateApplied: false, sortedAndLimited: false)
+        return StoreFetchResult(
+            refs: refs, snapshots: refs.map { objects[$0]! }, predicateApplied: false, sortedAndLimited: false)
     }
 
     public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {

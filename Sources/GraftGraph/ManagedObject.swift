@@ -99,7 +99,9 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
             if storage.attributes[index] != committed.attributes[index] { return true }
         }
         for (index, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
-            if !Self.sameContents(storage.relationships[index], committed.relationships[index], ordered: relationship.isOrdered) {
+            if !Self.sameContents(
+                storage.relationships[index], committed.relationships[index], ordered: relationship.isOrdered)
+            {
                 return true
             }
         }
@@ -131,7 +133,8 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
         for (index, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
             let current = storage.relationships[index]
             if isInsertedFlag
-                || !Self.sameContents(current, committed?.relationships[index] ?? .unloaded, ordered: relationship.isOrdered)
+                || !Self.sameContents(
+                    current, committed?.relationships[index] ?? .unloaded, ordered: relationship.isOrdered)
             {
                 changes[relationship.name] = relationship.isToMany ? current.objects : current.objects.first
             }
@@ -141,13 +144,16 @@ public final class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The object's URI (`x-coredata://<store UUID>/<Entity>/p<key>`).
     public var uri: String {
-        guard let context else { return "x-coredata:///\(entity.name)/\(objectID.isTemporary ? "t" : "p")\(objectID.key)" }
+        guard let context else {
+            return "x-coredata:///\(entity.name)/\(objectID.isTemporary ? "t" : "p")\(objectID.key)"
+        }
         return objectID.uri(in: context.model, storeIdentifier: context.store.identifier)
     }
 
     public var description: String {
         let marker = isFault ? " (fault)" : ""
-        return "<\(entity.name) \(objectID.isTemporary ? "new " : "")\(objectID.isTemporary ? "t" : "p")\(objectID.key)\(marker)>"
+        return
+            "<\(entity.name) \(objectID.isTemporary ? "new " : "")\(objectID.isTemporary ? "t" : "p")\(objectID.key)\(marker)>"
     }
 
     /// A short name for error messages: the entity and the key.
@@ -214,7 +220,8 @@ extension ManagedObject {
     public func relatedObject(forKey key: String) throws -> ManagedObject? {
         guard let index = entity.relationshipIndexByName[key], !entity.relationships[index].isToMany else {
             throw GraftError(
-                .notFound, "entity \(entity.name) has no to-one relationship '\(key)'", context: [.object(label), .key(key)])
+                .notFound, "entity \(entity.name) has no to-one relationship '\(key)'",
+                context: [.object(label), .key(key)])
         }
         return try relatedObject(at: index)
     }
@@ -229,7 +236,8 @@ extension ManagedObject {
     public func relatedObjects(forKey key: String) throws -> RelationshipSet {
         guard let index = entity.relationshipIndexByName[key], entity.relationships[index].isToMany else {
             throw GraftError(
-                .notFound, "entity \(entity.name) has no to-many relationship '\(key)'", context: [.object(label), .key(key)])
+                .notFound, "entity \(entity.name) has no to-many relationship '\(key)'",
+                context: [.object(label), .key(key)])
         }
         return RelationshipSet(owner: self, relationship: index)
     }

@@ -21,7 +21,8 @@ extension ObjectContext {
     public func delete(_ objects: [ManagedObject]) throws {
         for object in objects {
             guard object.context === self else {
-                throw GraftError(.invalidOperation, "the object belongs to another context", context: [.object(object.label)])
+                throw GraftError(
+                    .invalidOperation, "the object belongs to another context", context: [.object(object.label)])
             }
         }
         try perform {
@@ -43,9 +44,11 @@ extension ObjectContext {
         while let object = work.popLast() {
             guard doomed.insert(object) != nil else { continue }
             try fulfill(object)
-            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .cascade {
+            for (index, relationship) in object.entity.relationships.enumerated()
+            where relationship.deleteRule == .cascade {
                 if relationship.isToMany { try loadToMany(object, index) }
-                for target in object.storage!.relationships[index].objects where !target.isDeletedFlag && !doomed.contains(target) {
+                for target in object.storage!.relationships[index].objects
+                where !target.isDeletedFlag && !doomed.contains(target) {
                     work.append(target)
                 }
             }
@@ -56,9 +59,12 @@ extension ObjectContext {
     private func checkDenyRules(_ doomed: ObjectList) throws {
         var refusals: [GraftError] = []
         for object in doomed.objects {
-            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny {
+            for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .deny
+            {
                 if relationship.isToMany { try loadToMany(object, index) }
-                let blocking = object.storage!.relationships[index].objects.filter { !$0.isDeletedFlag && !doomed.contains($0) }
+                let blocking = object.storage!.relationships[index].objects.filter {
+                    !$0.isDeletedFlag && !doomed.contains($0)
+                }
                 if !blocking.isEmpty {
                     let what = blocking.count == 1 ? blocking[0].label : "\(blocking.count) objects"
                     refusals.append(
@@ -70,7 +76,8 @@ extension ObjectContext {
         }
         if refusals.count == 1 { throw refusals[0] }
         if !refusals.isEmpty {
-            throw GraftError(.deleteDenied, "the deletion is refused by \(refusals.count) Deny rules", underlying: refusals)
+            throw GraftError(
+                .deleteDenied, "the deletion is refused by \(refusals.count) Deny rules", underlying: refusals)
         }
     }
 

@@ -78,14 +78,18 @@ extension ObjectContext {
 
     /// Makes `target`'s inverse slot include `object`. For a one-to-one, `target`'s previous partner loses
     /// its link; for a one-to-many, `object` leaves the to-many it was in.
-    private func linkInverse(of object: ManagedObject, to target: ManagedObject, _ inverseIndex: Int, relationship index: Int) throws {
+    private func linkInverse(
+        of object: ManagedObject, to target: ManagedObject, _ inverseIndex: Int, relationship index: Int
+    ) throws {
         let inverse = target.entity.relationships[inverseIndex]
         if inverse.isToMany {
             try loadToMany(target, inverseIndex)
             primitiveInsert(target, inverseIndex, object)
         } else {
             try fulfill(target)
-            if case .toOne(let previous) = target.storage!.relationships[inverseIndex], let previous, previous !== object {
+            if case .toOne(let previous) = target.storage!.relationships[inverseIndex], let previous,
+                previous !== object
+            {
                 // `previous` pointed at `target` through this relationship; release it.
                 try fulfill(previous)
                 if object.entity.relationships[index].isToMany {
@@ -115,14 +119,17 @@ extension ObjectContext {
 
     func checkEditable(_ object: ManagedObject) throws {
         guard object.context === self else {
-            throw GraftError(.invalidOperation, "the object belongs to another context", context: [.object(object.label)])
+            throw GraftError(
+                .invalidOperation, "the object belongs to another context", context: [.object(object.label)])
         }
         guard !object.isDeletedFlag else {
             throw GraftError(.invalidOperation, "the object has been deleted", context: [.object(object.label)])
         }
     }
 
-    private func checkTarget(_ target: ManagedObject, for relationship: RelationshipDescription, of object: ManagedObject) throws {
+    private func checkTarget(
+        _ target: ManagedObject, for relationship: RelationshipDescription, of object: ManagedObject
+    ) throws {
         guard target.context === self else {
             throw GraftError(
                 .invalidOperation, "cannot relate objects of different contexts",

@@ -125,7 +125,8 @@ extension ObjectContext {
                     if !inverse.objects.contains(where: { $0 === object }) {
                         throw GraftError(
                             .invalidOperation,
-                            "\(object.label).\(relationship.name) holds \(target.label), whose '\(target.entity.relationships[inverseIndex].name)' does not hold it back")
+                            "\(object.label).\(relationship.name) holds \(target.label), whose '\(target.entity.relationships[inverseIndex].name)' does not hold it back"
+                        )
                     }
                 }
             }

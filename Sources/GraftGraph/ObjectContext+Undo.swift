@@ -46,7 +46,9 @@ extension ObjectContext {
         set { undoState.levelsOfUndo = max(0, newValue) }
     }
 
-    public var canUndo: Bool { !undoState.undoGroups.isEmpty || (!undoState.current.isEmpty && undoState.explicitDepth == 0) }
+    public var canUndo: Bool {
+        !undoState.undoGroups.isEmpty || (!undoState.current.isEmpty && undoState.explicitDepth == 0)
+    }
     public var canRedo: Bool { !undoState.redoGroups.isEmpty }
 
     /// Starts a group: every change until the matching `endUndoGrouping()` is undone as one step.
@@ -200,11 +202,19 @@ extension ObjectContext {
             touch(object)
         case .toManyInsert(let object, let index, let member, let position):
             try? loadToMany(object, index)
-            if forward { rawInsert(object, index, member, position) } else { rawRemove(object, index, member, keepingOrder: true) }
+            if forward {
+                rawInsert(object, index, member, position)
+            } else {
+                rawRemove(object, index, member, keepingOrder: true)
+            }
             touch(object)
         case .toManyRemove(let object, let index, let member, let position, let keepingOrder):
             try? loadToMany(object, index)
-            if forward { rawRemove(object, index, member, keepingOrder: keepingOrder) } else { rawInsert(object, index, member, position) }
+            if forward {
+                rawRemove(object, index, member, keepingOrder: keepingOrder)
+            } else {
+                rawInsert(object, index, member, position)
+            }
             touch(object)
         case .inserted(let object):
             if forward {

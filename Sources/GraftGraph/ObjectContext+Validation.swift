@@ -58,7 +58,9 @@ extension ObjectContext {
             if count == 0 && relationship.isOptional { continue }
             let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
             if count < minimum {
-                fail(relationship.name, "holds \(count) object\(count == 1 ? "" : "s"), fewer than the minimum \(minimum)")
+                fail(
+                    relationship.name,
+                    "holds \(count) object\(count == 1 ? "" : "s"), fewer than the minimum \(minimum)")
             }
             if relationship.maxCount > 0 && count > relationship.maxCount {
                 fail(relationship.name, "holds \(count) objects, more than the maximum \(relationship.maxCount)")
@@ -76,7 +78,8 @@ extension ObjectContext {
             if !remaining.isEmpty {
                 errors.append(
                     GraftError(
-                        .validationFailed, "is deleted while '\(relationship.name)' still holds \(remaining.count) object(s) (Deny rule)",
+                        .validationFailed,
+                        "is deleted while '\(relationship.name)' still holds \(remaining.count) object(s) (Deny rule)",
                         context: [.object(object.label), .key(relationship.name)]))
             }
         }
@@ -93,7 +96,8 @@ public enum AttributeRules {
             return ["holds \(ValueConversion.describe(value)), but the attribute's type is \(attribute.type.modelName)"]
         }
         if case .integer(let number) = value, let range = attribute.type.integerRange, !range.contains(number) {
-            messages.append("is \(number), outside the \(attribute.type.modelName) range \(range.lowerBound)…\(range.upperBound)")
+            messages.append(
+                "is \(number), outside the \(attribute.type.modelName) range \(range.lowerBound)…\(range.upperBound)")
         }
         switch value {
         case .string(let text):
@@ -132,8 +136,10 @@ public enum AttributeRules {
 enum ValueOrder {
     static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult? {
         switch (lhs, rhs) {
-        case (.integer(let a), .integer(let b)): return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
-        case (.decimal(let a), .decimal(let b)): return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        case (.integer(let a), .integer(let b)):
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
+        case (.decimal(let a), .decimal(let b)):
+            return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame
         case (.decimal(let a), .integer(let b)): return compare(.decimal(a), .decimal(Decimal(b)))
         case (.integer(let a), .decimal(let b)): return compare(.decimal(Decimal(a)), .decimal(b))
         case (.date(let a), .date(let b)): return a < b ? .orderedAscending : a > b ? .orderedDescending : .orderedSame

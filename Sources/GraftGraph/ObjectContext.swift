@@ -107,7 +107,8 @@ public final class ObjectContext {
             return object
         }
         guard storeIdentifier == store.identifier else {
-            throw GraftError(.notFound, "\(uri) belongs to store \(storeIdentifier), not to this store (\(store.identifier))")
+            throw GraftError(
+                .notFound, "\(uri) belongs to store \(storeIdentifier), not to this store (\(store.identifier))")
         }
         return try existingObject(with: id)
     }
@@ -122,7 +123,8 @@ public final class ObjectContext {
     func fulfill(_ object: ManagedObject) throws {
         guard object.storage == nil else { return }
         guard object.context === self else {
-            throw GraftError(.invalidOperation, "the object belongs to another context", context: [.object(object.label)])
+            throw GraftError(
+                .invalidOperation, "the object belongs to another context", context: [.object(object.label)])
         }
         guard !object.objectID.isTemporary, let snapshot = try store.snapshot(for: object.objectID.ref) else {
             throw GraftError(
@@ -178,7 +180,9 @@ public final class ObjectContext {
     ///   relationship edits on both sides — and then turns it into a fault. New and deleted objects are left
     ///   as they are.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
-        guard object.context === self, !object.isInsertedFlag, !object.isDeletedFlag, object.storage != nil else { return }
+        guard object.context === self, !object.isInsertedFlag, !object.isDeletedFlag, object.storage != nil else {
+            return
+        }
         if !object.hasPersistentChanges {
             fault(object)
             return
@@ -189,12 +193,15 @@ public final class ObjectContext {
             where object.storage!.attributes[index] == object.committed?.attributes[index] && !attribute.isTransient {
                 object.storage!.attributes[index] = snapshot.attributes[index]
             }
-            for index in object.entity.attributes.indices { object.committed?.attributes[index] = snapshot.attributes[index] }
+            for index in object.entity.attributes.indices {
+                object.committed?.attributes[index] = snapshot.attributes[index]
+            }
             return
         }
         try perform {
             let committed = object.committed!
-            for index in object.entity.attributes.indices where object.storage!.attributes[index] != committed.attributes[index] {
+            for index in object.entity.attributes.indices
+            where object.storage!.attributes[index] != committed.attributes[index] {
                 try setAttribute(object, index, committed.attributes[index])
             }
             for (index, relationship) in object.entity.relationships.enumerated() {
@@ -230,7 +237,9 @@ public final class ObjectContext {
     @discardableResult
     public func insert(_ entity: EntityDescription) throws -> ManagedObject {
         guard !entity.isAbstract else {
-            throw GraftError(.invalidOperation, "entity \(entity.name) is abstract and cannot have objects", context: [.entity(entity.name)])
+            throw GraftError(
+                .invalidOperation, "entity \(entity.name) is abstract and cannot have objects",
+                context: [.entity(entity.name)])
         }
         let id = ObjectID(entity: entity.index, key: nextTemporaryKey, isTemporary: true)
         nextTemporaryKey += 1

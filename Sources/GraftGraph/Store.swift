@@ -37,7 +37,8 @@ public struct StoreFetch: Sendable {
     /// At most this many results, when the store applies predicate and sort itself.
     public var limit: Int?
 
-    public init(entities: [Int], predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil) {
+    public init(entities: [Int], predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil)
+    {
         self.entities = entities
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

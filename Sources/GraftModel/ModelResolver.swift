@@ -22,7 +22,8 @@ struct ModelResolver {
 
     private func failure() -> GraftError {
         if problems.count == 1 { return problems[0] }
-        return GraftError(.invalidModel, "the model contradicts itself in \(problems.count) places", underlying: problems)
+        return GraftError(
+            .invalidModel, "the model contradicts itself in \(problems.count) places", underlying: problems)
     }
 
     mutating func resolve() throws -> [EntityDescription] {
@@ -105,14 +106,17 @@ struct ModelResolver {
             for property in entity.fetchedProperties where claim(property.name, &self) {
                 fetched.append(property)
                 if declared[property.entity] == nil {
-                    problem("fetched property's entity '\(property.entity)' does not exist", entity: name, property: property.name)
+                    problem(
+                        "fetched property's entity '\(property.entity)' does not exist", entity: name,
+                        property: property.name)
                 }
             }
             var constraints = entity.parent.map { constraintsOf[$0]! } ?? []
             for constraint in entity.uniquenessConstraints {
                 if constraint.isEmpty { problem("a uniqueness constraint names no property", entity: name) }
                 for property in constraint where !names.contains(property) {
-                    problem("uniqueness constraint names unknown property '\(property)'", entity: name, property: property)
+                    problem(
+                        "uniqueness constraint names unknown property '\(property)'", entity: name, property: property)
                 }
                 constraints.append(constraint)
             }

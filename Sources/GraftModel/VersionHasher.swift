@@ -14,7 +14,9 @@ import Foundation
 ///
 /// `Formats/version-hashes.md` gives the evidence for each rule.
 enum VersionHasher {
-    static func propertyHash(name: String, isOptional: Bool, isTransient: Bool, isReadOnly: Bool, modifier: String?)
+    static func propertyHash(
+        name: String, isOptional: Bool, isTransient: Bool, isReadOnly: Bool, modifier: String?
+    )
         -> [UInt8]
     {
         var bytes = Array(name.utf8)

@@ -125,14 +125,19 @@ public enum XcdatamodelReader {
             userInfo: userInfo(element))
         do {
             if type == .date {
-                attribute.defaultValue = try element["defaultDateTimeInterval"].map { try dateValue($0, "defaultDateTimeInterval") }
+                attribute.defaultValue = try element["defaultDateTimeInterval"].map {
+                    try dateValue($0, "defaultDateTimeInterval")
+                }
                 attribute.minValue = try element["minDateTimeInterval"].map { try dateValue($0, "minDateTimeInterval") }
                 attribute.maxValue = try element["maxDateTimeInterval"].map { try dateValue($0, "maxDateTimeInterval") }
             } else {
                 // Xcode keeps whatever text was typed (an Integer 32 defaulting to "NO" after a type change);
                 // its model compiler reads such text as Foundation's number parsing does, and so does Graft.
-                attribute.defaultValue = element["defaultValueString"].flatMap { ValueText.parseLeniently($0, as: type) }
-                let boundType: AttributeType = (type == .string || type == .binary || type == .transformable) ? .integer64 : type
+                attribute.defaultValue = element["defaultValueString"].flatMap {
+                    ValueText.parseLeniently($0, as: type)
+                }
+                let boundType: AttributeType =
+                    (type == .string || type == .binary || type == .transformable) ? .integer64 : type
                 attribute.minValue = element["minValueString"].flatMap { ValueText.parseLeniently($0, as: boundType) }
                 attribute.maxValue = element["maxValueString"].flatMap { ValueText.parseLeniently($0, as: boundType) }
             }
@@ -155,22 +160,28 @@ public enum XcdatamodelReader {
         func count(_ key: String) throws -> Int? {
             guard let text = element[key] else { return nil }
             guard let value = Int(text) else {
-                throw GraftError(.malformedInput, "\(key) '\(text)' is not a whole number", context: [.key(name), .line(element.line)])
+                throw GraftError(
+                    .malformedInput, "\(key) '\(text)' is not a whole number",
+                    context: [.key(name), .line(element.line)])
             }
             return value
         }
         let ruleName = element["deletionRule"] ?? "Nullify"
         guard let rule = DeleteRule(modelName: ruleName) else {
-            throw GraftError(.malformedInput, "unknown deletion rule '\(ruleName)'", context: [.key(name), .line(element.line)])
+            throw GraftError(
+                .malformedInput, "unknown deletion rule '\(ruleName)'", context: [.key(name), .line(element.line)])
         }
         guard let destination = element["destinationEntity"] else {
-            throw GraftError(.malformedInput, "the relationship has no destinationEntity", context: [.key(name), .line(element.line)])
+            throw GraftError(
+                .malformedInput, "the relationship has no destinationEntity",
+                context: [.key(name), .line(element.line)])
         }
         return Relationship(
             name: name, destination: destination, inverse: element["inverseName"], isToMany: isToMany,
             isOrdered: flag(element["ordered"]), minCount: try count("minCount") ?? 0,
             maxCount: try count("maxCount") ?? (isToMany ? 0 : 1), isOptional: flag(element["optional"]),
-            isTransient: flag(element["transient"]), deleteRule: rule, versionHashModifier: element["versionHashModifier"],
+            isTransient: flag(element["transient"]), deleteRule: rule,
+            versionHashModifier: element["versionHashModifier"],
             renamingIdentifier: element["elementID"], userInfo: userInfo(element))
     }
 
@@ -207,7 +218,9 @@ public enum ValueText {
         case .integer16, .integer32, .integer64:
             if let value = Int64(trimmed) { return .integer(value) }
             // Xcode accepts "0.0" for integers; keep the whole part when the fraction is zero.
-            if let value = Double(trimmed), value.rounded() == value, abs(value) < 9.2e18 { return .integer(Int64(value)) }
+            if let value = Double(trimmed), value.rounded() == value, abs(value) < 9.2e18 {
+                return .integer(Int64(value))
+            }
             throw fail()
         case .double, .float:
             guard let value = Double(trimmed) else { throw fail() }

@@ -26,7 +26,9 @@ public enum XcdatamodelWriter {
         out.open(0, "model", modelAttributes)
         for entity in model.entities { write(entity, to: &out) }
         for template in model.fetchRequestTemplates {
-            out.empty(1, "fetchRequest", [("name", template.name), ("entity", template.entity), ("predicateString", template.predicate)])
+            out.empty(
+                1, "fetchRequest",
+                [("name", template.name), ("entity", template.entity), ("predicateString", template.predicate)])
         }
         for configuration in model.configurations {
             out.open(1, "configuration", [("name", configuration.name)])
@@ -53,7 +55,8 @@ public enum XcdatamodelWriter {
             ("isAbstract", entity.isAbstract ? "YES" : nil), ("versionHashModifier", entity.versionHashModifier),
             ("elementID", entity.renamingIdentifier), ("syncable", "YES"),
         ]
-        let isEmpty = entity.attributes.isEmpty && entity.relationships.isEmpty && entity.fetchedProperties.isEmpty
+        let isEmpty =
+            entity.attributes.isEmpty && entity.relationships.isEmpty && entity.fetchedProperties.isEmpty
             && entity.uniquenessConstraints.isEmpty && entity.compoundIndexes.isEmpty && entity.fetchIndexes.isEmpty
             && entity.userInfo.isEmpty
         if isEmpty {
@@ -68,27 +71,38 @@ public enum XcdatamodelWriter {
                 ("transient", relationship.isTransient ? "YES" : nil), ("toMany", relationship.isToMany ? "YES" : nil),
                 ("ordered", relationship.isOrdered ? "YES" : nil),
                 ("minCount", relationship.minCount != 0 ? String(relationship.minCount) : nil),
-                ("maxCount", relationship.isToMany ? (relationship.maxCount != 0 ? String(relationship.maxCount) : nil) : "1"),
+                (
+                    "maxCount",
+                    relationship.isToMany ? (relationship.maxCount != 0 ? String(relationship.maxCount) : nil) : "1"
+                ),
                 ("deletionRule", relationship.deleteRule.modelName), ("destinationEntity", relationship.destination),
-                ("inverseName", relationship.inverse), ("inverseEntity", relationship.inverse == nil ? nil : relationship.destination),
-                ("versionHashModifier", relationship.versionHashModifier), ("elementID", relationship.renamingIdentifier),
+                ("inverseName", relationship.inverse),
+                ("inverseEntity", relationship.inverse == nil ? nil : relationship.destination),
+                ("versionHashModifier", relationship.versionHashModifier),
+                ("elementID", relationship.renamingIdentifier),
             ]
             writeWithUserInfo(2, "relationship", fields, relationship.userInfo, to: &out)
         }
         for property in entity.fetchedProperties {
             out.open(2, "fetchedProperty", [("name", property.name), ("optional", property.isOptional ? "YES" : nil)])
-            out.empty(3, "fetchRequest", [
-                ("name", "fetchedPropertyFetchRequest"), ("entity", property.entity), ("predicateString", property.predicate),
-            ])
+            out.empty(
+                3, "fetchRequest",
+                [
+                    ("name", "fetchedPropertyFetchRequest"), ("entity", property.entity),
+                    ("predicateString", property.predicate),
+                ])
             writeUserInfo(3, property.userInfo, to: &out)
             out.close(2, "fetchedProperty")
         }
         for index in entity.fetchIndexes {
             out.open(2, "fetchIndex", [("name", index.name)])
             for element in index.elements {
-                out.empty(3, "fetchIndexElement", [
-                    ("property", element.property), ("type", element.kind), ("order", element.isAscending ? "ascending" : "descending"),
-                ])
+                out.empty(
+                    3, "fetchIndexElement",
+                    [
+                        ("property", element.property), ("type", element.kind),
+                        ("order", element.isAscending ? "ascending" : "descending"),
+                    ])
             }
             out.close(2, "fetchIndex")
         }

@@ -24,7 +24,8 @@ struct SeededGenerator: RandomNumberGenerator {
     /// each inverse is consistent.
     @Test(arguments: [UInt64(1), 2, 3, 20_261_130])
     func randomEditsKeepEveryInverseConsistent(seed: UInt64) throws {
-        var random = SeededGenerator(seed: ProcessInfo.processInfo.environment["GRAFT_SEED"].flatMap(UInt64.init) ?? seed)
+        var random = SeededGenerator(
+            seed: ProcessInfo.processInfo.environment["GRAFT_SEED"].flatMap(UInt64.init) ?? seed)
         let model = TestModels.kinds
         let context = ObjectContext(model: model)
         var objects: [ManagedObject] = []
@@ -56,9 +57,11 @@ struct SeededGenerator: RandomNumberGenerator {
                         case 0: if let target = current.randomElement(using: &random) { try set.remove(target) }
                         case 1 where relationship.isOrdered && !candidates.isEmpty:
                             try set.insert(
-                                candidates.randomElement(using: &random)!, at: Int.random(in: 0...current.count, using: &random))
+                                candidates.randomElement(using: &random)!,
+                                at: Int.random(in: 0...current.count, using: &random))
                         case 2:
-                            let chosen = candidates.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random))
+                            let chosen = candidates.shuffled(using: &random).prefix(
+                                Int.random(in: 0...3, using: &random))
                             try object.setValue(Array(chosen), forKey: relationship.name)
                         default: if let target = candidates.randomElement(using: &random) { try set.insert(target) }
                         }

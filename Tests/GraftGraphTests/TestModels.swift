@@ -32,7 +32,8 @@ enum TestModels {
                 Relationship(name: "passport", destination: "Passport", inverse: "holder", deleteRule: .cascade),
                 Relationship(name: "spouse", destination: "Person", inverse: "spouse"),
                 Relationship(name: "friends", destination: "Person", inverse: "friends", isToMany: true),
-                Relationship(name: "notes", destination: "Note", inverse: "author", isToMany: true, deleteRule: .noAction),
+                Relationship(
+                    name: "notes", destination: "Note", inverse: "author", isToMany: true, deleteRule: .noAction),
             ])
         let passport = Entity(
             name: "Passport", attributes: [Attribute(name: "number", type: .string)],
@@ -55,14 +56,16 @@ enum TestModels {
         let song = Entity(
             name: "Song", attributes: [Attribute(name: "title", type: .string)],
             relationships: [
-                Relationship(name: "playlists", destination: "Playlist", inverse: "songs", isToMany: true, isOrdered: true),
+                Relationship(
+                    name: "playlists", destination: "Playlist", inverse: "songs", isToMany: true, isOrdered: true),
                 Relationship(name: "album", destination: "Album", inverse: "tracks"),
             ])
         let node = Entity(
             name: "Node", attributes: [Attribute(name: "label", type: .string)],
             relationships: [
                 Relationship(name: "parent", destination: "Node", inverse: "children"),
-                Relationship(name: "children", destination: "Node", inverse: "parent", isToMany: true, deleteRule: .cascade),
+                Relationship(
+                    name: "children", destination: "Node", inverse: "parent", isToMany: true, deleteRule: .cascade),
                 Relationship(name: "link", destination: "Node", inverse: "linkedFrom", deleteRule: .cascade),
                 Relationship(name: "linkedFrom", destination: "Node", inverse: "link", isToMany: true),
             ])
@@ -87,7 +90,9 @@ extension ManagedObject {
 
 /// Inserts a department with `count` employees, each valid, so that saving succeeds.
 @discardableResult
-func makeDepartment(_ context: ObjectContext, name: String, employees count: Int, firstID: Int64 = 1) throws
+func makeDepartment(
+    _ context: ObjectContext, name: String, employees count: Int, firstID: Int64 = 1
+) throws
     -> ManagedObject
 {
     let department = try context.insert("Department")

@@ -31,7 +31,10 @@ import Testing
                 error.underlying.contains { $0.context.contains(.key(key)) && $0.message.contains(text) },
                 "missing \(key): \(text) in \(messages)")
         }
-        #expect(error.underlying.allSatisfy { $0.context.first.map { if case .object = $0 { true } else { false } } ?? false })
+        #expect(
+            error.underlying.allSatisfy {
+                $0.context.first.map { if case .object = $0 { true } else { false } } ?? false
+            })
         // Nothing was saved.
         #expect(context.hasChanges)
         #expect(employee.objectID.isTemporary)
@@ -52,8 +55,12 @@ import Testing
         try loner.setValue(Int64(999), forKey: "employeeID")
         try loner.setValue(Date(), forKey: "hireDate")
         let error = try #require(throws: GraftError.self) { try context.save() }
-        #expect(error.underlying.contains { $0.context.contains(.key("employees")) && $0.message.contains("more than the maximum 40") })
-        #expect(error.underlying.contains { $0.context.contains(.key("department")) && $0.message.contains("required") })
+        #expect(
+            error.underlying.contains {
+                $0.context.contains(.key("employees")) && $0.message.contains("more than the maximum 40")
+            })
+        #expect(
+            error.underlying.contains { $0.context.contains(.key("department")) && $0.message.contains("required") })
         #expect(error.underlying.count == 2)
         _ = department
     }

@@ -73,7 +73,8 @@ import Testing
 
     @Test func duplicateNames() {
         let error = rejection([
-            Entity(name: "A", attributes: [Attribute(name: "x", type: .string), Attribute(name: "x", type: .integer16)]),
+            Entity(
+                name: "A", attributes: [Attribute(name: "x", type: .string), Attribute(name: "x", type: .integer16)]),
             Entity(name: "A"),
         ])
         #expect(mentions(error, entity: "A", key: nil, "entity name is used twice"))
@@ -85,7 +86,9 @@ import Testing
     }
 
     @Test func inheritanceCycleAndUnknownParent() {
-        let error = rejection([Entity(name: "A", parent: "B"), Entity(name: "B", parent: "A"), Entity(name: "C", parent: "Z")])
+        let error = rejection([
+            Entity(name: "A", parent: "B"), Entity(name: "B", parent: "A"), Entity(name: "C", parent: "Z"),
+        ])
         #expect(mentions(error, entity: "A", key: nil, "cycle"))
         #expect(mentions(error, entity: "C", key: nil, "parent entity 'Z' does not exist"))
     }

@@ -5,7 +5,9 @@ import Testing
 @testable import GraftModel
 
 @Suite struct XcdatamodelTests {
-    static let contentsFiles = Corpus.paths { $0.lastPathComponent == "contents" && $0.deletingLastPathComponent().pathExtension == "xcdatamodel" }
+    static let contentsFiles = Corpus.paths {
+        $0.lastPathComponent == "contents" && $0.deletingLastPathComponent().pathExtension == "xcdatamodel"
+    }
 
     @Test(.enabled(if: Corpus.isAvailable, Corpus.unavailableMessage), arguments: contentsFiles)
     func everyCorpusModelReadsWritesAndReadsBackEqual(path: String) throws {
@@ -33,11 +35,13 @@ import Testing
         let attribute = Attribute(
             name: "when", type: .date, isOptional: false, isTransient: false,
             defaultValue: .date(Date(timeIntervalSinceReferenceDate: 388_411_200.5)),
-            minValue: .date(Date(timeIntervalSinceReferenceDate: 0)), maxValue: .date(Date(timeIntervalSinceReferenceDate: 9e8)),
+            minValue: .date(Date(timeIntervalSinceReferenceDate: 0)),
+            maxValue: .date(Date(timeIntervalSinceReferenceDate: 9e8)),
             isIndexed: true, preservesValueInHistoryOnDeletion: true, versionHashModifier: "v2",
             renamingIdentifier: "old", userInfo: ["a": "b & <c>", "quote": "\"x\"\nnext"])
         let text = Attribute(
-            name: "text", type: .string, defaultValue: .string("tab\there"), minValue: .integer(1), maxValue: .integer(9),
+            name: "text", type: .string, defaultValue: .string("tab\there"), minValue: .integer(1),
+            maxValue: .integer(9),
             regularExpression: "[a-z]+", usesScalarValueType: false)
         let entity = Entity(
             name: "E", className: "EClass", isAbstract: false, attributes: [attribute, text],
@@ -53,7 +57,9 @@ import Testing
     }
 
     @Test func malformedContentsGiveAnErrorWithTheLine() throws {
-        let broken = Data("<model>\n  <entity name=\"A\">\n    <attribute name=\"x\" attributeType=\"Nonsense\"/>\n  </entity>\n</model>\n".utf8)
+        let broken = Data(
+            "<model>\n  <entity name=\"A\">\n    <attribute name=\"x\" attributeType=\"Nonsense\"/>\n  </entity>\n</model>\n"
+                .utf8)
         let error = try #require(throws: GraftError.self) { try XcdatamodelReader.read(broken, path: "m/contents") }
         #expect(error.description.contains("m/contents"))
         #expect(error.description.contains("Nonsense"))
