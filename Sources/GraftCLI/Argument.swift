@@ -135,10 +135,12 @@ extension Argument {
     ) -> Argument {
         Argument(
             kind: .flag, name: name, short: short, valueName: "", help: help, allowedValues: [], expectedValue: "",
-            defaultDescription: { _ in nil }, store: { command, _ in
+            defaultDescription: { _ in nil },
+            store: { command, _ in
                 command[keyPath: keyPath] = true
                 return true
-            }, clear: { _ in }
+            },
+            clear: { _ in }
         )
     }
 

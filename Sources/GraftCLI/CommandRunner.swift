@@ -65,7 +65,6 @@ struct CommandRunner {
         }
         return words
     }
-
 }
 
 extension ParsableCommand {

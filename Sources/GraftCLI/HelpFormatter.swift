@@ -38,7 +38,8 @@ struct HelpFormatter {
     var help: String {
         var sections: [String] = []
         if !configuration.abstract.isEmpty {
-            sections.append(TextWrapping.wrap("OVERVIEW: " + configuration.abstract, width: Self.width).joined(separator: "\n"))
+            sections.append(
+                TextWrapping.wrap("OVERVIEW: " + configuration.abstract, width: Self.width).joined(separator: "\n"))
         }
         if !configuration.discussion.isEmpty {
             sections.append(TextWrapping.wrapParagraphs(configuration.discussion, width: Self.width))
