@@ -79,21 +79,27 @@ extension Argument {
     public static func positional<Value: ArgumentValue>(
         _ keyPath: WritableKeyPath<Command, Value>, name: String, help: String = ""
     ) -> Argument {
-        single(keyPath, kind: .positional(.single), name: name, short: nil, valueName: name, help: help)
+        valued(.positional(.single), name: name, short: nil, valueName: name, help: help) {
+            $0[keyPath: keyPath] = $1
+        }
     }
 
     /// An optional positional argument; the property stays `nil` when it is not given.
     public static func positional<Value: ArgumentValue>(
         _ keyPath: WritableKeyPath<Command, Value?>, name: String, help: String = ""
     ) -> Argument {
-        optional(keyPath, kind: .positional(.optional), name: name, short: nil, valueName: name, help: help)
+        valued(.positional(.optional), name: name, short: nil, valueName: name, help: help) {
+            $0[keyPath: keyPath] = $1
+        }
     }
 
     /// A variadic positional argument: every remaining operand, in order. Declare it last.
     public static func positional<Value: ArgumentValue>(
         _ keyPath: WritableKeyPath<Command, [Value]>, name: String, help: String = ""
     ) -> Argument {
-        repeated(keyPath, kind: .positional(.repeated), name: name, short: nil, valueName: name, help: help)
+        valued(
+            .positional(.repeated), name: name, short: nil, valueName: name, help: help,
+            clear: { $0[keyPath: keyPath] = [] }, store: { $0[keyPath: keyPath].append($1) })
     }
 
     /// An option with a default: `--name value`, `--name=value` or `-s value`.
@@ -110,7 +116,13 @@ extension Argument {
         _ keyPath: WritableKeyPath<Command, Value>, name: String, short: Character? = nil,
         valueName: String? = nil, help: String = ""
     ) -> Argument {
-        single(keyPath, kind: .option(.single), name: name, short: short, valueName: valueName ?? name, help: help)
+        valued(
+            .option(.single), name: name, short: short, valueName: valueName ?? name, help: help,
+            defaultDescription: { command in
+                let text = command[keyPath: keyPath].argumentDescription
+                return text.isEmpty ? nil : text
+            },
+            store: { $0[keyPath: keyPath] = $1 })
     }
 
     /// An option without a default: the property stays `nil` when it is not given.
@@ -118,7 +130,9 @@ extension Argument {
         _ keyPath: WritableKeyPath<Command, Value?>, name: String, short: Character? = nil,
         valueName: String? = nil, help: String = ""
     ) -> Argument {
-        optional(keyPath, kind: .option(.optional), name: name, short: short, valueName: valueName ?? name, help: help)
+        valued(.option(.optional), name: name, short: short, valueName: valueName ?? name, help: help) {
+            $0[keyPath: keyPath] = $1
+        }
     }
 
     /// A repeatable option: `--follow a --follow b` collects `["a", "b"]`, replacing the initial value.
@@ -126,7 +140,13 @@ extension Argument {
         _ keyPath: WritableKeyPath<Command, [Value]>, name: String, short: Character? = nil,
         valueName: String? = nil, help: String = ""
     ) -> Argument {
-        repeated(keyPath, kind: .option(.repeated), name: name, short: short, valueName: valueName ?? name, help: help)
+        valued(
+            .option(.repeated), name: name, short: short, valueName: valueName ?? name, help: help,
+            defaultDescription: { command in
+                let values = command[keyPath: keyPath]
+                return values.isEmpty ? nil : values.map(\.argumentDescription).joined(separator: ", ")
+            },
+            clear: { $0[keyPath: keyPath] = [] }, store: { $0[keyPath: keyPath].append($1) })
     }
 
     /// A flag: `--name` or `-s` sets the property to `true`. Short flags combine: `-fq`.
@@ -140,62 +160,25 @@ extension Argument {
                 command[keyPath: keyPath] = true
                 return true
             },
-            clear: { _ in }
-        )
-    }
-
-    private static func single<Value: ArgumentValue>(
-        _ keyPath: WritableKeyPath<Command, Value>, kind: Kind, name: String, short: Character?, valueName: String,
-        help: String
-    ) -> Argument {
-        Argument(
-            kind: kind, name: name, short: short, valueName: valueName, help: help,
-            allowedValues: Value.allowedArguments, expectedValue: Value.expectedArgument,
-            defaultDescription: { command in
-                guard kind == .option(.single) else { return nil }
-                let text = command[keyPath: keyPath].argumentDescription
-                return text.isEmpty ? nil : text
-            },
-            store: { command, word in
-                guard let value = Value(argument: word) else { return false }
-                command[keyPath: keyPath] = value
-                return true
-            },
             clear: { _ in })
     }
 
-    private static func optional<Value: ArgumentValue>(
-        _ keyPath: WritableKeyPath<Command, Value?>, kind: Kind, name: String, short: Character?, valueName: String,
-        help: String
+    /// An argument that takes values of type `Value`, parsing each word and handing it to `store`.
+    private static func valued<Value: ArgumentValue>(
+        _ kind: Kind, name: String, short: Character?, valueName: String, help: String,
+        defaultDescription: @escaping (Command) -> String? = { _ in nil },
+        clear: @escaping (inout Command) -> Void = { _ in },
+        store: @escaping (inout Command, Value) -> Void
     ) -> Argument {
         Argument(
             kind: kind, name: name, short: short, valueName: valueName, help: help,
             allowedValues: Value.allowedArguments, expectedValue: Value.expectedArgument,
-            defaultDescription: { _ in nil },
+            defaultDescription: defaultDescription,
             store: { command, word in
                 guard let value = Value(argument: word) else { return false }
-                command[keyPath: keyPath] = value
+                store(&command, value)
                 return true
             },
-            clear: { _ in })
-    }
-
-    private static func repeated<Value: ArgumentValue>(
-        _ keyPath: WritableKeyPath<Command, [Value]>, kind: Kind, name: String, short: Character?, valueName: String,
-        help: String
-    ) -> Argument {
-        Argument(
-            kind: kind, name: name, short: short, valueName: valueName, help: help,
-            allowedValues: Value.allowedArguments, expectedValue: Value.expectedArgument,
-            defaultDescription: { command in
-                let values = command[keyPath: keyPath]
-                return values.isEmpty ? nil : values.map(\.argumentDescription).joined(separator: ", ")
-            },
-            store: { command, word in
-                guard let value = Value(argument: word) else { return false }
-                command[keyPath: keyPath].append(value)
-                return true
-            },
-            clear: { $0[keyPath: keyPath] = [] })
+            clear: clear)
     }
 }
