@@ -1,1 +1,3 @@
 import GraftCLI
+
+GraftCommandLine.exit(GraftCommandLine.main(CommandLine.arguments))

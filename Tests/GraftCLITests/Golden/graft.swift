@@ -1,0 +1,23 @@
+// The expected output `graft`, checked by the tests; `GRAFT_RECORD=1 swift test` rewrites it.
+extension Golden {
+    static let graft = #"""
+        OVERVIEW: Work with Core Data object graphs: models, stores, conversion, copy
+        and paste.
+
+        Graft reads and writes Core Data models and the SQLite, XML and binary store
+        formats without Apple's frameworks. Run a subcommand with --help, or 'graft help
+        <subcommand>', to see what it takes.
+
+        USAGE: graft <subcommand>
+
+        OPTIONS:
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          help                    Show help for a subcommand.
+
+          See 'graft <subcommand> --help' for detailed help.
+
+        """#
+}
