@@ -13,7 +13,8 @@ public struct GraftCommand: ParsableCommand {
         version: "graft \(GraftCommandLine.version)",
         subcommands: [
             // Add subcommands here, in the order the help lists them, keeping `help` last.
-            HelpCommand.self
+            InspectCommand.self,
+            HelpCommand.self,
         ])
 
     public init() {}

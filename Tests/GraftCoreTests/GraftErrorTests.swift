@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import GraftCore
+
+@Suite struct GraftErrorTests {
+    @Test func descriptionSaysWhereThenWhat() {
+        let error = GraftError(.malformedInput, "unknown attribute type 'Nonsense'", context: [.file("m/contents"), .line(3), .entity("A"), .key("x")])
+        #expect(error.description == "m/contents:3: A: x: unknown attribute type 'Nonsense'")
+        #expect(GraftError(.io, "disk full").description == "disk full")
+        #expect(GraftError(.io, "bad", context: [.file("f"), .offset(12)]).description == "f@12: bad")
+    }
+
+    @Test func underlyingErrorsAreListedIndented() {
+        let error = GraftError(
+            .validationFailed, "2 validation errors",
+            underlying: [
+                GraftError(.validationFailed, "is required", context: [.object("Employee p1"), .key("name")]),
+                GraftError(.validationFailed, "too long\nsecond line", context: [.object("Employee p2"), .key("name")]),
+            ])
+        #expect(
+            error.description
+                == "2 validation errors\n  - Employee p1: name: is required\n  - Employee p2: name: too long\n    second line")
+    }
+
+    @Test func locationsCanBeAddedOnTheWayOut() {
+        let error = GraftError(.notFound, "missing").at(.entity("E")).inFile("a.xml")
+        #expect(error.context == [.file("a.xml"), .entity("E")])
+    }
+}
+
+@Suite struct JSONValueTests {
+    @Test func writesStableOrderedJSON() {
+        let value: JSONValue = .object([
+            ("b", .int(1)), ("a", .array([.string("x\"\n\u{01}"), .double(1.5), .double(2), .null, .bool(true)])),
+            ("empty", .object([])), ("nan", .double(.nan)),
+        ])
+        #expect(value.text() == #"{"b":1,"a":["x\"\n\u0001",1.5,2.0,null,true],"empty":{},"nan":null}"#)
+        #expect(value.text(pretty: true).contains("\n  \"a\": [\n    \"x"))
+    }
+
+    @Test func outputParsesWithFoundation() throws {
+        let value: JSONValue = .object([("name", .string("Ünïcödé 🙂")), ("n", .int(Int64.min)), ("d", .double(0.1))])
+        let parsed = try JSONSerialization.jsonObject(with: Data(value.text().utf8)) as? [String: Any]
+        #expect(parsed?["name"] as? String == "Ünïcödé 🙂")
+        #expect(parsed?["d"] as? Double == 0.1)
+    }
+}
+
+@Suite struct XMLTreeTests {
+    @Test func parsesElementsAttributesTextAndLines() throws {
+        let root = try XMLTree.parse(Data("<a x=\"1\">\n  <b>hi &amp; bye</b>\n  <b y='2'/>\n</a>".utf8))
+        #expect(root.name == "a")
+        #expect(root["x"] == "1")
+        #expect(root.children(named: "b").count == 2)
+        #expect(root.child(named: "b")?.text == "hi & bye")
+        #expect(root.children[1]["y"] == "2")
+        #expect(root.children[1].line == 3)
+    }
+
+    @Test func malformedXMLSaysWhere() throws {
+        let error = try #require(throws: GraftError.self) {
+            try XMLTree.parse(Data("<a>\n<b>\n</a>".utf8), path: "bad.xml")
+        }
+        #expect(error.code == .malformedInput)
+        #expect(error.context.first == .file("bad.xml"))
+        #expect(error.context.contains { if case .line = $0 { true } else { false } })
+        #expect(throws: GraftError.self) { try XMLTree.parse(Data(), path: "empty.xml") }
+    }
+
+    @Test func billionLaughsIsRefused() throws {
+        let bomb = """
+            <?xml version="1.0"?>
+            <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">
+            <!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;">]>
+            <lolz>&lol3;</lolz>
+            """
+        #expect(throws: GraftError.self) { try XMLTree.parse(Data(bomb.utf8)) }
+    }
+}
