@@ -54,7 +54,8 @@ enum Operand {
         case let value as UInt64: self = Int64(exactly: value).map { .integer($0) } ?? .decimal(Decimal(value))
         case let value as Substring: self = .string(String(value))
         case is NSNull: self = .null
-        case let value as [UInt8]: self = .data(Data(value))
+        // An exact type test: any empty array casts to [UInt8].
+        case let bytes as [UInt8] where type(of: value) == [UInt8].self: self = .data(Data(bytes))
         case let value as NSNumber: self = Operand.number(value)
         case let value as any OptionalBox: self.init(value.unboxed)
         case is [AnyHashable: Any]: self = .other(value)

@@ -95,6 +95,11 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
         #expect(ValueComparison.isEqual([Int64(1), Int64(2), Int64(2)], [2.0, 1.0, 2.0]))
         #expect(!ValueComparison.isEqual([Int64(1), Int64(2), Int64(2)], [Int64(1), Int64(1), Int64(2)]))
         #expect(ValueComparison.isEqual(Set(["a", "b"]), ["b", "a"]))
+        // Empty arrays of any element type are empty collections (an empty array casts to [UInt8]).
+        #expect(ValueComparison.isEqual([String](), [Int64]()))
+        #expect(!ValueComparison.isEqual([String](), Data()))
+        // A byte array is data.
+        #expect(ValueComparison.isEqual([UInt8]([1, 2]), Data([1, 2])))
     }
 
     @Test func sortOrderIsTotal() {
