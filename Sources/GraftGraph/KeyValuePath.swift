@@ -134,23 +134,41 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
     ///   that has no keys (a string, a number) or a collection operator to something that is not a
     ///   collection or to elements it cannot add or order.
     public func evaluate(on root: Any?) throws -> Any? {
-        try evaluate(components[...], on: root)
+        unwrapped(try resolve(components[...], on: root))
     }
 
-    private func evaluate(_ steps: ArraySlice<Component>, on root: Any?) throws -> Any? {
+    /// The value at the end of the path, starting at an object: the same as `evaluate(on: Any?)`,
+    /// without first finding out whether the root is an object.
+    public func evaluate(on object: any KeyValueCoding) throws -> Any? {
+        unwrapped(try resolve(on: object))
+    }
+
+    /// The value, possibly a nil optional boxed in `Any` (which `Operand` sees through).
+    func resolve(on object: any KeyValueCoding) throws -> Any? {
+        guard case .key(let key)? = components.first else { return try resolve(components[...], on: object) }
+        let value = object.value(forKey: key)
+        return components.count == 1 ? value : try resolve(components.dropFirst(), on: value)
+    }
+
+    func resolve(on root: Any?) throws -> Any? {
+        try resolve(components[...], on: root)
+    }
+
+    private func resolve(_ steps: ArraySlice<Component>, on root: Any?) throws -> Any? {
         var current = root
-        var index = steps.startIndex
-        while index < steps.endIndex {
+        for index in steps.indices {
             switch steps[index] {
             case .identity:
-                break
+                continue
             case .key(let key):
-                guard let value = unwrapped(current) else { return nil }
+                guard let value = current else { return nil }
                 current = try self.value(forKey: key, of: value)
             case .collectionOperator(let op):
-                guard let value = unwrapped(current) else { return nil }
-                guard case .collection(let elements) = Operand(value) else {
-                    throw evaluationError("\(op) needs a collection, but found \(Operand(value).kindDescription)")
+                guard let value = current else { return nil }
+                let operand = Operand(value)
+                if case .null = operand { return nil }
+                guard case .collection(let elements) = operand else {
+                    throw evaluationError("\(op) needs a collection, but found \(operand.kindDescription)")
                 }
                 let rest = steps[(index + 1)...]
                 var values: [Operand] = []
@@ -160,7 +178,7 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
                         values.append(element)
                         continue
                     }
-                    switch Operand(try evaluate(rest, on: element.anyValue)) {
+                    switch Operand(try resolve(rest, on: element.anyValue)) {
                     case .collection(let nested): values.append(contentsOf: nested)
                     case let single: values.append(single)
                     }
@@ -171,7 +189,6 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
                     throw evaluationError(message.text)
                 }
             }
-            index += 1
         }
         return current
     }
@@ -180,28 +197,31 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
         if let object = value as? any KeyValueCoding {
             return object.value(forKey: key)
         }
-        let operand = Operand(value)
-        if case .collection(let elements) = operand {
+        switch Operand(value) {
+        case .null:
+            return nil
+        case .collection(let elements):
             var result: [Any?] = []
             result.reserveCapacity(elements.count)
             for element in elements {
-                guard let element = element.anyValue else {
-                    result.append(nil)
-                    continue
+                let elementValue: Any?
+                switch element {
+                case .null: elementValue = nil
+                case .object(let object): elementValue = object.value(forKey: key)
+                default: elementValue = try self.value(forKey: key, of: element.anyValue as Any)
                 }
-                let elementValue = try self.value(forKey: key, of: element)
-                if let elementValue = unwrapped(elementValue), case .collection(let nested) = Operand(elementValue) {
-                    result.append(contentsOf: nested.map(\.anyValue))
-                } else {
-                    result.append(elementValue)
+                switch Operand(elementValue) {
+                case .collection(let nested): result.append(contentsOf: nested.map(\.anyValue))
+                case .null: result.append(nil)
+                default: result.append(elementValue)
                 }
             }
             return result
+        case .other(let box) where box.value is [String: Any]:
+            return (box.value as? [String: Any])?[key] ?? nil
+        case let operand:
+            throw evaluationError("cannot read the key '\(key)' of \(operand.kindDescription)")
         }
-        if case .other(let other) = operand, let dictionary = other as? [String: Any] {
-            return unwrapped(dictionary[key])
-        }
-        throw evaluationError("cannot read the key '\(key)' of \(operand.kindDescription)")
     }
 
     private func evaluationError(_ message: String) -> GraftError {

@@ -19,9 +19,9 @@ enum Operand {
     case url(URL)
     case object(any KeyValueCoding)
     case collection([Operand])
-    /// Anything else (a dictionary, a value of a type Graft does not know); equal only to itself by
-    /// nothing, ordered against nothing.
-    case other(Any)
+    /// Anything else (a dictionary, a value of a type Graft does not know): equal to nothing, ordered
+    /// against nothing. Boxed, so that the enum stays small and cheap to copy.
+    case other(OtherValue)
 
     /// Classifies a value. The most common attribute types are tried first.
     init(_ value: Any?) {
@@ -58,10 +58,10 @@ enum Operand {
         case let bytes as [UInt8] where type(of: value) == [UInt8].self: self = .data(Data(bytes))
         case let value as NSNumber: self = Operand.number(value)
         case let value as any OptionalBox: self.init(value.unboxed)
-        case is [AnyHashable: Any]: self = .other(value)
+        case is [AnyHashable: Any]: self = .other(OtherValue(value))
         case let value as [Any?]: self = .collection(value.map(Operand.init))
         case let value as any Sequence: self = .collection(Operand.elements(of: value))
-        default: self = .other(value)
+        default: self = .other(OtherValue(value))
         }
     }
 
@@ -104,7 +104,7 @@ enum Operand {
         case .url(let value): return value
         case .object(let value): return value
         case .collection(let elements): return elements.map(\.anyValue)
-        case .other(let value): return value
+        case .other(let box): return box.value
         }
     }
 
@@ -139,8 +139,17 @@ enum Operand {
         case .url: return "a URL"
         case .object(let object): return "an object (\(type(of: object)))"
         case .collection(let elements): return "a collection of \(elements.count) value\(elements.count == 1 ? "" : "s")"
-        case .other(let value): return "a \(type(of: value))"
+        case .other(let box): return "a \(type(of: box.value))"
         }
+    }
+}
+
+/// A value of a type comparisons do not know.
+final class OtherValue {
+    let value: Any
+
+    init(_ value: Any) {
+        self.value = value
     }
 }
 

@@ -41,6 +41,12 @@ extension Predicate {
         try evaluate(in: EvaluationContext(object: object, variables: variables))
     }
 
+    /// Whether `object` satisfies the predicate: the same as `evaluate(with: Any?, variables:)`, without
+    /// first finding out whether `object` is a `KeyValueCoding` object (the fast path for fetches).
+    public func evaluate(with object: any KeyValueCoding, variables: [String: Any] = [:]) throws -> Bool {
+        try evaluate(in: EvaluationContext(object: object, variables: variables))
+    }
+
     func evaluate(in context: EvaluationContext) throws -> Bool {
         switch self {
         case .truePredicate: return true
@@ -58,8 +64,23 @@ extension Predicate {
 }
 
 struct EvaluationContext {
-    var object: Any?
-    var variables: [String: Any]
+    /// `SELF`.
+    let object: Any?
+    /// `SELF` when it is an object, found out once for all the key paths of a predicate.
+    let keyValueObject: (any KeyValueCoding)?
+    let variables: [String: Any]
+
+    init(object: Any?, variables: [String: Any]) {
+        self.object = object
+        self.keyValueObject = object as? any KeyValueCoding
+        self.variables = variables
+    }
+
+    init(object: any KeyValueCoding, variables: [String: Any]) {
+        self.object = object
+        self.keyValueObject = object
+        self.variables = variables
+    }
 
     func variable(_ name: String) throws -> Any? {
         guard let value = variables[name] else {
@@ -80,7 +101,7 @@ extension Predicate.Expression {
     ///
     /// - Throws: `GraftError.evaluationFailed` as ``Predicate/evaluate(with:variables:)`` does.
     public func evaluate(with object: Any?, variables: [String: Any] = [:]) throws -> Any? {
-        try value(in: EvaluationContext(object: object, variables: variables))
+        unwrapped(try value(in: EvaluationContext(object: object, variables: variables)))
     }
 
     /// The value as Swift sees it (objects, key path results) without classifying it.
@@ -89,8 +110,10 @@ extension Predicate.Expression {
         case .evaluatedObject: return context.object
         case .variable(let name): return try context.variable(name)
         case .object(let reference): return reference.object
-        case .keyPath(let path): return try path.evaluate(on: context.object)
-        case .member(let base, let path): return try path.evaluate(on: base.value(in: context))
+        case .keyPath(let path):
+            if let object = context.keyValueObject { return try path.resolve(on: object) }
+            return try path.resolve(on: context.object)
+        case .member(let base, let path): return try path.resolve(on: base.value(in: context))
         default: return try operand(in: context).anyValue
         }
     }
@@ -334,13 +357,18 @@ struct LikePattern {
 final class RegularExpressionCache: @unchecked Sendable {
     static let shared = RegularExpressionCache()
 
+    private struct Key: Hashable {
+        var pattern: String
+        var caseInsensitive: Bool
+    }
+
     private let lock = NSLock()
-    private var expressions: [String: NSRegularExpression] = [:]
+    private var expressions: [Key: NSRegularExpression] = [:]
     private static let capacity = 256
 
     func expression(_ pattern: String, options: ComparisonOptions) throws -> NSRegularExpression {
         let caseInsensitive = options.contains(.caseInsensitive)
-        let key = (caseInsensitive ? "i:" : "s:") + pattern
+        let key = Key(pattern: pattern, caseInsensitive: caseInsensitive)
         lock.lock()
         defer { lock.unlock() }
         if let cached = expressions[key] { return cached }

@@ -84,8 +84,8 @@ extension Predicate.Expression {
         case .url(let value): self = .constant(.uri(value))
         case .object(let object): self = .object(Predicate.ObjectReference(object))
         case .collection(let elements): self = .aggregate(try elements.map { try Predicate.Expression($0) })
-        case .other(let value):
-            throw GraftError(.typeMismatch, "a value of type \(type(of: value)) cannot be used in a predicate")
+        case .other(let box):
+            throw GraftError(.typeMismatch, "a value of type \(type(of: box.value)) cannot be used in a predicate")
         }
     }
 }

@@ -48,7 +48,7 @@ public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: `GraftError.evaluationFailed` when the key path cannot be read.
     public func compare(_ lhs: Any?, _ rhs: Any?) throws -> ComparisonResult {
-        order(Operand(try keyPath.evaluate(on: lhs)), Operand(try keyPath.evaluate(on: rhs)))
+        order(Operand(try keyPath.resolve(on: lhs)), Operand(try keyPath.resolve(on: rhs)))
     }
 
     fileprivate func order(_ lhs: Operand, _ rhs: Operand) -> ComparisonResult {
@@ -71,7 +71,7 @@ public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible {
         let elements = Array(elements)
         guard !descriptors.isEmpty, elements.count > 1 else { return elements }
         let keys: [[Operand]] = try elements.map { element in
-            try descriptors.map { Operand(try $0.keyPath.evaluate(on: element)) }
+            try descriptors.map { Operand(try $0.keyPath.resolve(on: element)) }
         }
         let order = elements.indices.sorted { a, b in
             for (position, descriptor) in descriptors.enumerated() {

@@ -34,6 +34,10 @@ public struct ComparisonOptions: OptionSet, Hashable, Sendable {
         if contains(.caseInsensitive) { options.insert(.caseInsensitive) }
         if contains(.diacriticInsensitive) { options.insert(.diacriticInsensitive) }
         if options.isEmpty { return string }
+        // ASCII has no diacritics, and its case folding is lowercasing: skip Foundation's slower path.
+        if string.utf8.allSatisfy({ $0 < 0x80 }) {
+            return options.contains(.caseInsensitive) ? string.lowercased() : string
+        }
         return string.folding(options: options, locale: nil)
     }
 }
