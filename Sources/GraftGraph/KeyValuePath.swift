@@ -232,10 +232,10 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
 /// Reads a key path of an object: `value(forKeyPath: "department.name", of: employee)`.
 ///
 /// The path is parsed on every call; to read the same path of many objects, parse it once with
-/// ``KeyValuePath/init(_:)`` and call ``KeyValuePath/evaluate(on:)``.
+/// ``KeyValuePath/init(_:)`` and call ``KeyValuePath/evaluate(on:)-(KeyValueCoding)``.
 ///
 /// - Throws: `GraftError.syntaxError` for a malformed path; `GraftError.evaluationFailed` as
-///   ``KeyValuePath/evaluate(on:)`` does.
+///   ``KeyValuePath/evaluate(on:)-(KeyValueCoding)`` does.
 public func value(forKeyPath keyPath: String, of object: any KeyValueCoding) throws -> Any? {
     try KeyValuePath(keyPath).evaluate(on: object)
 }
@@ -262,8 +262,10 @@ extension KeyValuePath.CollectionOperator {
     }
 
     static func unknownMessage(_ written: String) -> String {
-        let known = ["@distinctUnionOfObjects", "@unionOfObjects", "@distinctUnionOfArrays", "@unionOfArrays",
-            "@distinctUnionOfSets", "@unionOfSets"]
+        let known = [
+            "@distinctUnionOfObjects", "@unionOfObjects", "@distinctUnionOfArrays", "@unionOfArrays",
+            "@distinctUnionOfSets", "@unionOfSets",
+        ]
         if known.contains(where: { $0.caseInsensitiveCompare(written) == .orderedSame }) {
             return "the collection operator \(written) is not supported (use @count, @sum, @avg, @min or @max)"
         }

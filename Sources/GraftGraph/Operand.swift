@@ -138,7 +138,8 @@ enum Operand {
         case .uuid: return "a UUID"
         case .url: return "a URL"
         case .object(let object): return "an object (\(type(of: object)))"
-        case .collection(let elements): return "a collection of \(elements.count) value\(elements.count == 1 ? "" : "s")"
+        case .collection(let elements):
+            return "a collection of \(elements.count) value\(elements.count == 1 ? "" : "s")"
         case .other(let box): return "a \(type(of: box.value))"
         }
     }

@@ -84,7 +84,8 @@ struct EvaluationContext {
 
     func variable(_ name: String) throws -> Any? {
         guard let value = variables[name] else {
-            throw GraftError(.evaluationFailed, "no value was given for the variable $\(name)", context: [.key("$" + name)])
+            throw GraftError(
+                .evaluationFailed, "no value was given for the variable $\(name)", context: [.key("$" + name)])
         }
         return unwrapped(value)
     }
@@ -99,7 +100,7 @@ extension Predicate.Expression {
     /// let total = try Predicate.Expression.parse("employees.@sum.salary").evaluate(with: department)
     /// ```
     ///
-    /// - Throws: `GraftError.evaluationFailed` as ``Predicate/evaluate(with:variables:)`` does.
+    /// - Throws: `GraftError.evaluationFailed` as ``Predicate/evaluate(with:variables:)-(Any?,_)`` does.
     public func evaluate(with object: Any?, variables: [String: Any] = [:]) throws -> Any? {
         unwrapped(try value(in: EvaluationContext(object: object, variables: variables)))
     }
@@ -246,7 +247,8 @@ extension Predicate.Comparison {
             case .null:
                 return false
             default:
-                throw failure("IN needs a collection or a string on its right, but \(right) is \(rhs.kindDescription)", right)
+                throw failure(
+                    "IN needs a collection or a string on its right, but \(right) is \(rhs.kindDescription)", right)
             }
         case .between:
             try requireSingle(lhs, left)

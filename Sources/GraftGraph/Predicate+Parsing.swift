@@ -366,7 +366,9 @@ struct PredicateParser {
         }
     }
 
-    private func collectionOperator(_ name: String, at token: PredicateToken) throws -> KeyValuePath.CollectionOperator {
+    private func collectionOperator(
+        _ name: String, at token: PredicateToken
+    ) throws -> KeyValuePath.CollectionOperator {
         guard let op = KeyValuePath.CollectionOperator(name: name) else {
             throw error(KeyValuePath.CollectionOperator.unknownMessage("@" + name), at: token)
         }
@@ -465,7 +467,8 @@ struct PredicateParser {
         let value = try parseExpression()
         try expectPunctuation(",", "between CAST's value and its type")
         guard case .string(let typeName) = token.kind else {
-            throw error("expected a type name such as \"NSDate\" as CAST's second argument, found \(token.quoted)", at: token)
+            throw error(
+                "expected a type name such as \"NSDate\" as CAST's second argument, found \(token.quoted)", at: token)
         }
         let typeToken = token
         advance()
@@ -602,7 +605,8 @@ struct PredicateParser {
         argumentIndex += 1
         func mismatch(_ expected: String) -> GraftError {
             error(
-                "%\(specifier) needs \(expected), but argument \(argumentIndex) is \(Operand(argument).kindDescription)",
+                "%\(specifier) needs \(expected), but argument \(argumentIndex) is "
+                    + Operand(argument).kindDescription,
                 at: token)
         }
         switch specifier {
@@ -619,8 +623,9 @@ struct PredicateParser {
                 do {
                     path = try KeyValuePath(text)
                 } catch let failure as GraftError {
-                    throw error("the %K argument \"\(text)\" is not a key path: "
-                        + (failure.message.split(separator: "\n").first.map(String.init) ?? ""), at: token)
+                    throw error(
+                        "the %K argument \"\(text)\" is not a key path: "
+                            + (failure.message.split(separator: "\n").first.map(String.init) ?? ""), at: token)
                 }
             case let given as KeyValuePath: path = given
             default: throw mismatch("a key path string")

@@ -56,7 +56,7 @@ extension Predicate.Expression {
     ///
     /// - nil, `NSNull` and nil optionals become `.null`;
     /// - numbers of every width, `Decimal`, `Bool`, `String`, `Date`, `Data`, `UUID`, `URL` and
-    ///   ``Value``s become `.constant`;
+    ///   `Value`s become `.constant`;
     /// - `KeyValueCoding` objects become `.object`;
     /// - arrays, sets and to-many values become `.aggregate` of their elements;
     /// - an `Expression` is used as it is.

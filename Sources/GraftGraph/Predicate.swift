@@ -3,9 +3,9 @@ import GraftModel
 
 /// A condition on objects, written in Apple's predicate-format syntax (`NSPredicate`).
 ///
-/// A predicate is a tree: comparisons of two ``Expression``s, joined with `AND`, `OR` and `NOT`. Parse
-/// one with ``init(format:_:)``, test objects with ``evaluate(with:variables:)``, print it back with
-/// ``description``, or walk the tree (a store translates it to SQL).
+/// A predicate is a tree: comparisons of two ``Expression``s, joined with `AND`, `OR` and `NOT`.
+/// Parse one with ``init(format:_:)``, test objects with ``evaluate(with:variables:)-(Any?,_)``, print
+/// it back with ``description``, or walk the tree (a store translates it to SQL).
 ///
 /// For example:
 ///

@@ -58,11 +58,15 @@ struct PredicateLexer {
     private let errors: SyntaxErrorFactory
 
     /// The symbols the format knows, longest first so that `<=` wins over `<`.
-    private static let symbols = ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "=", "<", ">", "!", "+",
-        "-", "*", "/"]
+    private static let symbols = [
+        "==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||", "=", "<", ">", "!", "+",
+        "-", "*", "/",
+    ]
     private static let symbolCharacters: Set<Character> = ["=", "!", "<", ">", "&", "|", "~", "^"]
-    private static let formatSpecifiers = ["@", "K", "d", "i", "u", "ld", "li", "lu", "lld", "lli", "llu", "hd",
-        "hi", "hu", "f", "lf", "g", "e", "s"]
+    private static let formatSpecifiers = [
+        "@", "K", "d", "i", "u", "ld", "li", "lu", "lld", "lli", "llu", "hd",
+        "hi", "hu", "f", "lf", "g", "e", "s",
+    ]
 
     init(_ text: String, errors: SyntaxErrorFactory) {
         self.characters = Array(text)
@@ -135,7 +139,8 @@ struct PredicateLexer {
                 return token(.format(specifier))
             }
             throw errors.error(
-                "unknown format specifier '%\(current.map(String.init) ?? "")' (expected %@, %K, %d, %i, %ld, %f or %s)",
+                "unknown format specifier '%\(current.map(String.init) ?? "")' "
+                    + "(expected %@, %K, %d, %i, %ld, %f or %s)",
                 at: start)
         case "(", ")", "{", "}", "[", "]", ",", ".", ":":
             position += 1

@@ -93,7 +93,9 @@ import Testing
     }
 
     @Test func sumKeepsIntegersAsInt64() throws {
-        let records = [Record(["n": Int64(2)]), Record(["n": Int64(3)]), Record(["n": nil as Int64?]), Record(["n": true])]
+        let records = [
+            Record(["n": Int64(2)]), Record(["n": Int64(3)]), Record(["n": nil as Int64?]), Record(["n": true]),
+        ]
         let total = try value("@sum.n", of: records.map { $0 as any KeyValueCoding })
         #expect(total as? Int64 == 6)
         #expect(try value("@sum.n", of: [any KeyValueCoding]()) as? Int64 == 0)
@@ -126,7 +128,9 @@ import Testing
     @Test func minimumAndMaximum() throws {
         #expect(try value("employees.@max.salary", of: graph.sales) as? Int64 == 60000)
         #expect(try value("employees.@min.salary", of: graph.sales) as? Int64 == 45000)
-        #expect(try value("departments.employees.@max.salary", of: graph.company) as? Decimal == Decimal(string: "90000.25"))
+        #expect(
+            try value("departments.employees.@max.salary", of: graph.company) as? Decimal == Decimal(string: "90000.25")
+        )
         #expect(try value("employees.@min.name", of: graph.sales) as? String == "Ann")
         #expect(try value("employees.@max.name", of: graph.sales) as? String == "Cy")
         #expect(try value("employees.@min.hireDate", of: graph.sales) as? Date == Company.date(100))

@@ -201,7 +201,8 @@ import Testing
         expectEvaluation("NONE employees.salary > 0", on: empty, is: true)
         expectEvaluation("employees.@count == 0", on: empty, is: true)
         // A to-many reached through a nil to-one counts as empty.
-        expectEvaluation("ANY manager.reports.name == 'x'", on: graph.bob.values["manager"].map { _ in graph.ann }, is: false)
+        expectEvaluation(
+            "ANY manager.reports.name == 'x'", on: graph.bob.values["manager"].map { _ in graph.ann }, is: false)
         expectEvaluation("ANY manager.reports.name == 'x'", on: graph.ann, is: false)
         expectEvaluation("ALL manager.reports.name == 'x'", on: graph.ann, is: true)
         // A single value with a modifier counts as one element.
@@ -216,7 +217,8 @@ import Testing
         expectEvaluation("employees.@avg.salary > 52333", on: graph.sales, is: true)
         expectEvaluation("employees.@avg.salary < 1000", on: graph.sales, is: false)
         expectEvaluation("employees.@sum.salary == 157000.5", on: graph.sales, is: true)
-        expectEvaluation("employees.@sum.salary == CAST('170000.25', 'NSDecimalNumber')", on: graph.engineering, is: true)
+        expectEvaluation(
+            "employees.@sum.salary == CAST('170000.25', 'NSDecimalNumber')", on: graph.engineering, is: true)
         expectEvaluation("employees.@max.hireDate == CAST(300, 'NSDate')", on: graph.sales, is: true)
         expectEvaluation("employees.@min.name == 'Ann'", on: graph.sales, is: true)
         expectEvaluation("employees.@avg.salary == nil", on: graph.empty, is: true)
@@ -249,7 +251,8 @@ import Testing
     @Test func collectionsWithoutAModifierAreErrors() {
         var error = expectEvaluationError("employees.salary > 50000", on: graph.sales, "use ANY, ALL or NONE")
         #expect(error?.context == [.key("employees.salary")])
-        error = expectEvaluationError("employees.name == 'Ann'", on: graph.sales, "employees.name gives a collection of 3 values")
+        error = expectEvaluationError(
+            "employees.name == 'Ann'", on: graph.sales, "employees.name gives a collection of 3 values")
         #expect(error?.context == [.key("employees.name")])
         expectEvaluationError("employees.name BEGINSWITH 'A'", on: graph.sales, "use ANY, ALL or NONE")
         expectEvaluationError("employees.name IN {'Ann'}", on: graph.sales, "use ANY, ALL or NONE")
@@ -259,7 +262,8 @@ import Testing
     }
 
     @Test func otherEvaluationErrors() {
-        var error = expectEvaluationError("name == $MISSING", on: graph.ann, "no value was given for the variable $MISSING")
+        var error = expectEvaluationError(
+            "name == $MISSING", on: graph.ann, "no value was given for the variable $MISSING")
         #expect(error?.context == [.key("$MISSING")])
         error = expectEvaluationError("name.first == 'A'", on: graph.ann, "cannot read the key 'first' of a String")
         #expect(error?.context == [.key("name.first")])
@@ -267,15 +271,19 @@ import Testing
         expectEvaluationError("name IN age", on: graph.ann, "IN needs a collection or a string on its right")
         expectEvaluationError("age BETWEEN age", on: graph.ann, "BETWEEN needs two bounds")
         expectEvaluationError("age / CAST('0', 'NSDecimalNumber') == 1", on: graph.ann, "division by zero")
-        expectEvaluationError("name MATCHES $PATTERN", on: graph.ann, variables: ["PATTERN": "("], "invalid regular expression")
+        expectEvaluationError(
+            "name MATCHES $PATTERN", on: graph.ann, variables: ["PATTERN": "("], "invalid regular expression")
     }
 
     @Test func variablesAtEvaluationTime() throws {
         let hiredAfterSource = try Predicate(format: "hireDate > $FETCH_SOURCE.hireDate AND SELF != $FETCH_SOURCE")
-        let later = try graph.employees.filter { try hiredAfterSource.evaluate(with: $0, variables: ["FETCH_SOURCE": graph.cy]) }
+        let later = try graph.employees.filter {
+            try hiredAfterSource.evaluate(with: $0, variables: ["FETCH_SOURCE": graph.cy])
+        }
         #expect(later.map { $0["name"] as! String } == ["Bob", "eve"])
 
-        let sameDepartment = try Predicate(format: "department == $FETCH_SOURCE.department AND $FETCHED_PROPERTY.name == 'colleagues'")
+        let sameDepartment = try Predicate(
+            format: "department == $FETCH_SOURCE.department AND $FETCHED_PROPERTY.name == 'colleagues'")
         let variables: [String: Any] = ["FETCH_SOURCE": graph.bob, "FETCHED_PROPERTY": ["name": "colleagues"]]
         #expect(try sameDepartment.evaluate(with: graph.ann, variables: variables))
         #expect(try !sameDepartment.evaluate(with: graph.eve, variables: variables))
@@ -291,9 +299,12 @@ import Testing
         #expect(try Predicate.Expression.parse("employees.@sum.age").evaluate(with: graph.sales) as? Int64 == 105)
         #expect(try Predicate.Expression.parse("age * 2").evaluate(with: graph.bob) as? Int64 == 58)
         #expect(try Predicate.Expression.parse("age / 2").evaluate(with: graph.bob) as? Double == 14.5)
-        #expect(try Predicate.Expression.parse("9223372036854775807 + 1").evaluate(with: nil) as? Decimal
-            == Decimal(string: "9223372036854775808"))
-        #expect(try Predicate.Expression.parse("$A.name").evaluate(with: nil, variables: ["A": graph.cy]) as? String == "Cy")
+        #expect(
+            try Predicate.Expression.parse("9223372036854775807 + 1").evaluate(with: nil) as? Decimal
+                == Decimal(string: "9223372036854775808"))
+        #expect(
+            try Predicate.Expression.parse("$A.name").evaluate(with: nil, variables: ["A": graph.cy]) as? String == "Cy"
+        )
         #expect(try Predicate.Expression.parse("SELF").evaluate(with: graph.cy) as? Record === graph.cy)
         let aggregate = try #require(try Predicate.Expression.parse("{1, 'a'}").evaluate(with: nil) as? [Any?])
         #expect(aggregate.count == 2)

@@ -72,8 +72,10 @@ import Testing
         ("x == \"\\u0001\"", "x == \"\\u0001\""),
         ("hireDate > CAST(600000000, \"NSDate\")", "hireDate > CAST(600000000, \"NSDate\")"),
         ("hireDate > cast(-1.5, 'NSDate')", "hireDate > CAST(-1.5, \"NSDate\")"),
-        ("id == CAST('6BA7B810-9DAD-11D1-80B4-00C04FD430C8', 'NSUUID')",
-            "id == CAST(\"6BA7B810-9DAD-11D1-80B4-00C04FD430C8\", \"NSUUID\")"),
+        (
+            "id == CAST('6BA7B810-9DAD-11D1-80B4-00C04FD430C8', 'NSUUID')",
+            "id == CAST(\"6BA7B810-9DAD-11D1-80B4-00C04FD430C8\", \"NSUUID\")"
+        ),
         ("price == CAST('12.50', 'NSDecimalNumber')", "price == CAST(\"12.5\", \"NSDecimalNumber\")"),
         ("price == CAST('12', 'NSNumber')", "price == 12"),
         ("code == CAST(12, 'NSString')", "code == \"12\""),
@@ -119,16 +121,21 @@ import Testing
     @Test func buildsTheExpectedTree() throws {
         let predicate = try Predicate(format: "ANY employees.name BEGINSWITH[cd] $PREFIX")
         let expected = Predicate.comparison(
-            .init(.keyPath("employees.name"), .beginsWith, .variable("PREFIX"), modifier: .any,
+            .init(
+                .keyPath("employees.name"), .beginsWith, .variable("PREFIX"), modifier: .any,
                 options: [.caseInsensitive, .diacriticInsensitive]))
         #expect(predicate == expected)
 
         let arithmetic = try Predicate.Expression.parse("salary * 12 + 100")
         #expect(arithmetic == .arithmetic(.add, .arithmetic(.multiply, .keyPath("salary"), 12), 100))
-        #expect(try Predicate.Expression.parse("$FETCH_SOURCE.manager.name") == .member(.variable("FETCH_SOURCE"), "manager.name"))
+        #expect(
+            try Predicate.Expression.parse("$FETCH_SOURCE.manager.name")
+                == .member(.variable("FETCH_SOURCE"), "manager.name"))
         #expect(try Predicate.Expression.parse("SELF") == .evaluatedObject)
         #expect(try Predicate.Expression.parse("{1, 'a', nil}") == .aggregate([1, "a", .null]))
-        #expect(try Predicate.Expression.parse("CAST(0, \"NSDate\")") == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
+        #expect(
+            try Predicate.Expression.parse("CAST(0, \"NSDate\")")
+                == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
     }
 
     @Test func keywordsAreCaseInsensitive() throws {
@@ -138,14 +145,16 @@ import Testing
     }
 
     @Test func describesComparisonsAndExpressions() {
-        let comparison = Predicate.Comparison(.keyPath("employees.name"), .beginsWith, "a", modifier: .any, options: .caseInsensitive)
+        let comparison = Predicate.Comparison(
+            .keyPath("employees.name"), .beginsWith, "a", modifier: .any, options: .caseInsensitive)
         #expect(comparison.description == "ANY employees.name BEGINSWITH[c] \"a\"")
         #expect(Predicate.and([]).description == "TRUEPREDICATE")
         #expect(Predicate.or([]).description == "FALSEPREDICATE")
         #expect(Predicate.and([.comparison(comparison)]).description == comparison.description)
         #expect(Predicate.Expression.constant(.data(Data([1, 2, 3]))).description == "CAST(\"AQID\", \"NSData\")")
-        #expect(Predicate.Expression.constant(.uri(URL(string: "https://example.com/a")!)).description
-            == "CAST(\"https://example.com/a\", \"NSURL\")")
+        #expect(
+            Predicate.Expression.constant(.uri(URL(string: "https://example.com/a")!)).description
+                == "CAST(\"https://example.com/a\", \"NSURL\")")
     }
 
     /// (text, offset of the error, part of its message)
@@ -219,11 +228,12 @@ import Testing
 
     @Test func syntaxErrorsShowTheTextWithACaret() {
         let error = #expect(throws: GraftError.self) { try Predicate(format: "(name == \"Ann\"") }
-        #expect(error?.description == """
-            offset 14: expected ')' to close the '(' at offset 0, found the end of the text
-              (name == "Ann"
-                            ^
-            """)
+        #expect(
+            error?.description == """
+                offset 14: expected ')' to close the '(' at offset 0, found the end of the text
+                  (name == "Ann"
+                                ^
+                """)
     }
 
     @Test func deepNestingIsAnErrorNotACrash() throws {

@@ -54,7 +54,8 @@ struct PredicateGenerator {
         default: break
         }
         return Predicate.Comparison(
-            expression(depth: depth), op, right, modifier: pick([.direct, .direct, .any, .all, .none]), options: options)
+            expression(depth: depth), op, right, modifier: pick([.direct, .direct, .any, .all, .none]), options: options
+        )
     }
 
     mutating func expression(depth: Int) -> Predicate.Expression {
@@ -101,16 +102,19 @@ struct PredicateGenerator {
         case 3:
             let digits = String(Int64.random(in: 0...Int64.max, using: &random))
             let point = Int.random(in: 0...digits.count, using: &random)
-            let text = (chance(30) ? "-" : "") + digits.prefix(point) + (point < digits.count ? "." : "")
+            let text =
+                (chance(30) ? "-" : "") + digits.prefix(point) + (point < digits.count ? "." : "")
                 + digits.dropFirst(point)
-            return .decimal(Decimal(string: text.hasSuffix(".") ? text + "0" : text, locale: Locale(identifier: "en_US_POSIX"))!)
+            return .decimal(
+                Decimal(string: text.hasSuffix(".") ? text + "0" : text, locale: Locale(identifier: "en_US_POSIX"))!)
         case 4:
             let length = Int.random(in: 0...6, using: &random)
             return .string((0..<length).map { _ in pick(Self.stringPieces) }.joined())
         case 5:
             return .bool(chance(50))
         case 6:
-            let seconds = chance(50)
+            let seconds =
+                chance(50)
                 ? Double(Int64.random(in: -1_000_000_000...1_000_000_000, using: &random))
                 : Double.random(in: -1e9...1e9, using: &random)
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
@@ -118,7 +122,9 @@ struct PredicateGenerator {
             var bytes: (UInt64, UInt64) = (random.next(), random.next())
             return .uuid(withUnsafeBytes(of: &bytes) { UUID(uuid: $0.load(as: uuid_t.self)) })
         case 8:
-            return .data(Data((0..<Int.random(in: 0...8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }))
+            return .data(
+                Data((0..<Int.random(in: 0...8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            )
         default:
             return .uri(URL(string: pick(["https://example.com/a?b=1", "file:///tmp/x%20y", "mailto:a@b.c"]))!)
         }

@@ -42,7 +42,8 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
         OrderCase(lhs: "Apple", rhs: "apple", expected: .orderedSame, options: .caseInsensitive),
         OrderCase(lhs: "café", rhs: "cafe", expected: .orderedDescending),
         OrderCase(lhs: "café", rhs: "cafe", expected: .orderedSame, options: .diacriticInsensitive),
-        OrderCase(lhs: "CAFÉ", rhs: "cafe", expected: .orderedSame, options: [.caseInsensitive, .diacriticInsensitive]),
+        OrderCase(
+            lhs: "CAFÉ", rhs: "cafe", expected: .orderedSame, options: [.caseInsensitive, .diacriticInsensitive]),
         OrderCase(lhs: "CAFÉ", rhs: "cafe", expected: .orderedDescending, options: .caseInsensitive),
         // Canonically equivalent spellings are equal.
         OrderCase(lhs: "e\u{301}", rhs: "\u{E9}", expected: .orderedSame),
@@ -52,11 +53,14 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
     static let others: [OrderCase] = [
         OrderCase(lhs: Company.date(10), rhs: Company.date(20), expected: .orderedAscending),
         OrderCase(lhs: Company.date(10), rhs: Company.date(10), expected: .orderedSame),
-        OrderCase(lhs: UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!,
+        OrderCase(
+            lhs: UUID(uuidString: "00000000-0000-0000-0000-0000000000FF")!,
             rhs: UUID(uuidString: "00000000-0000-0000-0000-000000000100")!, expected: .orderedAscending),
         OrderCase(lhs: Data([1, 2]), rhs: Data([1, 2, 0]), expected: .orderedAscending),
         OrderCase(lhs: Data([2]), rhs: Data([1, 9]), expected: .orderedDescending),
-        OrderCase(lhs: URL(string: "https://a.example")!, rhs: URL(string: "https://b.example")!, expected: .orderedAscending),
+        OrderCase(
+            lhs: URL(string: "https://a.example")!, rhs: URL(string: "https://b.example")!,
+            expected: .orderedAscending),
         // Unrelated kinds are not comparable.
         OrderCase(lhs: "1", rhs: Int64(1), expected: nil),
         OrderCase(lhs: Company.date(1), rhs: 1.0, expected: nil),
@@ -120,19 +124,25 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
     func names(_ records: [Record]) -> [String] { records.map { $0["name"] as! String } }
 
     @Test func sortsByOneKey() throws {
-        #expect(names(try graph.employees.sorted(using: [SortDescriptor("salary")])) == ["Bob", "Cy", "Ann", "eve", "Dée"])
+        #expect(
+            names(try graph.employees.sorted(using: [SortDescriptor("salary")])) == ["Bob", "Cy", "Ann", "eve", "Dée"])
         #expect(
             names(try graph.employees.sorted(using: [SortDescriptor("salary", ascending: false)]))
                 == ["Dée", "eve", "Ann", "Cy", "Bob"])
-        #expect(names(try graph.employees.sorted(using: [SortDescriptor("hireDate")])) == ["Dée", "Ann", "Cy", "Bob", "eve"])
+        #expect(
+            names(try graph.employees.sorted(using: [SortDescriptor("hireDate")])) == [
+                "Dée", "Ann", "Cy", "Bob", "eve",
+            ])
     }
 
     @Test func sortsStringsWithOptions() throws {
-        #expect(names(try graph.employees.sorted(using: [SortDescriptor("name")])) == ["Ann", "Bob", "Cy", "Dée", "eve"])
+        #expect(
+            names(try graph.employees.sorted(using: [SortDescriptor("name")])) == ["Ann", "Bob", "Cy", "Dée", "eve"])
         let records = ["b", "C", "a", "É", "d"].map { Record(["name": $0]) }
         #expect(names(try records.sorted(using: [SortDescriptor("name")])) == ["C", "a", "b", "d", "É"])
         #expect(
-            names(try records.sorted(using: [SortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive])]))
+            names(
+                try records.sorted(using: [SortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive])]))
                 == ["a", "b", "C", "d", "É"])
     }
 
@@ -153,7 +163,9 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
         let sorted = try records.sorted(using: [SortDescriptor("group")])
         for group in 0..<3 {
             let members = sorted.filter { $0["group"] as? Int64 == Int64(group) }
-            #expect(members.map { $0["name"] as! String } == records.filter { $0["group"] as? Int64 == Int64(group) }.map { $0["name"] as! String })
+            #expect(
+                members.map { $0["name"] as! String }
+                    == records.filter { $0["group"] as? Int64 == Int64(group) }.map { $0["name"] as! String })
         }
     }
 
