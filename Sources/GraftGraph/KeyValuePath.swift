@@ -20,7 +20,7 @@ import GraftCore
 /// For example:
 ///
 /// ```swift
-/// let path = try KeyValuePath("employees.@avg.salary")
+/// let path = try KeyValuePath(parsing: "employees.@avg.salary")
 /// for department in departments {
 ///     print(try path.evaluate(on: department) ?? "no employees")
 /// }
@@ -78,13 +78,13 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
     /// For example:
     ///
     /// ```swift
-    /// let path = try KeyValuePath("manager.department.employees.@count")
+    /// let path = try KeyValuePath(parsing: "manager.department.employees.@count")
     /// ```
     ///
     /// Keys are taken as written (no quoting or `#` escapes, which belong to the predicate format).
     ///
     /// - Throws: `GraftError.syntaxError` with the offset of an empty key or an unknown operator.
-    public init(_ text: String) throws {
+    public init(parsing text: String) throws {
         var components: [Component] = []
         var offset = 0
         for part in text.split(separator: ".", omittingEmptySubsequences: false) {
@@ -108,10 +108,14 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
         self.components = components
     }
 
-    /// A key path from a literal; an invalid literal stops the program, so use it for fixed paths only.
+    /// A key path from a literal, such as `.keyPath("department.name")` when building a predicate.
+    ///
+    /// An invalid literal stops the program; parse text that is not fixed in the source with
+    /// ``init(parsing:)``. (Because of this conformance, `KeyValuePath("a.b")` with a literal argument
+    /// is a literal too, which is why the throwing initializer has a label.)
     public init(stringLiteral text: String) {
         do {
-            try self.init(text)
+            try self.init(parsing: text)
         } catch {
             preconditionFailure("invalid key path literal: \(error)")
         }
@@ -232,12 +236,12 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
 /// Reads a key path of an object: `value(forKeyPath: "department.name", of: employee)`.
 ///
 /// The path is parsed on every call; to read the same path of many objects, parse it once with
-/// ``KeyValuePath/init(_:)`` and call ``KeyValuePath/evaluate(on:)-(KeyValueCoding)``.
+/// ``KeyValuePath/init(parsing:)`` and call ``KeyValuePath/evaluate(on:)-(KeyValueCoding)``.
 ///
 /// - Throws: `GraftError.syntaxError` for a malformed path; `GraftError.evaluationFailed` as
 ///   ``KeyValuePath/evaluate(on:)-(KeyValueCoding)`` does.
 public func value(forKeyPath keyPath: String, of object: any KeyValueCoding) throws -> Any? {
-    try KeyValuePath(keyPath).evaluate(on: object)
+    try KeyValuePath(parsing: keyPath).evaluate(on: object)
 }
 
 /// nil for nil and for a nil optional boxed in `Any`.

@@ -621,7 +621,7 @@ struct PredicateParser {
             switch argument {
             case let text as String:
                 do {
-                    path = try KeyValuePath(text)
+                    path = try KeyValuePath(parsing: text)
                 } catch let failure as GraftError {
                     throw error(
                         "the %K argument \"\(text)\" is not a key path: "

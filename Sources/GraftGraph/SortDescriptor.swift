@@ -36,7 +36,7 @@ public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Throws: `GraftError.syntaxError` for a malformed key path.
     public init(_ keyPath: String, ascending: Bool = true, options: ComparisonOptions = []) throws {
-        self.init(keyPath: try KeyValuePath(keyPath), ascending: ascending, options: options)
+        self.init(keyPath: try KeyValuePath(parsing: keyPath), ascending: ascending, options: options)
     }
 
     /// `name ascending`, `salary descending`.

@@ -7,16 +7,18 @@ import Testing
     let graph = Company()
 
     func value(_ path: String, of object: Any?) throws -> Any? {
-        try KeyValuePath(path).evaluate(on: object)
+        try KeyValuePath(parsing: path).evaluate(on: object)
     }
 
     @Test func parsesComponents() throws {
-        let path = try KeyValuePath("department.employees.@avg.salary")
+        let path = try KeyValuePath(parsing: "department.employees.@avg.salary")
         #expect(path.components == [.key("department"), .key("employees"), .collectionOperator(.avg), .key("salary")])
         #expect(path.description == "department.employees.@avg.salary")
-        #expect(try KeyValuePath("SELF.name").components == [.identity, .key("name")])
-        #expect(try KeyValuePath("tags.@COUNT").components == [.key("tags"), .collectionOperator(.count)])
+        #expect(try KeyValuePath(parsing: "SELF.name").components == [.identity, .key("name")])
+        #expect(try KeyValuePath(parsing: "tags.@COUNT").components == [.key("tags"), .collectionOperator(.count)])
         #expect(KeyValuePath(key: "a.b").components == [.key("a.b")])
+        let literal: KeyValuePath = "employees.@count"
+        #expect(try literal == KeyValuePath(parsing: "employees.@count"))
     }
 
     @Test(arguments: [
@@ -28,7 +30,7 @@ import Testing
         ("employees.@distinctUnionOfObjects.name", 10, "not supported"),
     ])
     func rejectsMalformedPaths(text: String, offset: Int, message: String) {
-        let error = #expect(throws: GraftError.self) { try KeyValuePath(text) }
+        let error = #expect(throws: GraftError.self) { try KeyValuePath(parsing: text) }
         #expect(error?.code == .syntaxError)
         #expect(error?.context == [.offset(offset)])
         #expect(error?.message.contains(message) == true, "\(String(describing: error))")
@@ -94,7 +96,7 @@ import Testing
 
     @Test func sumKeepsIntegersAsInt64() throws {
         let records = [
-            Record(["n": Int64(2)]), Record(["n": Int64(3)]), Record(["n": nil as Int64?]), Record(["n": true]),
+            Record(["n": Int64(2)]), Record(["n": Int64(3)]), Record(["n": nil as Int64? as Any]), Record(["n": true]),
         ]
         let total = try value("@sum.n", of: records.map { $0 as any KeyValueCoding })
         #expect(total as? Int64 == 6)

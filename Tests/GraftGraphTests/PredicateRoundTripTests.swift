@@ -97,7 +97,7 @@ struct PredicateGenerator {
         case 1:
             return .integer(Int64.random(in: -100_000...100_000, using: &random))
         case 2:
-            let special: [Double] = [0.5, -0.0, 1e-7, 5e-324, 1e16, 3.0, -2.5e300, .greatestFiniteMagnitude]
+            let special: [Double] = [0.5, -0.0, 1e-7, .leastNonzeroMagnitude, 1e16, 3.0, -2.5e300, .greatestFiniteMagnitude]
             return .double(chance(50) ? pick(special) : Double.random(in: -1e6...1e6, using: &random))
         case 3:
             let digits = String(Int64.random(in: 0...Int64.max, using: &random))
