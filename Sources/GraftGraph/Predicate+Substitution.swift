@@ -1,0 +1,91 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+extension Predicate {
+    /// The predicate with `$NAME` variables replaced by values.
+    ///
+    /// Variables that `variables` does not name stay as they are, to be given at evaluation time (as
+    /// `$FETCH_SOURCE` is when a fetched property is evaluated).
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let template = try Predicate(format: "department.name == $DEPARTMENT AND salary > $MINIMUM")
+    /// let sales = try template.substituting(["DEPARTMENT": "Sales", "MINIMUM": 50000])
+    /// print(sales)   // department.name == "Sales" AND salary > 50000
+    /// ```
+    ///
+    /// - Parameter variables: values by variable name, without the `$`; see
+    ///   ``Expression/init(value:)`` for the values a predicate can hold.
+    /// - Throws: `GraftError.typeMismatch`, naming the variable, for a value a predicate cannot hold.
+    public func substituting(_ variables: [String: Any]) throws -> Predicate {
+        switch self {
+        case .truePredicate, .falsePredicate: return self
+        case .comparison(var comparison):
+            comparison.left = try comparison.left.substituting(variables)
+            comparison.right = try comparison.right.substituting(variables)
+            return .comparison(comparison)
+        case .not(let predicate): return .not(try predicate.substituting(variables))
+        case .and(let predicates): return .and(try predicates.map { try $0.substituting(variables) })
+        case .or(let predicates): return .or(try predicates.map { try $0.substituting(variables) })
+        }
+    }
+}
+
+extension Predicate.Expression {
+    /// The expression with `$NAME` variables replaced by values; see ``Predicate/substituting(_:)``.
+    public func substituting(_ variables: [String: Any]) throws -> Predicate.Expression {
+        switch self {
+        case .variable(let name):
+            guard let value = variables[name] else { return self }
+            do {
+                return try Predicate.Expression(value: value)
+            } catch let error as GraftError {
+                throw error.at(.key("$" + name))
+            }
+        case .member(let base, let path): return .member(try base.substituting(variables), path)
+        case .aggregate(let elements): return .aggregate(try elements.map { try $0.substituting(variables) })
+        case .arithmetic(let op, let left, let right):
+            return .arithmetic(op, try left.substituting(variables), try right.substituting(variables))
+        case .constant, .null, .object, .evaluatedObject, .keyPath: return self
+        }
+    }
+
+    /// The expression for a Swift value, as `%@` and substitution make it.
+    ///
+    /// - nil, `NSNull` and nil optionals become `.null`;
+    /// - numbers of every width, `Decimal`, `Bool`, `String`, `Date`, `Data`, `UUID`, `URL` and
+    ///   `Value`s become `.constant`;
+    /// - `KeyValueCoding` objects become `.object`;
+    /// - arrays, sets and to-many values become `.aggregate` of their elements;
+    /// - an `Expression` is used as it is.
+    ///
+    /// - Throws: `GraftError.typeMismatch` for anything else (dictionaries, unknown types).
+    public init(value: Any?) throws {
+        if let expression = unwrapped(value) as? Predicate.Expression {
+            self = expression
+            return
+        }
+        self = try Predicate.Expression(Operand(value))
+    }
+
+    private init(_ operand: Operand) throws {
+        switch operand {
+        case .null: self = .null
+        case .integer(let value): self = .constant(.integer(value))
+        case .double(let value): self = .constant(.double(value))
+        case .decimal(let value): self = .constant(.decimal(value))
+        case .bool(let value): self = .constant(.bool(value))
+        case .string(let value): self = .constant(.string(value))
+        case .date(let value): self = .constant(.date(value))
+        case .data(let value): self = .constant(.data(value))
+        case .uuid(let value): self = .constant(.uuid(value))
+        case .url(let value): self = .constant(.uri(value))
+        case .object(let object): self = .object(Predicate.ObjectReference(object))
+        case .collection(let elements): self = .aggregate(try elements.map { try Predicate.Expression($0) })
+        case .other(let box):
+            throw GraftError(.typeMismatch, "a value of type \(type(of: box.value)) cannot be used in a predicate")
+        }
+    }
+}
