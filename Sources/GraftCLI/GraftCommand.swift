@@ -13,7 +13,7 @@ public struct GraftCommand: ParsableCommand {
         version: "graft \(GraftCommandLine.version)",
         subcommands: [
             // Add subcommands here, in the order the help lists them, keeping `help` last.
-            InspectCommand.self,
+
             HelpCommand.self,
         ])
 

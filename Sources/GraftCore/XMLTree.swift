@@ -51,24 +51,26 @@ public enum XMLTree {
     /// - Parameter path: used in error messages only.
     /// - Throws: `GraftError.malformedInput` with the line and libxml2's message.
     public static func parse(_ data: Data, path: String? = nil) throws -> XMLElement {
-        XMLErrors.install()
-        // Errors go to Graft's handler (see XMLErrors), not to stderr.
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
         guard data.count <= Int(Int32.max) else {
-            throw GraftError(
-                .malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
         }
+        guard let parser = XMLErrors.newParserContext() else {
+            throw GraftError(.io, "libxml2 could not create a parser")
+        }
+        defer { xmlFreeParserCtxt(parser) }
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
+            | Int32(XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
         let document = data.withUnsafeBytes { bytes -> xmlDocPtr? in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
-            return xmlReadMemory(base, Int32(bytes.count), path ?? "document.xml", nil, options)
+            return xmlCtxtReadMemory(parser, base, Int32(bytes.count), path ?? "document.xml", nil, options)
         }
-        guard let document else {
-            throw XMLErrors.lastError(path: path, fallback: "the document is not well-formed XML")
+        guard let document, parser.pointee.wellFormed != 0 else {
+            if let document { xmlFreeDoc(document) }
+            throw XMLErrors.error(of: parser, path: path, fallback: "the document is not well-formed XML")
         }
         defer { xmlFreeDoc(document) }
         guard let rootNode = xmlDocGetRootElement(document) else {
-            throw GraftError(
-                .malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(.malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
         }
         if document.pointee.intSubset != nil, let entities = document.pointee.intSubset.pointee.entities,
             xmlHashSize(OpaquePointer(entities)) > 0
@@ -114,48 +116,44 @@ public enum XMLTree {
     }
 }
 
-/// libxml2 reports errors through a global callback; Graft installs one that records the last error
-/// instead of printing it, so nothing reaches the caller's stderr.
+/// libxml2 reports errors through callbacks that print to standard error by default. Graft gives every
+/// parser its own silent handler and reads the error the parser recorded, so nothing reaches the
+/// caller's stderr and parsers on different threads never see each other's errors.
 public enum XMLErrors {
-    private static let installed: Bool = {
+    private static let initialized: Bool = {
         xmlInitParser()
-        xmlSetStructuredErrorFunc(nil) { _, error in
-            guard let error else { return }
-            let message = error.pointee.message.map { String(cString: $0) } ?? "unknown XML error"
-            XMLErrors.record(message.trimmingCharacters(in: .whitespacesAndNewlines), line: Int(error.pointee.line))
-        }
-        xmlSetGenericErrorFunc(nil, nil)
         return true
     }()
 
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var last: (message: String, line: Int)?
-
-    /// Makes sure Graft's error handler is in place (idempotent, thread-safe).
-    public static func install() { _ = installed; reset() }
-
-    static func record(_ message: String, line: Int) {
-        lock.lock()
-        if last == nil { last = (message, line) }
-        lock.unlock()
+    /// A new parser context whose errors are recorded, not printed.
+    public static func newParserContext() -> xmlParserCtxtPtr? {
+        _ = initialized
+        guard let parser = xmlNewParserCtxt() else { return nil }
+        silence(parser)
+        return parser
     }
 
-    /// Forgets any recorded error.
-    public static func reset() {
-        lock.lock()
-        last = nil
-        lock.unlock()
+    /// Replaces a parser's error and warning callbacks with ones that print nothing; errors are still
+    /// recorded in the parser (`xmlCtxtGetLastError`).
+    public static func silence(_ parser: xmlParserCtxtPtr) {
+        if let sax = parser.pointee.sax {
+            sax.pointee.serror = { _, _ in }
+            sax.pointee.error = nil
+            sax.pointee.warning = nil
+        }
+        parser.pointee.vctxt.error = nil
+        parser.pointee.vctxt.warning = nil
     }
 
-    /// The first error libxml2 reported since the last reset, as a `GraftError`.
-    public static func lastError(path: String?, fallback: String) -> GraftError {
-        lock.lock()
-        let recorded = last
-        last = nil
-        lock.unlock()
+    /// The error a parser recorded, as a `GraftError` with the file and line.
+    public static func error(of parser: xmlParserCtxtPtr, path: String?, fallback: String) -> GraftError {
         var context: [GraftError.Location] = []
         if let path { context.append(.file(path)) }
-        if let recorded, recorded.line > 0 { context.append(.line(recorded.line)) }
-        return GraftError(.malformedInput, recorded?.message ?? fallback, context: context)
+        guard let error = xmlCtxtGetLastError(parser), error.pointee.code != 0 else {
+            return GraftError(.malformedInput, fallback, context: context)
+        }
+        if error.pointee.line > 0 { context.append(.line(Int(error.pointee.line))) }
+        let message = error.pointee.message.map { String(cString: $0) } ?? fallback
+        return GraftError(.malformedInput, message.trimmingCharacters(in: .whitespacesAndNewlines), context: context)
     }
 }

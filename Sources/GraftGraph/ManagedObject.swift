@@ -54,7 +54,7 @@ enum RelationshipStorage {
 /// ```
 ///
 /// An object refers to its context weakly: it does not keep the context alive.
-public final class ManagedObject: Hashable, CustomStringConvertible {
+public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public let entity: EntityDescription
     public internal(set) var objectID: ObjectID
     public internal(set) weak var context: ObjectContext?
@@ -195,7 +195,9 @@ extension ManagedObject {
             if relationship.isToMany { return RelationshipSet(owner: self, relationship: index) }
             return try relatedObject(at: index)
         }
-        // FETCHED-PROPERTY-PENDING
+        if let fetched = entity.fetchedProperty(named: key) {
+            return try requireContext().evaluateFetchedProperty(fetched, of: self)
+        }
         throw unknownKey(key)
     }
 
@@ -279,11 +281,8 @@ extension ManagedObject {
 
     /// The value at the end of a key path such as `manager.department.name` or `employees.@avg.salary`.
     public func value(forKeyPath keyPath: String) throws -> Any? {
-        var current: Any? = self  // KEYPATH-PENDING: replaced by the key-path evaluator
-        for key in keyPath.split(separator: ".") {
-            guard let object = current as? ManagedObject else { return nil }
-            current = try object.keyedValue(forKey: String(key))
-        }
-        return current
+        let value = try KeyValuePath(parsing: keyPath).evaluate(on: self)
+        try context?.throwFaultError()
+        return value
     }
 }

@@ -3,7 +3,7 @@ import GraftModel
 
 /// Printing predicates in Apple's normalised predicate format.
 ///
-/// The text parses back to an equal predicate (`try Predicate(format: p.description) == p`) except for
+/// The text parses back to an equal predicate (`try GraftPredicate(format: p.description) == p`) except for
 /// predicates holding objects (`%@` objects print as their description), non-finite numbers, keys that
 /// are not identifiers (`"first name"`), and one-element or empty `AND`/`OR` lists (printed as their
 /// element, `TRUEPREDICATE` or `FALSEPREDICATE`).
@@ -11,7 +11,7 @@ import GraftModel
 /// Normalisations: `=` prints as `==`, `<>` as `!=`, `=<` as `<=`, `=>` as `>=`, `SOME` as `ANY`, `&&`
 /// as `AND`, `||` as `OR`, `!` as `NOT`, `NULL` as `nil`, `TRUE` and `FALSE` as `YES` and `NO`, strings
 /// in double quotes, numbers in decimal, and a nested `AND`/`OR` in parentheses.
-extension Predicate: CustomStringConvertible {
+extension GraftPredicate: CustomStringConvertible {
     public var description: String {
         switch self {
         case .truePredicate: return "TRUEPREDICATE"
@@ -38,7 +38,7 @@ extension Predicate: CustomStringConvertible {
     }
 }
 
-extension Predicate.Comparison: CustomStringConvertible {
+extension GraftPredicate.Comparison: CustomStringConvertible {
     /// `ANY employees.name BEGINSWITH[c] "a"`.
     public var description: String {
         let prefix: String
@@ -53,7 +53,7 @@ extension Predicate.Comparison: CustomStringConvertible {
     }
 }
 
-extension Predicate.Expression: CustomStringConvertible {
+extension GraftPredicate.Expression: CustomStringConvertible {
     /// The expression in the predicate format: `"Sales"`, `50000`, `department.name`, `$NAME`,
     /// `{1, 2}`, `salary * 12`, `CAST(600000000, "NSDate")`.
     public var description: String {
@@ -142,7 +142,7 @@ extension Predicate.Expression: CustomStringConvertible {
     }
 }
 
-extension Predicate.ArithmeticOperator {
+extension GraftPredicate.ArithmeticOperator {
     var precedence: Int {
         switch self {
         case .add, .subtract: return 1

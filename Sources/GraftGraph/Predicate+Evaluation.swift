@@ -20,13 +20,13 @@ import GraftCore
 /// - **Strings.** `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` and `IN` on a string are false
 ///   when either side is not a string. The empty string begins, ends and is contained in every string.
 /// - **Variables.** `$NAME` is looked up in `variables`; a missing variable is an error.
-extension Predicate {
+extension GraftPredicate {
     /// Whether `object` satisfies the predicate.
     ///
     /// For example:
     ///
     /// ```swift
-    /// let recent = try Predicate(format: "hireDate > $FETCH_SOURCE.hireDate")
+    /// let recent = try GraftPredicate(format: "hireDate > $FETCH_SOURCE.hireDate")
     /// let matches = try recent.evaluate(with: employee, variables: ["FETCH_SOURCE": manager])
     /// ```
     ///
@@ -91,16 +91,16 @@ struct EvaluationContext {
     }
 }
 
-extension Predicate.Expression {
+extension GraftPredicate.Expression {
     /// The expression's value for `object`: what a comparison compares.
     ///
     /// For example:
     ///
     /// ```swift
-    /// let total = try Predicate.Expression.parse("employees.@sum.salary").evaluate(with: department)
+    /// let total = try GraftPredicate.Expression.parse("employees.@sum.salary").evaluate(with: department)
     /// ```
     ///
-    /// - Throws: `GraftError.evaluationFailed` as ``Predicate/evaluate(with:variables:)-(Any?,_)`` does.
+    /// - Throws: `GraftError.evaluationFailed` as ``GraftPredicate/evaluate(with:variables:)-(Any?,_)`` does.
     public func evaluate(with object: Any?, variables: [String: Any] = [:]) throws -> Any? {
         unwrapped(try value(in: EvaluationContext(object: object, variables: variables)))
     }
@@ -141,7 +141,7 @@ extension Predicate.Expression {
     }
 }
 
-extension Predicate.ArithmeticOperator {
+extension GraftPredicate.ArithmeticOperator {
     func apply(_ x: Number, _ y: Number) throws -> Number {
         switch (x, y) {
         case (.decimal, _), (_, .decimal):
@@ -174,7 +174,7 @@ extension Predicate.ArithmeticOperator {
     }
 }
 
-extension Predicate.Comparison {
+extension GraftPredicate.Comparison {
     func evaluate(in context: EvaluationContext) throws -> Bool {
         let left = try self.left.operand(in: context)
         let right = try self.right.operand(in: context)
@@ -263,14 +263,14 @@ extension Predicate.Comparison {
         }
     }
 
-    private func requireSingle(_ value: Operand, _ side: Predicate.Expression) throws {
+    private func requireSingle(_ value: Operand, _ side: GraftPredicate.Expression) throws {
         guard value.isCollection else { return }
         throw failure(
             "\(side) gives \(value.kindDescription), which cannot be compared with \(self.operator.formatText) as one "
                 + "value: use ANY, ALL or NONE, or a collection operator such as @count", side)
     }
 
-    private func failure(_ message: String, _ side: Predicate.Expression) -> GraftError {
+    private func failure(_ message: String, _ side: GraftPredicate.Expression) -> GraftError {
         GraftError(.evaluationFailed, message, context: [.key(side.description)])
     }
 

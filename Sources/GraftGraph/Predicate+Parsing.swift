@@ -2,20 +2,20 @@ import Foundation
 import GraftCore
 import GraftModel
 
-extension Predicate {
+extension GraftPredicate {
     /// Parses a predicate in Apple's predicate format, replacing `%@`, `%K`, `%d`, … by `arguments`.
     ///
     /// For example:
     ///
     /// ```swift
-    /// let predicate = try Predicate(format: "%K BEGINSWITH[c] %@ AND hireDate > %@", "name", "a", cutoff)
+    /// let predicate = try GraftPredicate(format: "%K BEGINSWITH[c] %@ AND hireDate > %@", "name", "a", cutoff)
     /// ```
     ///
     /// See ``parse(_:arguments:)`` for the grammar.
     ///
     /// - Throws: `GraftError.syntaxError` with the offset of the problem.
     public init(format: String, _ arguments: Any?...) throws {
-        self = try Predicate.parse(format, arguments: arguments)
+        self = try GraftPredicate.parse(format, arguments: arguments)
     }
 
     /// Parses a predicate in Apple's predicate format.
@@ -45,7 +45,7 @@ extension Predicate {
     ///
     /// - Throws: `GraftError.syntaxError` whose context holds `.offset(n)`, the offset in characters of
     ///   the problem, and whose message shows the text with a caret under it.
-    public static func parse(_ format: String, arguments: [Any?] = []) throws -> Predicate {
+    public static func parse(_ format: String, arguments: [Any?] = []) throws -> GraftPredicate {
         var parser = try PredicateParser(format, arguments: arguments)
         let predicate = try parser.parsePredicate()
         try parser.finish()
@@ -53,12 +53,12 @@ extension Predicate {
     }
 }
 
-extension Predicate.Expression {
+extension GraftPredicate.Expression {
     /// Parses one expression in the predicate format: `employees.@count`, `$FETCH_SOURCE.hireDate`,
     /// `salary * 12`.
     ///
     /// - Throws: `GraftError.syntaxError` with the offset of the problem.
-    public static func parse(_ format: String, arguments: [Any?] = []) throws -> Predicate.Expression {
+    public static func parse(_ format: String, arguments: [Any?] = []) throws -> GraftPredicate.Expression {
         var parser = try PredicateParser(format, arguments: arguments)
         let expression = try parser.parseExpression()
         try parser.finish()
@@ -126,7 +126,7 @@ struct PredicateParser {
 
     // MARK: Predicates
 
-    mutating func parsePredicate() throws -> Predicate {
+    mutating func parsePredicate() throws -> GraftPredicate {
         var terms = [try parseAnd()]
         while token.isKeyword("OR") || token.isSymbol("||") {
             advance()
@@ -135,7 +135,7 @@ struct PredicateParser {
         return terms.count == 1 ? terms[0] : .or(terms)
     }
 
-    private mutating func parseAnd() throws -> Predicate {
+    private mutating func parseAnd() throws -> GraftPredicate {
         var terms = [try parseNot()]
         while token.isKeyword("AND") || token.isSymbol("&&") {
             advance()
@@ -144,7 +144,7 @@ struct PredicateParser {
         return terms.count == 1 ? terms[0] : .and(terms)
     }
 
-    private mutating func parseNot() throws -> Predicate {
+    private mutating func parseNot() throws -> GraftPredicate {
         if token.isKeyword("NOT") || token.isSymbol("!") {
             advance()
             return .not(try nested { try $0.parseNot() })
@@ -152,7 +152,7 @@ struct PredicateParser {
         return try parsePrimaryPredicate()
     }
 
-    private mutating func parsePrimaryPredicate() throws -> Predicate {
+    private mutating func parsePrimaryPredicate() throws -> GraftPredicate {
         if token.isKeyword("TRUEPREDICATE") {
             advance()
             return .truePredicate
@@ -198,8 +198,8 @@ struct PredicateParser {
         return token.isPunctuation(".") || token.isPunctuation("[")
     }
 
-    private mutating func parseComparison() throws -> Predicate {
-        var modifier = Predicate.Modifier.direct
+    private mutating func parseComparison() throws -> GraftPredicate {
+        var modifier = GraftPredicate.Modifier.direct
         switch token.keyword {
         case "ANY", "SOME": modifier = .any
         case "ALL": modifier = .all
@@ -243,10 +243,10 @@ struct PredicateParser {
             }
         default: break
         }
-        return .comparison(Predicate.Comparison(left, op, right, modifier: modifier, options: options))
+        return .comparison(GraftPredicate.Comparison(left, op, right, modifier: modifier, options: options))
     }
 
-    private func comparisonOperator(_ token: PredicateToken) -> Predicate.Operator? {
+    private func comparisonOperator(_ token: PredicateToken) -> GraftPredicate.Operator? {
         switch token.kind {
         case .symbol("=="), .symbol("="): return .equalTo
         case .symbol("!="), .symbol("<>"): return .notEqualTo
@@ -294,11 +294,11 @@ struct PredicateParser {
 
     // MARK: Expressions
 
-    mutating func parseExpression() throws -> Predicate.Expression {
+    mutating func parseExpression() throws -> GraftPredicate.Expression {
         try nested { try $0.parseAdditive() }
     }
 
-    private mutating func parseAdditive() throws -> Predicate.Expression {
+    private mutating func parseAdditive() throws -> GraftPredicate.Expression {
         var left = try parseMultiplicative()
         while case .symbol(let symbol) = token.kind, symbol == "+" || symbol == "-" {
             advance()
@@ -307,7 +307,7 @@ struct PredicateParser {
         return left
     }
 
-    private mutating func parseMultiplicative() throws -> Predicate.Expression {
+    private mutating func parseMultiplicative() throws -> GraftPredicate.Expression {
         var left = try parseUnary()
         while case .symbol(let symbol) = token.kind, symbol == "*" || symbol == "/" {
             advance()
@@ -317,7 +317,7 @@ struct PredicateParser {
         return left
     }
 
-    private mutating func parseUnary() throws -> Predicate.Expression {
+    private mutating func parseUnary() throws -> GraftPredicate.Expression {
         guard token.isSymbol("-") else { return try parsePostfix() }
         advance()
         if case .number(let text) = token.kind {
@@ -331,7 +331,7 @@ struct PredicateParser {
         return .arithmetic(.subtract, .constant(.integer(0)), try nested { try $0.parseUnary() })
     }
 
-    private mutating func parsePostfix() throws -> Predicate.Expression {
+    private mutating func parsePostfix() throws -> GraftPredicate.Expression {
         var expression = try parsePrimaryExpression()
         while token.isPunctuation(".") {
             advance()
@@ -375,7 +375,7 @@ struct PredicateParser {
         return op
     }
 
-    private mutating func parsePrimaryExpression() throws -> Predicate.Expression {
+    private mutating func parsePrimaryExpression() throws -> GraftPredicate.Expression {
         let start = token
         switch start.kind {
         case .number(let text):
@@ -400,7 +400,7 @@ struct PredicateParser {
             return try formatArgument(specifier, at: start)
         case .punctuation("{"):
             advance()
-            var elements: [Predicate.Expression] = []
+            var elements: [GraftPredicate.Expression] = []
             if !token.isPunctuation("}") {
                 elements.append(try parseExpression())
                 while token.isPunctuation(",") {
@@ -423,7 +423,7 @@ struct PredicateParser {
     }
 
     /// A name in expression position: a literal keyword, `SELF`, `CAST(…)`, or the first key of a path.
-    private mutating func parseWord(_ name: String, at start: PredicateToken) throws -> Predicate.Expression {
+    private mutating func parseWord(_ name: String, at start: PredicateToken) throws -> GraftPredicate.Expression {
         let upper = name.uppercased()
         switch upper {
         case "NIL", "NULL":
@@ -461,7 +461,7 @@ struct PredicateParser {
         return .keyPath(KeyValuePath(components: [.key(name)]))
     }
 
-    private mutating func parseCast(at start: PredicateToken) throws -> Predicate.Expression {
+    private mutating func parseCast(at start: PredicateToken) throws -> GraftPredicate.Expression {
         try expectPunctuation("(", "after CAST")
         let valueToken = token
         let value = try parseExpression()
@@ -495,7 +495,7 @@ struct PredicateParser {
 
     private static func cast(_ value: Value, to typeName: String) throws -> Value {
         func fail(_ what: String) -> CastFailure {
-            CastFailure(text: "CAST to \(typeName) needs \(what), found \(Predicate.Expression.format(value))")
+            CastFailure(text: "CAST to \(typeName) needs \(what), found \(GraftPredicate.Expression.format(value))")
         }
         let number = Operand(value).number
         switch typeName {
@@ -595,7 +595,7 @@ struct PredicateParser {
 
     // MARK: Format arguments
 
-    private mutating func formatArgument(_ specifier: String, at token: PredicateToken) throws -> Predicate.Expression {
+    private mutating func formatArgument(_ specifier: String, at token: PredicateToken) throws -> GraftPredicate.Expression {
         guard argumentIndex < arguments.count else {
             throw error(
                 "the format uses more arguments than the \(arguments.count) given (%\(specifier) is number "
@@ -612,7 +612,7 @@ struct PredicateParser {
         switch specifier {
         case "@":
             do {
-                return try Predicate.Expression(value: argument)
+                return try GraftPredicate.Expression(value: argument)
             } catch let failure as GraftError {
                 throw error("argument \(argumentIndex) for %@: \(failure.message)", at: token)
             }

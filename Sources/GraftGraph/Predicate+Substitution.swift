@@ -2,7 +2,7 @@ import Foundation
 import GraftCore
 import GraftModel
 
-extension Predicate {
+extension GraftPredicate {
     /// The predicate with `$NAME` variables replaced by values.
     ///
     /// Variables that `variables` does not name stay as they are, to be given at evaluation time (as
@@ -11,7 +11,7 @@ extension Predicate {
     /// For example:
     ///
     /// ```swift
-    /// let template = try Predicate(format: "department.name == $DEPARTMENT AND salary > $MINIMUM")
+    /// let template = try GraftPredicate(format: "department.name == $DEPARTMENT AND salary > $MINIMUM")
     /// let sales = try template.substituting(["DEPARTMENT": "Sales", "MINIMUM": 50000])
     /// print(sales)   // department.name == "Sales" AND salary > 50000
     /// ```
@@ -19,7 +19,7 @@ extension Predicate {
     /// - Parameter variables: values by variable name, without the `$`; see
     ///   ``Expression/init(value:)`` for the values a predicate can hold.
     /// - Throws: `GraftError.typeMismatch`, naming the variable, for a value a predicate cannot hold.
-    public func substituting(_ variables: [String: Any]) throws -> Predicate {
+    public func substituting(_ variables: [String: Any]) throws -> GraftPredicate {
         switch self {
         case .truePredicate, .falsePredicate: return self
         case .comparison(var comparison):
@@ -33,14 +33,14 @@ extension Predicate {
     }
 }
 
-extension Predicate.Expression {
-    /// The expression with `$NAME` variables replaced by values; see ``Predicate/substituting(_:)``.
-    public func substituting(_ variables: [String: Any]) throws -> Predicate.Expression {
+extension GraftPredicate.Expression {
+    /// The expression with `$NAME` variables replaced by values; see ``GraftPredicate/substituting(_:)``.
+    public func substituting(_ variables: [String: Any]) throws -> GraftPredicate.Expression {
         switch self {
         case .variable(let name):
             guard let value = variables[name] else { return self }
             do {
-                return try Predicate.Expression(value: value)
+                return try GraftPredicate.Expression(value: value)
             } catch let error as GraftError {
                 throw error.at(.key("$" + name))
             }
@@ -63,11 +63,11 @@ extension Predicate.Expression {
     ///
     /// - Throws: `GraftError.typeMismatch` for anything else (dictionaries, unknown types).
     public init(value: Any?) throws {
-        if let expression = unwrapped(value) as? Predicate.Expression {
+        if let expression = unwrapped(value) as? GraftPredicate.Expression {
             self = expression
             return
         }
-        self = try Predicate.Expression(Operand(value))
+        self = try GraftPredicate.Expression(Operand(value))
     }
 
     private init(_ operand: Operand) throws {
@@ -82,8 +82,8 @@ extension Predicate.Expression {
         case .data(let value): self = .constant(.data(value))
         case .uuid(let value): self = .constant(.uuid(value))
         case .url(let value): self = .constant(.uri(value))
-        case .object(let object): self = .object(Predicate.ObjectReference(object))
-        case .collection(let elements): self = .aggregate(try elements.map { try Predicate.Expression($0) })
+        case .object(let object): self = .object(GraftPredicate.ObjectReference(object))
+        case .collection(let elements): self = .aggregate(try elements.map { try GraftPredicate.Expression($0) })
         case .other(let box):
             throw GraftError(.typeMismatch, "a value of type \(type(of: box.value)) cannot be used in a predicate")
         }

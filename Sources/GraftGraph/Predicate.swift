@@ -10,14 +10,14 @@ import GraftModel
 /// For example:
 ///
 /// ```swift
-/// let predicate = try Predicate(format: "department.name == %@ AND salary > %d", "Sales", 50000)
+/// let predicate = try GraftPredicate(format: "department.name == %@ AND salary > %d", "Sales", 50000)
 /// let wellPaid = try employees.filter { try predicate.evaluate(with: $0) }
 /// print(predicate)   // department.name == "Sales" AND salary > 50000
 /// ```
 ///
-/// Foundation also declares a type named `Predicate`; a file that imports both Foundation and
-/// GraftGraph names this one `GraftGraph.Predicate` (or declares `typealias Predicate = GraftGraph.Predicate`).
-public indirect enum Predicate: Hashable, Sendable {
+/// It is named `GraftPredicate`, not `Predicate`, so that it never clashes with Foundation's `Predicate`
+/// in files that import both.
+public indirect enum GraftPredicate: Hashable, Sendable {
     /// `TRUEPREDICATE`: true for every object.
     case truePredicate
     /// `FALSEPREDICATE`: false for every object.
@@ -25,21 +25,21 @@ public indirect enum Predicate: Hashable, Sendable {
     /// A comparison of two expressions: `salary > 50000`, `ANY employees.name BEGINSWITH[c] "a"`.
     case comparison(Comparison)
     /// `NOT p`: true when `p` is false.
-    case not(Predicate)
+    case not(GraftPredicate)
     /// `p AND q AND …`: true when every subpredicate is; an empty list is true.
-    case and([Predicate])
+    case and([GraftPredicate])
     /// `p OR q OR …`: true when any subpredicate is; an empty list is false.
-    case or([Predicate])
+    case or([GraftPredicate])
 }
 
-extension Predicate {
+extension GraftPredicate {
     /// A comparison predicate: `left operator[options] right`, with an optional `ANY`/`ALL`/`NONE`
     /// modifier that applies the comparison to each element of a collection on the left.
     ///
     /// For example, `ANY employees.name BEGINSWITH[c] "a"` is
     ///
     /// ```swift
-    /// Predicate.Comparison(.keyPath("employees.name"), .beginsWith, .constant("a"),
+    /// GraftPredicate.Comparison(.keyPath("employees.name"), .beginsWith, .constant("a"),
     ///                      modifier: .any, options: .caseInsensitive)
     /// ```
     public struct Comparison: Hashable, Sendable {
@@ -69,7 +69,7 @@ extension Predicate {
     /// How a comparison treats a collection on its left.
     public enum Modifier: Hashable, Sendable {
         /// No modifier: the left side is compared as one value. A to-many key path there is an error,
-        /// except with `CONTAINS`, `==` and `!=` (see ``Predicate``'s evaluation rules).
+        /// except with `CONTAINS`, `==` and `!=` (see ``GraftPredicate``'s evaluation rules).
         case direct
         /// `ANY` (or `SOME`): true when the comparison holds for at least one element.
         case any
@@ -142,7 +142,7 @@ extension Predicate {
         case object(ObjectReference)
         /// `SELF`: the object the predicate is evaluated with.
         case evaluatedObject
-        /// `$NAME`: a variable, given to ``Predicate/substituting(_:)`` or at evaluation time.
+        /// `$NAME`: a variable, given to ``GraftPredicate/substituting(_:)`` or at evaluation time.
         case variable(String)
         /// A key path read from the evaluated object: `department.name`, `employees.@count`.
         case keyPath(KeyValuePath)
@@ -195,7 +195,7 @@ extension Predicate {
     }
 }
 
-extension Predicate.Expression: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+extension GraftPredicate.Expression: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral
 {
     /// A string literal is a constant string (not a key path; write `.keyPath("name")` for that).

@@ -13,7 +13,7 @@ import GraftModel
 /// try employees.insert(ann)          // ann.department is now sales
 /// print(try employees.count)
 /// ```
-public struct RelationshipSet: Sequence, CustomStringConvertible {
+public struct RelationshipSet: Sequence, KeyValueCollection, CustomStringConvertible {
     public let owner: ManagedObject
     let relationship: Int
 
@@ -38,6 +38,8 @@ public struct RelationshipSet: Sequence, CustomStringConvertible {
 
     /// The related objects (empty if the store cannot be read; see `allObjects()` to get the error).
     public var objects: [ManagedObject] { (try? allObjects()) ?? [] }
+
+    public var keyValueElements: [any KeyValueCoding] { objects }
 
     public var count: Int { objects.count }
     public var isEmpty: Bool { objects.isEmpty }

@@ -10,15 +10,14 @@ import Foundation
 ///
 /// ```swift
 /// let byDepartmentThenSalary = [
-///     try SortDescriptor("department.name"),
-///     try SortDescriptor("salary", ascending: false),
+///     try GraftSortDescriptor("department.name"),
+///     try GraftSortDescriptor("salary", ascending: false),
 /// ]
 /// let sorted = try employees.sorted(using: byDepartmentThenSalary)
 /// ```
 ///
-/// Foundation also declares a type named `SortDescriptor`; a file that imports both Foundation and
-/// GraftGraph names this one `GraftGraph.SortDescriptor` where a type is expected.
-public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible {
+/// It is named `GraftSortDescriptor` so that it never clashes with Foundation's `SortDescriptor`.
+public struct GraftSortDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// What to sort by.
     public var keyPath: KeyValuePath
     /// Smallest first when true.
@@ -67,7 +66,7 @@ public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible {
     /// Each key path is read once per element.
     ///
     /// - Throws: `GraftError.evaluationFailed` when a key path cannot be read.
-    public static func sort<S: Sequence>(_ elements: S, by descriptors: [SortDescriptor]) throws -> [S.Element] {
+    public static func sort<S: Sequence>(_ elements: S, by descriptors: [GraftSortDescriptor]) throws -> [S.Element] {
         let elements = Array(elements)
         guard !descriptors.isEmpty, elements.count > 1 else { return elements }
         let keys: [[Operand]] = try elements.map { element in
@@ -88,8 +87,8 @@ public struct SortDescriptor: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Sequence {
-    /// The elements sorted by several sort descriptors; see ``SortDescriptor/sort(_:by:)``.
-    public func sorted(using descriptors: [SortDescriptor]) throws -> [Element] {
-        try SortDescriptor.sort(self, by: descriptors)
+    /// The elements sorted by several sort descriptors; see ``GraftSortDescriptor/sort(_:by:)``.
+    public func sorted(using descriptors: [GraftSortDescriptor]) throws -> [Element] {
+        try GraftSortDescriptor.sort(self, by: descriptors)
     }
 }

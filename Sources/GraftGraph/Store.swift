@@ -32,12 +32,12 @@ public protocol PersistentStore: AnyObject {
 public struct StoreFetch: Sendable {
     /// The entities whose objects are wanted (an entity and, usually, its subentities).
     public var entities: [Int]
-    public var predicate: Predicate?
-    public var sortDescriptors: [SortDescriptor]
+    public var predicate: GraftPredicate?
+    public var sortDescriptors: [GraftSortDescriptor]
     /// At most this many results, when the store applies predicate and sort itself.
     public var limit: Int?
 
-    public init(entities: [Int], predicate: Predicate? = nil, sortDescriptors: [SortDescriptor] = [], limit: Int? = nil)
+    public init(entities: [Int], predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [], limit: Int? = nil)
     {
         self.entities = entities
         self.predicate = predicate

@@ -86,7 +86,8 @@ public enum Value: Sendable, CustomStringConvertible {
         case let value as Bool: self = .bool(value)
         case let value as Date: self = .date(value)
         case let value as Data: self = .data(value)
-        case let value as [UInt8]: self = .data(Data(value))
+        // An empty array of any element type casts to [UInt8]; accept only real byte arrays.
+        case let value as [UInt8] where type(of: value as Any) == [UInt8].self: self = .data(Data(value))
         case let value as UUID: self = .uuid(value)
         case let value as URL: self = .uri(value)
         default: return nil

@@ -28,23 +28,23 @@ import Testing
         expectParse("name IN %@", ["Ann", "Bob"], prints: "name IN {\"Ann\", \"Bob\"}")
         expectParse("age BETWEEN %@", [Int64(18), 65.5] as [Any], prints: "age BETWEEN {18, 65.5}")
         expectParse("name == %@", Value.string("x"), prints: "name == \"x\"")
-        expectParse("name == %@", Predicate.Expression.keyPath("nickname"), prints: "name == nickname")
+        expectParse("name == %@", GraftPredicate.Expression.keyPath("nickname"), prints: "name == nickname")
     }
 
     @Test func objectArgumentsAreObjects() throws {
-        let predicate = try Predicate(format: "manager == %@", graph.ann)
+        let predicate = try GraftPredicate(format: "manager == %@", graph.ann)
         #expect(predicate == .comparison(.init(.keyPath("manager"), .equalTo, .object(.init(graph.ann)))))
         #expect(predicate.description == "manager == <Record Ann>")
         #expect(try predicate.evaluate(with: graph.bob))
         #expect(try !predicate.evaluate(with: graph.eve))
         // Equal only to the same object.
-        #expect(try Predicate(format: "manager == %@", graph.ann) == predicate)
-        #expect(try Predicate(format: "manager == %@", Record(["name": "Ann"])) != predicate)
+        #expect(try GraftPredicate(format: "manager == %@", graph.ann) == predicate)
+        #expect(try GraftPredicate(format: "manager == %@", Record(["name": "Ann"])) != predicate)
 
-        let team = try Predicate(format: "SELF IN %@", ToMany([graph.ann, graph.bob]))
+        let team = try GraftPredicate(format: "SELF IN %@", ToMany([graph.ann, graph.bob]))
         #expect(try team.evaluate(with: graph.bob))
         #expect(try !team.evaluate(with: graph.cy))
-        #expect(try Predicate(format: "%@.name == 'Ann'", graph.ann).evaluate(with: nil))
+        #expect(try GraftPredicate(format: "%@.name == 'Ann'", graph.ann).evaluate(with: nil))
     }
 
     @Test func keyPathArguments() {
@@ -93,16 +93,16 @@ import Testing
     let graph = Company()
 
     @Test func substitutesVariables() throws {
-        let template = try Predicate(format: "department.name == $DEPARTMENT AND salary > $MINIMUM")
+        let template = try GraftPredicate(format: "department.name == $DEPARTMENT AND salary > $MINIMUM")
         let sales = try template.substituting(["DEPARTMENT": "Sales", "MINIMUM": 50000])
         #expect(sales.description == "department.name == \"Sales\" AND salary > 50000")
-        #expect(sales == (try Predicate(format: "department.name == 'Sales' AND salary > 50000")))
+        #expect(sales == (try GraftPredicate(format: "department.name == 'Sales' AND salary > 50000")))
         #expect(try sales.evaluate(with: graph.ann))
         #expect(try !sales.evaluate(with: graph.bob))
     }
 
     @Test func substitutesEveryKindOfValue() throws {
-        let template = try Predicate(
+        let template = try GraftPredicate(
             format: "a == $A AND b IN $B AND c == $C AND d == $D AND e == $E AND f.name == $F.name AND g == $G + 1")
         let substituted = try template.substituting([
             "A": Company.date(5), "B": ["x", "y"], "C": nil as String? as Any, "D": graph.ann, "E": NSNull(),
@@ -116,7 +116,7 @@ import Testing
     }
 
     @Test func leavesUnknownVariablesForEvaluation() throws {
-        let template = try Predicate(format: "hireDate > $FETCH_SOURCE.hireDate AND salary > $MINIMUM")
+        let template = try GraftPredicate(format: "hireDate > $FETCH_SOURCE.hireDate AND salary > $MINIMUM")
         let partly = try template.substituting(["MINIMUM": 40000])
         #expect(partly.description == "hireDate > $FETCH_SOURCE.hireDate AND salary > 40000")
         #expect(try partly.evaluate(with: graph.bob, variables: ["FETCH_SOURCE": graph.ann]))
@@ -124,7 +124,7 @@ import Testing
     }
 
     @Test func rejectsValuesAPredicateCannotHold() throws {
-        let template = try Predicate(format: "x == $X")
+        let template = try GraftPredicate(format: "x == $X")
         let error = #expect(throws: GraftError.self) { try template.substituting(["X": ["key": "value"]]) }
         #expect(error?.code == .typeMismatch)
         #expect(error?.context == [.key("$X")])

@@ -276,13 +276,13 @@ import Testing
     }
 
     @Test func variablesAtEvaluationTime() throws {
-        let hiredAfterSource = try Predicate(format: "hireDate > $FETCH_SOURCE.hireDate AND SELF != $FETCH_SOURCE")
+        let hiredAfterSource = try GraftPredicate(format: "hireDate > $FETCH_SOURCE.hireDate AND SELF != $FETCH_SOURCE")
         let later = try graph.employees.filter {
             try hiredAfterSource.evaluate(with: $0, variables: ["FETCH_SOURCE": graph.cy])
         }
         #expect(later.map { $0["name"] as! String } == ["Bob", "eve"])
 
-        let sameDepartment = try Predicate(
+        let sameDepartment = try GraftPredicate(
             format: "department == $FETCH_SOURCE.department AND $FETCHED_PROPERTY.name == 'colleagues'")
         let variables: [String: Any] = ["FETCH_SOURCE": graph.bob, "FETCHED_PROPERTY": ["name": "colleagues"]]
         #expect(try sameDepartment.evaluate(with: graph.ann, variables: variables))
@@ -296,22 +296,22 @@ import Testing
     }
 
     @Test func expressionsEvaluateToValues() throws {
-        #expect(try Predicate.Expression.parse("employees.@sum.age").evaluate(with: graph.sales) as? Int64 == 105)
-        #expect(try Predicate.Expression.parse("age * 2").evaluate(with: graph.bob) as? Int64 == 58)
-        #expect(try Predicate.Expression.parse("age / 2").evaluate(with: graph.bob) as? Double == 14.5)
+        #expect(try GraftPredicate.Expression.parse("employees.@sum.age").evaluate(with: graph.sales) as? Int64 == 105)
+        #expect(try GraftPredicate.Expression.parse("age * 2").evaluate(with: graph.bob) as? Int64 == 58)
+        #expect(try GraftPredicate.Expression.parse("age / 2").evaluate(with: graph.bob) as? Double == 14.5)
         #expect(
-            try Predicate.Expression.parse("9223372036854775807 + 1").evaluate(with: nil) as? Decimal
+            try GraftPredicate.Expression.parse("9223372036854775807 + 1").evaluate(with: nil) as? Decimal
                 == Decimal(string: "9223372036854775808"))
         #expect(
-            try Predicate.Expression.parse("$A.name").evaluate(with: nil, variables: ["A": graph.cy]) as? String == "Cy"
+            try GraftPredicate.Expression.parse("$A.name").evaluate(with: nil, variables: ["A": graph.cy]) as? String == "Cy"
         )
-        #expect(try Predicate.Expression.parse("SELF").evaluate(with: graph.cy) as? Record === graph.cy)
-        let aggregate = try #require(try Predicate.Expression.parse("{1, 'a'}").evaluate(with: nil) as? [Any?])
+        #expect(try GraftPredicate.Expression.parse("SELF").evaluate(with: graph.cy) as? Record === graph.cy)
+        let aggregate = try #require(try GraftPredicate.Expression.parse("{1, 'a'}").evaluate(with: nil) as? [Any?])
         #expect(aggregate.count == 2)
     }
 
     @Test func filteringManyObjectsReusesTheParsedPredicate() throws {
-        let predicate = try Predicate(format: "salary >= 50000 AND department.name BEGINSWITH[c] %@", "s")
+        let predicate = try GraftPredicate(format: "salary >= 50000 AND department.name BEGINSWITH[c] %@", "s")
         let matching = try graph.employees.filter { try predicate.evaluate(with: $0) }
         #expect(matching.map { $0["name"] as! String } == ["Ann", "Cy"])
     }

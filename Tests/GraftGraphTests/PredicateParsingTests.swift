@@ -109,51 +109,51 @@ import Testing
     }
 
     @Test func precedenceIsNotThenAndThenOr() throws {
-        let a = Predicate.comparison(.init(.keyPath("a"), .equalTo, 1))
-        let b = Predicate.comparison(.init(.keyPath("b"), .equalTo, 2))
-        let c = Predicate.comparison(.init(.keyPath("c"), .equalTo, 3))
-        #expect(try Predicate(format: "a == 1 OR b == 2 AND NOT c == 3") == .or([a, .and([b, .not(c)])]))
-        #expect(try Predicate(format: "NOT a == 1 AND b == 2") == .and([.not(a), b]))
-        #expect(try Predicate(format: "NOT (a == 1 AND b == 2)") == .not(.and([a, b])))
-        #expect(try Predicate(format: "(a == 1 OR b == 2) AND c == 3") == .and([.or([a, b]), c]))
+        let a = GraftPredicate.comparison(.init(.keyPath("a"), .equalTo, 1))
+        let b = GraftPredicate.comparison(.init(.keyPath("b"), .equalTo, 2))
+        let c = GraftPredicate.comparison(.init(.keyPath("c"), .equalTo, 3))
+        #expect(try GraftPredicate(format: "a == 1 OR b == 2 AND NOT c == 3") == .or([a, .and([b, .not(c)])]))
+        #expect(try GraftPredicate(format: "NOT a == 1 AND b == 2") == .and([.not(a), b]))
+        #expect(try GraftPredicate(format: "NOT (a == 1 AND b == 2)") == .not(.and([a, b])))
+        #expect(try GraftPredicate(format: "(a == 1 OR b == 2) AND c == 3") == .and([.or([a, b]), c]))
     }
 
     @Test func buildsTheExpectedTree() throws {
-        let predicate = try Predicate(format: "ANY employees.name BEGINSWITH[cd] $PREFIX")
-        let expected = Predicate.comparison(
+        let predicate = try GraftPredicate(format: "ANY employees.name BEGINSWITH[cd] $PREFIX")
+        let expected = GraftPredicate.comparison(
             .init(
                 .keyPath("employees.name"), .beginsWith, .variable("PREFIX"), modifier: .any,
                 options: [.caseInsensitive, .diacriticInsensitive]))
         #expect(predicate == expected)
 
-        let arithmetic = try Predicate.Expression.parse("salary * 12 + 100")
+        let arithmetic = try GraftPredicate.Expression.parse("salary * 12 + 100")
         #expect(arithmetic == .arithmetic(.add, .arithmetic(.multiply, .keyPath("salary"), 12), 100))
         #expect(
-            try Predicate.Expression.parse("$FETCH_SOURCE.manager.name")
+            try GraftPredicate.Expression.parse("$FETCH_SOURCE.manager.name")
                 == .member(.variable("FETCH_SOURCE"), "manager.name"))
-        #expect(try Predicate.Expression.parse("SELF") == .evaluatedObject)
-        #expect(try Predicate.Expression.parse("{1, 'a', nil}") == .aggregate([1, "a", .null]))
+        #expect(try GraftPredicate.Expression.parse("SELF") == .evaluatedObject)
+        #expect(try GraftPredicate.Expression.parse("{1, 'a', nil}") == .aggregate([1, "a", .null]))
         #expect(
-            try Predicate.Expression.parse("CAST(0, \"NSDate\")")
+            try GraftPredicate.Expression.parse("CAST(0, \"NSDate\")")
                 == .constant(.date(Date(timeIntervalSinceReferenceDate: 0))))
     }
 
     @Test func keywordsAreCaseInsensitive() throws {
-        let lower = try Predicate(format: "any tags in {'a'} and not name like[c] 'x*' or truepredicate")
-        let upper = try Predicate(format: "ANY tags IN {'a'} AND NOT name LIKE[c] 'x*' OR TRUEPREDICATE")
+        let lower = try GraftPredicate(format: "any tags in {'a'} and not name like[c] 'x*' or truepredicate")
+        let upper = try GraftPredicate(format: "ANY tags IN {'a'} AND NOT name LIKE[c] 'x*' OR TRUEPREDICATE")
         #expect(lower == upper)
     }
 
     @Test func describesComparisonsAndExpressions() {
-        let comparison = Predicate.Comparison(
+        let comparison = GraftPredicate.Comparison(
             .keyPath("employees.name"), .beginsWith, "a", modifier: .any, options: .caseInsensitive)
         #expect(comparison.description == "ANY employees.name BEGINSWITH[c] \"a\"")
-        #expect(Predicate.and([]).description == "TRUEPREDICATE")
-        #expect(Predicate.or([]).description == "FALSEPREDICATE")
-        #expect(Predicate.and([.comparison(comparison)]).description == comparison.description)
-        #expect(Predicate.Expression.constant(.data(Data([1, 2, 3]))).description == "CAST(\"AQID\", \"NSData\")")
+        #expect(GraftPredicate.and([]).description == "TRUEPREDICATE")
+        #expect(GraftPredicate.or([]).description == "FALSEPREDICATE")
+        #expect(GraftPredicate.and([.comparison(comparison)]).description == comparison.description)
+        #expect(GraftPredicate.Expression.constant(.data(Data([1, 2, 3]))).description == "CAST(\"AQID\", \"NSData\")")
         #expect(
-            Predicate.Expression.constant(.uri(URL(string: "https://example.com/a")!)).description
+            GraftPredicate.Expression.constant(.uri(URL(string: "https://example.com/a")!)).description
                 == "CAST(\"https://example.com/a\", \"NSURL\")")
     }
 
@@ -218,7 +218,7 @@ import Testing
     func reportsSyntaxErrorsWithPositions(text: String, offset: Int, message: String) {
         if text.contains("\n") {
             // The caret is under the column on the error's own line.
-            let error = #expect(throws: GraftError.self) { try Predicate(format: text) }
+            let error = #expect(throws: GraftError.self) { try GraftPredicate(format: text) }
             #expect(error?.context == [.offset(offset)])
             #expect(error?.message.hasSuffix("\n    b == \n         ^") == true, "\(String(describing: error))")
         } else {
@@ -227,7 +227,7 @@ import Testing
     }
 
     @Test func syntaxErrorsShowTheTextWithACaret() {
-        let error = #expect(throws: GraftError.self) { try Predicate(format: "(name == \"Ann\"") }
+        let error = #expect(throws: GraftError.self) { try GraftPredicate(format: "(name == \"Ann\"") }
         #expect(
             error?.description == """
                 offset 14: expected ')' to close the '(' at offset 0, found the end of the text
@@ -238,9 +238,9 @@ import Testing
 
     @Test func deepNestingIsAnErrorNotACrash() throws {
         let text = String(repeating: "(", count: 300) + "a == 1" + String(repeating: ")", count: 300)
-        let error = #expect(throws: GraftError.self) { try Predicate(format: text) }
+        let error = #expect(throws: GraftError.self) { try GraftPredicate(format: text) }
         #expect(error?.message.contains("nested more than") == true)
         let fine = String(repeating: "(", count: 50) + "a == 1" + String(repeating: ")", count: 50)
-        #expect(try Predicate(format: fine) == Predicate(format: "a == 1"))
+        #expect(try GraftPredicate(format: fine) == GraftPredicate(format: "a == 1"))
     }
 }

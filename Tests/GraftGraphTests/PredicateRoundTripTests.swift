@@ -25,7 +25,7 @@ struct PredicateGenerator {
     private mutating func pick<T>(_ choices: [T]) -> T { choices.randomElement(using: &random)! }
     private mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &random) < percent }
 
-    mutating func predicate(depth: Int = 0) -> Predicate {
+    mutating func predicate(depth: Int = 0) -> GraftPredicate {
         let leaf = depth >= 3 || chance(45)
         if leaf {
             if chance(5) { return chance(50) ? .truePredicate : .falsePredicate }
@@ -38,12 +38,12 @@ struct PredicateGenerator {
         }
     }
 
-    mutating func comparison(depth: Int) -> Predicate.Comparison {
+    mutating func comparison(depth: Int) -> GraftPredicate.Comparison {
         var options: ComparisonOptions = []
         if chance(25) { options.insert(.caseInsensitive) }
         if chance(25) { options.insert(.diacriticInsensitive) }
         if chance(5) { options.insert(.normalized) }
-        let op = pick(Predicate.Operator.allCases)
+        let op = pick(GraftPredicate.Operator.allCases)
         var right = expression(depth: depth)
         // Keep to what the parser accepts: BETWEEN takes two bounds, MATCHES a valid pattern.
         switch (op, right) {
@@ -53,12 +53,12 @@ struct PredicateGenerator {
             right = .constant(.string(NSRegularExpression.escapedPattern(for: text) + "|[a-z]+.*"))
         default: break
         }
-        return Predicate.Comparison(
+        return GraftPredicate.Comparison(
             expression(depth: depth), op, right, modifier: pick([.direct, .direct, .any, .all, .none]), options: options
         )
     }
 
-    mutating func expression(depth: Int) -> Predicate.Expression {
+    mutating func expression(depth: Int) -> GraftPredicate.Expression {
         let leaf = depth >= 4 || chance(60)
         if leaf {
             switch Int.random(in: 0..<10, using: &random) {
@@ -73,7 +73,7 @@ struct PredicateGenerator {
             return .aggregate((0..<Int.random(in: 0...3, using: &random)).map { _ in expression(depth: depth + 1) })
         }
         return .arithmetic(
-            pick(Predicate.ArithmeticOperator.allCases), expression(depth: depth + 1), expression(depth: depth + 1))
+            pick(GraftPredicate.ArithmeticOperator.allCases), expression(depth: depth + 1), expression(depth: depth + 1))
     }
 
     mutating func keyPath() -> KeyValuePath {
@@ -144,7 +144,7 @@ struct PredicateGenerator {
             let predicate = generator.predicate()
             let text = predicate.description
             do {
-                let parsed = try Predicate(format: text)
+                let parsed = try GraftPredicate(format: text)
                 #expect(parsed == predicate, "seed \(seed), predicate \(iteration): \(text)\nparsed as \(parsed)")
                 #expect(Set([parsed, predicate]).count == 1, "seed \(seed), predicate \(iteration): hashes differ")
                 #expect(parsed.description == text, "seed \(seed), predicate \(iteration)")
@@ -162,7 +162,7 @@ struct PredicateGenerator {
         var generator = PredicateGenerator(seed: seed)
         for iteration in 0..<1_000 {
             let expression = generator.expression(depth: 0)
-            let parsed = try Predicate.Expression.parse(expression.description)
+            let parsed = try GraftPredicate.Expression.parse(expression.description)
             #expect(parsed == expression, "seed \(seed), expression \(iteration): \(expression)")
             if parsed != expression { break }
         }

@@ -125,42 +125,42 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
 
     @Test func sortsByOneKey() throws {
         #expect(
-            names(try graph.employees.sorted(using: [SortDescriptor("salary")])) == ["Bob", "Cy", "Ann", "eve", "Dée"])
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("salary")])) == ["Bob", "Cy", "Ann", "eve", "Dée"])
         #expect(
-            names(try graph.employees.sorted(using: [SortDescriptor("salary", ascending: false)]))
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("salary", ascending: false)]))
                 == ["Dée", "eve", "Ann", "Cy", "Bob"])
         #expect(
-            names(try graph.employees.sorted(using: [SortDescriptor("hireDate")])) == [
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("hireDate")])) == [
                 "Dée", "Ann", "Cy", "Bob", "eve",
             ])
     }
 
     @Test func sortsStringsWithOptions() throws {
         #expect(
-            names(try graph.employees.sorted(using: [SortDescriptor("name")])) == ["Ann", "Bob", "Cy", "Dée", "eve"])
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("name")])) == ["Ann", "Bob", "Cy", "Dée", "eve"])
         let records = ["b", "C", "a", "É", "d"].map { Record(["name": $0]) }
-        #expect(names(try records.sorted(using: [SortDescriptor("name")])) == ["C", "a", "b", "d", "É"])
+        #expect(names(try records.sorted(using: [GraftSortDescriptor("name")])) == ["C", "a", "b", "d", "É"])
         #expect(
             names(
-                try records.sorted(using: [SortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive])]))
+                try records.sorted(using: [GraftSortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive])]))
                 == ["a", "b", "C", "d", "É"])
     }
 
     @Test func sortsBySeveralKeysThroughToOnes() throws {
-        let descriptors = [try SortDescriptor("department.name"), try SortDescriptor("salary", ascending: false)]
+        let descriptors = [try GraftSortDescriptor("department.name"), try GraftSortDescriptor("salary", ascending: false)]
         #expect(names(try graph.employees.sorted(using: descriptors)) == ["Dée", "eve", "Ann", "Cy", "Bob"])
         #expect(descriptors.map(\.description) == ["department.name ascending", "salary descending"])
     }
 
     @Test func nilSortsFirstAscendingAndLastDescending() throws {
-        #expect(names(try graph.employees.sorted(using: [SortDescriptor("manager.name")])).prefix(2) == ["Ann", "Dée"])
-        let descending = names(try graph.employees.sorted(using: [SortDescriptor("manager.name", ascending: false)]))
+        #expect(names(try graph.employees.sorted(using: [GraftSortDescriptor("manager.name")])).prefix(2) == ["Ann", "Dée"])
+        let descending = names(try graph.employees.sorted(using: [GraftSortDescriptor("manager.name", ascending: false)]))
         #expect(descending == ["eve", "Bob", "Cy", "Ann", "Dée"])
     }
 
     @Test func sortIsStable() throws {
         let records = (0..<50).map { Record(["name": "r\($0)", "group": Int64($0 % 3)]) }
-        let sorted = try records.sorted(using: [SortDescriptor("group")])
+        let sorted = try records.sorted(using: [GraftSortDescriptor("group")])
         for group in 0..<3 {
             let members = sorted.filter { $0["group"] as? Int64 == Int64(group) }
             #expect(
@@ -170,14 +170,14 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
     }
 
     @Test func comparesTwoObjects() throws {
-        let bySalary = try SortDescriptor("salary")
+        let bySalary = try GraftSortDescriptor("salary")
         #expect(try bySalary.compare(graph.bob, graph.ann) == .orderedAscending)
-        #expect(try SortDescriptor("salary", ascending: false).compare(graph.bob, graph.ann) == .orderedDescending)
+        #expect(try GraftSortDescriptor("salary", ascending: false).compare(graph.bob, graph.ann) == .orderedDescending)
         #expect(try bySalary.compare(graph.ann, graph.ann) == .orderedSame)
     }
 
     @Test func errorsPropagate() {
-        #expect(throws: GraftError.self) { try SortDescriptor("a..b") }
-        #expect(throws: GraftError.self) { try self.graph.employees.sorted(using: [SortDescriptor("name.first")]) }
+        #expect(throws: GraftError.self) { try GraftSortDescriptor("a..b") }
+        #expect(throws: GraftError.self) { try self.graph.employees.sorted(using: [GraftSortDescriptor("name.first")]) }
     }
 }

@@ -3,9 +3,6 @@ import GraftCore
 import GraftGraph
 import Testing
 
-// Foundation declares `Predicate` and `SortDescriptor` too; in this module the names mean Graft's.
-typealias Predicate = GraftGraph.Predicate
-typealias SortDescriptor = GraftGraph.SortDescriptor
 
 /// A test double: an object whose properties are a dictionary.
 final class Record: KeyValueCoding, CustomStringConvertible {
@@ -101,11 +98,11 @@ struct Company {
 @discardableResult
 func expectParse(
     _ format: String, _ arguments: Any?..., prints expected: String, sourceLocation: SourceLocation = #_sourceLocation
-) -> Predicate? {
+) -> GraftPredicate? {
     do {
-        let predicate = try Predicate.parse(format, arguments: arguments)
+        let predicate = try GraftPredicate.parse(format, arguments: arguments)
         #expect(predicate.description == expected, "parsing \(format)", sourceLocation: sourceLocation)
-        let again = try Predicate(format: predicate.description)
+        let again = try GraftPredicate(format: predicate.description)
         #expect(again == predicate, "reparsing \(predicate.description)", sourceLocation: sourceLocation)
         return predicate
     } catch {
@@ -120,7 +117,7 @@ func expectSyntaxError(
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     do {
-        let predicate = try Predicate.parse(format, arguments: arguments)
+        let predicate = try GraftPredicate.parse(format, arguments: arguments)
         Issue.record("\(format) parsed as \(predicate), but should fail", sourceLocation: sourceLocation)
     } catch let error as GraftError {
         #expect(error.code == .syntaxError, sourceLocation: sourceLocation)
@@ -142,7 +139,7 @@ func expectEvaluation(
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     do {
-        let predicate = try Predicate.parse(format, arguments: arguments)
+        let predicate = try GraftPredicate.parse(format, arguments: arguments)
         let result = try predicate.evaluate(with: object, variables: variables)
         #expect(result == expected, "\(format) on \(object.map { "\($0)" } ?? "nil")", sourceLocation: sourceLocation)
     } catch {
@@ -157,7 +154,7 @@ func expectEvaluationError(
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> GraftError? {
     do {
-        let predicate = try Predicate.parse(format)
+        let predicate = try GraftPredicate.parse(format)
         let result = try predicate.evaluate(with: object, variables: variables)
         Issue.record("\(format) gave \(result), but should fail", sourceLocation: sourceLocation)
     } catch let error as GraftError {

@@ -1,0 +1,118 @@
+import GraftCore
+import GraftModel
+
+/// What to fetch: objects of an entity (and its subentities) matching a predicate, in an order, up to a
+/// limit.
+///
+/// For example:
+///
+/// ```swift
+/// var request = FetchRequest(entityName: "Employee")
+/// request.predicate = try GraftPredicate(format: "salary > %d", 50000)
+/// request.sortDescriptors = [GraftSortDescriptor(keyPath: "name")]
+/// request.fetchLimit = 10
+/// let wellPaid = try context.fetch(request)
+/// ```
+public struct FetchRequest: Sendable {
+    public var entityName: String
+    public var predicate: GraftPredicate?
+    public var sortDescriptors: [GraftSortDescriptor]
+    /// At most this many objects (`nil`: no limit).
+    public var fetchLimit: Int?
+    /// Skip this many objects first.
+    public var fetchOffset: Int
+    /// Include objects of subentities (the default, as in Core Data).
+    public var includesSubentities: Bool
+    /// Values for `$VARIABLE`s in the predicate.
+    public var variables: [String: any Sendable]
+
+    public init(
+        entityName: String, predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [],
+        fetchLimit: Int? = nil, fetchOffset: Int = 0, includesSubentities: Bool = true
+    ) {
+        self.entityName = entityName
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+        self.fetchLimit = fetchLimit
+        self.fetchOffset = fetchOffset
+        self.includesSubentities = includesSubentities
+        self.variables = [:]
+    }
+}
+
+extension ObjectContext {
+    /// The objects a request asks for, seen with the context's pending changes: new objects that match
+    /// are included, deleted ones are not, and edited ones are judged by their current values.
+    ///
+    /// - Throws: `GraftError.notFound` for an unknown entity, `GraftError.evaluationFailed` for a
+    ///   predicate or sort key that does not fit the objects, or the store's error.
+    public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        let entity = try model.requireEntity(request.entityName)
+        let entities = [entity.index] + (request.includesSubentities ? entity.descendantIndices : [])
+        let wanted = Set(entities)
+        let predicate = try request.predicate.map { try $0.substituting(request.variables) }
+        let variables: [String: Any] = request.variables
+
+        // Objects whose in-memory state differs from the store are judged here, not by the store.
+        let changed = pending.values.filter { wanted.contains($0.entity.index) }
+        let limit = request.fetchLimit.map { $0 + request.fetchOffset }
+        let storeResult = try store.fetch(
+            StoreFetch(
+                entities: entities, predicate: predicate, sortDescriptors: request.sortDescriptors,
+                limit: changed.isEmpty ? limit : nil))
+        for snapshot in storeResult.snapshots { fill(object(for: snapshot.ref), from: snapshot) }
+
+        var results: [ManagedObject] = []
+        var seen = Set<ObjectIdentifier>()
+        for ref in storeResult.refs {
+            let object = self.object(for: ref)
+            if object.isDeletedFlag || pending[ObjectIdentifier(object)] != nil { continue }
+            if !storeResult.predicateApplied, let predicate {
+                try fulfill(object)
+                guard try predicate.evaluate(with: object, variables: variables) else { continue }
+            }
+            seen.insert(ObjectIdentifier(object))
+            results.append(object)
+        }
+        var addedHere = false
+        for object in changed.sorted(by: { $0.objectID < $1.objectID }) where !object.isDeletedFlag {
+            guard !seen.contains(ObjectIdentifier(object)) else { continue }
+            if object.storage == nil { try fulfill(object) }
+            if let predicate, !(try predicate.evaluate(with: object, variables: variables)) { continue }
+            results.append(object)
+            addedHere = true
+        }
+        try throwFaultError()
+        if !request.sortDescriptors.isEmpty && (addedHere || !storeResult.sortedAndLimited) {
+            results = try GraftSortDescriptor.sort(results, by: request.sortDescriptors)
+            try throwFaultError()
+        }
+        if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
+        if let fetchLimit = request.fetchLimit, results.count > fetchLimit { results = Array(results.prefix(fetchLimit)) }
+        return results
+    }
+
+    /// How many objects `fetch(_:)` would return.
+    public func count(for request: FetchRequest) throws -> Int {
+        try fetch(request).count
+    }
+
+    /// Evaluates a fetched property for `object`: its fetch, with `$FETCH_SOURCE` bound to the object and
+    /// `$FETCHED_PROPERTY` to the property's name.
+    func evaluateFetchedProperty(_ property: FetchedProperty, of object: ManagedObject) throws -> [ManagedObject] {
+        var request = FetchRequest(entityName: property.entity)
+        if !property.predicate.trimmingCharacters(in: .whitespaces).isEmpty {
+            do {
+                request.predicate = try GraftPredicate.parse(property.predicate)
+            } catch let error as GraftError {
+                throw error.at(.key(property.name)).at(.entity(object.entity.name))
+            }
+        }
+        let predicate = request.predicate
+        request.predicate = nil
+        let candidates = try fetch(request)
+        guard let predicate else { return candidates }
+        let variables: [String: Any] = ["FETCH_SOURCE": object, "FETCHED_PROPERTY": property.name]
+        return try candidates.filter { try predicate.evaluate(with: $0, variables: variables) }
+    }
+}
