@@ -57,11 +57,25 @@ public enum XMLTree {
         guard data.count <= Int(Int32.max) else {
             throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
         }
+        // A parser context of our own keeps the error with this parse: libxml2's error callback is
+        // per thread, so a handler installed on one thread does not see errors on another.
+        guard let parser = xmlNewParserCtxt() else {
+            throw GraftError(.io, "libxml2 could not create a parser", context: path.map { [.file($0)] } ?? [])
+        }
+        defer { xmlFreeParserCtxt(parser) }
         let document = data.withUnsafeBytes { bytes -> xmlDocPtr? in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
-            return xmlReadMemory(base, Int32(bytes.count), path ?? "document.xml", nil, options)
+            return xmlCtxtReadMemory(parser, base, Int32(bytes.count), path ?? "document.xml", nil, options)
         }
         guard let document else {
+            if let error = xmlCtxtGetLastError(parser), error.pointee.code != 0 {
+                let message = error.pointee.message.map { String(cString: $0) } ?? "the document is not well-formed XML"
+                var context: [GraftError.Location] = path.map { [.file($0)] } ?? []
+                if error.pointee.line > 0 { context.append(.line(Int(error.pointee.line))) }
+                XMLErrors.reset()
+                throw GraftError(
+                    .malformedInput, message.trimmingCharacters(in: .whitespacesAndNewlines), context: context)
+            }
             throw XMLErrors.lastError(path: path, fallback: "the document is not well-formed XML")
         }
         defer { xmlFreeDoc(document) }
