@@ -329,6 +329,14 @@ extension ArchivedObject {
     }
 
     private func element(_ value: PropertyList, position: Int, field: String = "NS.objects") throws -> ArchivedObject {
+        // Elements are references (or, leniently, plain values); a nested container stored inline
+        // would escape the cycle and sharing checks that references get.
+        switch value {
+        case .array, .dictionary:
+            throw failure("has an inline \(value.typeName) at position \(position) where a reference belongs", key: field)
+        default:
+            break
+        }
         guard let object = try storage.resolve(value, context: context("\(field)[\(position)]")) else {
             throw failure("has $null at position \(position)", key: field)
         }
@@ -391,11 +399,18 @@ extension ArchivedObject {
     /// - Throws: `GraftError.malformedInput` when the object graph has a cycle, nests deeper than
     ///   ``KeyedArchive/maximumDepth``, or holds an object that is not one of these Foundation types.
     public func decodePropertyList() throws -> PropertyList {
-        var visiting = Set<UInt64>()
-        return try decodePropertyList(visiting: &visiting, depth: 0)
+        var state = ConversionState()
+        return try decodePropertyList(state: &state, depth: 0)
     }
 
-    private func decodePropertyList(visiting: inout Set<UInt64>, depth: Int) throws -> PropertyList {
+    /// Objects on the current path (to find cycles) and objects already converted (so that an
+    /// archive sharing objects many times over converts in linear time).
+    private struct ConversionState {
+        var visiting = Set<UInt64>()
+        var converted: [UInt64: PropertyList] = [:]
+    }
+
+    private func decodePropertyList(state: inout ConversionState, depth: Int) throws -> PropertyList {
         guard depth < KeyedArchive.maximumDepth else {
             throw failure("is nested more than \(KeyedArchive.maximumDepth) deep")
         }
@@ -406,30 +421,46 @@ extension ArchivedObject {
             throw failure("is a bare UID \(uid)")
         case .array(let elements):
             // An inline array of UIDs, such as a field holding NS.objects itself.
-            return .array(try elements.enumerated().map { position, value in
-                try element(value, position: position, field: "[]").decodePropertyList(visiting: &visiting,
-                    depth: depth + 1)
-            })
+            var converted: [PropertyList] = []
+            converted.reserveCapacity(elements.count)
+            for (position, value) in elements.enumerated() {
+                let object = try element(value, position: position, field: "[]")
+                converted.append(try object.decodePropertyList(state: &state, depth: depth + 1))
+            }
+            return .array(converted)
         case .dictionary:
             break
         }
         if let uid {
-            guard visiting.insert(uid).inserted else { throw failure("contains itself (a reference cycle)") }
+            if let done = state.converted[uid] { return done }
+            guard state.visiting.insert(uid).inserted else { throw failure("contains itself (a reference cycle)") }
         }
-        defer { if let uid { visiting.remove(uid) } }
+        let value = try convertObject(state: &state, depth: depth)
+        if let uid {
+            state.visiting.remove(uid)
+            state.converted[uid] = value
+        }
+        return value
+    }
+
+    private func convertObject(state: inout ConversionState, depth: Int) throws -> PropertyList {
         let chain = classChain
         if chain.contains("NSDictionary") || contains("searchMapping") || (contains("NS.keys") && contains("NS.objects")) {
             var dictionary = PropertyList.Dictionary()
             for (key, value) in try decodeDictionary() {
                 let name = try key.decodeString()
-                dictionary[name] = try value.decodePropertyList(visiting: &visiting, depth: depth + 1)
+                dictionary[name] = try value.decodePropertyList(state: &state, depth: depth + 1)
             }
             return .dictionary(dictionary)
         }
         if chain.contains("NSArray") || chain.contains("NSSet") || chain.contains("NSOrderedSet")
             || (chain.isEmpty && contains("NS.objects"))
         {
-            return .array(try decodeArray().map { try $0.decodePropertyList(visiting: &visiting, depth: depth + 1) })
+            var elements: [PropertyList] = []
+            for element in try decodeArray() {
+                elements.append(try element.decodePropertyList(state: &state, depth: depth + 1))
+            }
+            return .array(elements)
         }
         if chain.contains("NSString") || contains("NS.string") { return .string(try decodeString()) }
         if chain.contains("NSData") || contains("NS.data") { return .data(try decodeData()) }

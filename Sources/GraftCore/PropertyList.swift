@@ -28,6 +28,8 @@ public enum PropertyList: Sendable {
     case array([PropertyList])
     case dictionary(PropertyList.Dictionary)
     /// A keyed-archive reference (`CF$UID`): an index into the archive's `$objects`.
+    ///
+    /// The binary format has room for 64 bits, but Apple's reader refuses UIDs above `UInt32.max`.
     case uid(UInt64)
 }
 

@@ -78,7 +78,7 @@ enum PythonPlist {
             guard let entries = payload as? [[Any]], entries.count == 1, entries[0][0] as? String == "CF$UID" else {
                 return mismatch()
             }
-            return difference(.integer(Int64(uid)), entries[0][1], path: path + ".CF$UID")
+            return difference(PropertyList(integer: uid), entries[0][1], path: path + ".CF$UID")
         case (.array(let elements), "array"):
             guard let theirs = payload as? [Any], theirs.count == elements.count else { return mismatch() }
             for (index, element) in elements.enumerated() {

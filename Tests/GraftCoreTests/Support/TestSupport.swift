@@ -176,6 +176,7 @@ enum Samples {
         ("empty dictionary", .dictionary([:])),
         ("uid 0", .uid(0)),
         ("uid 300", .uid(300)),
+        ("uid UInt32.max", .uid(UInt64(UInt32.max))),
         ("uid max", .uid(UInt64.max)),
         ("nested", ["a": [1, 2, ["b": [true, false]]], "c": [:], "d": [[]]]),
         ("array of 20", .array((0..<20).map { .integer(Int64($0)) })),
