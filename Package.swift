@@ -49,10 +49,13 @@ let package = Package(
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
 
-        .testTarget(name: "GraftCoreTests", dependencies: ["GraftCore"]),
-        .testTarget(name: "GraftModelTests", dependencies: ["GraftModel"]),
-        .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph"]),
-        .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI"]),
+        // Helpers shared by the tests: where the corpus and the examples are.
+        .target(name: "GraftTestSupport", path: "Tests/GraftTestSupport"),
+        .testTarget(name: "GraftCoreTests", dependencies: ["GraftCore", "GraftTestSupport"]),
+        .testTarget(name: "GraftModelTests", dependencies: ["GraftModel", "GraftTestSupport"]),
+        .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph", "GraftTestSupport"]),
+        .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI", "GraftTestSupport"]),
+        .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

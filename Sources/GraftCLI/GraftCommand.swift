@@ -14,6 +14,7 @@ public struct GraftCommand: ParsableCommand {
         subcommands: [
             // Add subcommands here, in the order the help lists them, keeping `help` last.
 
+            InspectCommand.self,
             HelpCommand.self,
         ])
 

@@ -8,15 +8,15 @@ public enum FileAccess {
     public static func read(_ url: URL) throws -> Data {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) else {
-            throw GraftError(.fileNotFound, "no such file", context: [.file(url.path)])
+            throw GraftError(.fileNotFound, "no such file", context: [.file(url.relativePath)])
         }
         if isDirectory.boolValue {
-            throw GraftError(.io, "is a folder, not a file", context: [.file(url.path)])
+            throw GraftError(.io, "is a folder, not a file", context: [.file(url.relativePath)])
         }
         do {
             return try Data(contentsOf: url)
         } catch {
-            throw GraftError(.io, "cannot be read: \(error.localizedDescription)", context: [.file(url.path)])
+            throw GraftError(.io, "cannot be read: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
     }
 
@@ -45,11 +45,11 @@ public enum FileAccess {
     ) throws {
         let folder = url.deletingLastPathComponent()
         if !overwrite && kind(of: url).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(url.path)])
+            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
         }
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-            throw GraftError(.io, "cannot create a file in \(folder.path)", context: [.file(url.path)])
+            throw GraftError(.io, "cannot create a file in \(folder.path)", context: [.file(url.relativePath)])
         }
         do {
             let handle = try FileHandle(forWritingTo: temporary)
@@ -63,17 +63,17 @@ public enum FileAccess {
             }
             if !overwrite && kind(of: url).exists {
                 throw GraftError(
-                    .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.path)])
+                    .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
             }
             guard rename(temporary.path, url.path) == 0 else {
                 throw GraftError(
                     .io, "cannot rename the finished file into place: \(String(cString: strerror(errno)))",
-                    context: [.file(url.path)])
+                    context: [.file(url.relativePath)])
             }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             if let error = error as? GraftError { throw error }
-            throw GraftError(.io, "cannot be written: \(error.localizedDescription)", context: [.file(url.path)])
+            throw GraftError(.io, "cannot be written: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
     }
 }

@@ -28,7 +28,7 @@ public enum XcdatamodelReader {
 
     /// Reads a model from a `contents` file.
     public static func read(contentsOf url: URL) throws -> Model {
-        try read(FileAccess.read(url), path: url.path)
+        try read(FileAccess.read(url), path: url.relativePath)
     }
 
     static func read(_ root: XMLElement) throws -> Model {

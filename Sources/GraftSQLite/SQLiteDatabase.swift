@@ -29,9 +29,9 @@ final class SQLiteDatabase {
     /// - Throws: `GraftError.fileNotFound`, or `GraftError.malformedInput` when the file is not SQLite.
     static func openForReading(_ url: URL) throws -> SQLiteDatabase {
         let kind = FileAccess.kind(of: url)
-        guard kind.exists else { throw GraftError(.fileNotFound, "no such file", context: [.file(url.path)]) }
+        guard kind.exists else { throw GraftError(.fileNotFound, "no such file", context: [.file(url.relativePath)]) }
         guard !kind.isDirectory else {
-            throw GraftError(.malformedInput, "is a folder, not a SQLite store", context: [.file(url.path)])
+            throw GraftError(.malformedInput, "is a folder, not a SQLite store", context: [.file(url.relativePath)])
         }
         let manager = FileManager.default
         let hasSideFiles = ["-wal", "-journal"].contains { manager.fileExists(atPath: url.path + $0) }
@@ -41,7 +41,7 @@ final class SQLiteDatabase {
             components.path = url.standardizedFileURL.path
             components.queryItems = [URLQueryItem(name: "immutable", value: "1")]
             let database = try open(
-                components.string!, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, displayPath: url.path)
+                components.string!, flags: SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, displayPath: url.relativePath)
             try database.checkIsSQLite()
             return database
         }
@@ -53,14 +53,14 @@ final class SQLiteDatabase {
             for suffix in ["-wal", "-journal"] where manager.fileExists(atPath: url.path + suffix) {
                 try manager.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
             }
-            let database = try open(copy.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.path, scratch: scratch)
+            let database = try open(copy.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.relativePath, scratch: scratch)
             try database.checkIsSQLite()
             return database
         } catch {
             try? manager.removeItem(at: scratch)
             if let error = error as? GraftError { throw error }
             throw GraftError(
-                .io, "cannot make a private copy to read: \(error.localizedDescription)", context: [.file(url.path)])
+                .io, "cannot make a private copy to read: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
     }
 

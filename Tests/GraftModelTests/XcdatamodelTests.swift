@@ -1,5 +1,6 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
 @testable import GraftModel
@@ -9,7 +10,7 @@ import Testing
         $0.lastPathComponent == "contents" && $0.deletingLastPathComponent().pathExtension == "xcdatamodel"
     }
 
-    @Test(.enabled(if: Corpus.isAvailable, Corpus.unavailableMessage), arguments: contentsFiles)
+    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)), arguments: contentsFiles)
     func everyCorpusModelReadsWritesAndReadsBackEqual(path: String) throws {
         let model = try XcdatamodelReader.read(contentsOf: Corpus.url(path))
         #expect(!model.entities.isEmpty)

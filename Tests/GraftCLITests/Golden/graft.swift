@@ -15,6 +15,8 @@ extension Golden {
           -h, --help              Show help information.
 
         SUBCOMMANDS:
+          inspect                 Describe a model: entities, attributes, relationships
+                                  and version hashes.
           help                    Show help for a subcommand.
 
           See 'graft <subcommand> --help' for detailed help.

@@ -1,21 +1,23 @@
 import Foundation
-import Testing
+
+/// Test helpers shared by every test target.
 
 /// The shared corpus of real Apple-written files, at `../shared/corpus/coredata` beside the checkout.
-enum Corpus {
-    static let root: URL = {
+public enum Corpus {
+    public static let root: URL = {
         if let path = ProcessInfo.processInfo.environment["GRAFT_CORPUS"] { return URL(fileURLWithPath: path) }
         return URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("shared/corpus/coredata")
     }()
 
-    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
+    public static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
 
-    static let unavailableMessage: Comment = "the corpus is not at \(root.path) (set GRAFT_CORPUS to its folder)"
+    /// Why corpus tests are skipped, for `.enabled(if:_:)`.
+    public static let unavailableMessage = "the corpus is not at \(root.path) (set GRAFT_CORPUS to its folder)"
 
     /// Files and folders under the corpus whose names satisfy `matches`, sorted, as paths relative to the root.
-    static func paths(where matches: (URL) -> Bool) -> [String] {
+    public static func paths(where matches: (URL) -> Bool) -> [String] {
         guard isAvailable, let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else {
             return []
         }
@@ -26,13 +28,13 @@ enum Corpus {
         return found.sorted()
     }
 
-    static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+    public static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
 }
 
 /// The project's own files (examples, formats).
-enum Project {
-    static let root: URL = URL(fileURLWithPath: #filePath)
+public enum Project {
+    public static let root: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+    public static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
 }

@@ -1,0 +1,164 @@
+import Foundation
+import GraftCore
+
+/// A model as found on disk: one or more versions, one of them current.
+///
+/// Reads every form Xcode and Core Data leave behind: an `.xcdatamodeld` (every version, and which is
+/// current), an `.xcdatamodel` folder or its `contents` file, a compiled `.momd` folder or `.mom` file.
+/// Stores that carry their model (a SQLite store's model cache) are read by the store modules.
+///
+/// For example:
+///
+/// ```swift
+/// let file = try ModelFile.load(URL(fileURLWithPath: "Company.xcdatamodeld"))
+/// print(file.currentVersionName, file.current.entities.map(\.name))
+/// ```
+public struct ModelFile: Sendable {
+    public enum Format: String, Sendable {
+        case xcdatamodeld, xcdatamodel, momd, mom
+        /// A SQLite store's `Z_MODELCACHE`.
+        case storeModelCache = "store model cache"
+        /// A model carried inside a store document (XML or binary store written by Graft).
+        case storeDocument = "store document"
+    }
+
+    /// One version of the model.
+    public struct Version: Sendable {
+        public let name: String
+        public let model: Model
+        public init(name: String, model: Model) {
+            self.name = name
+            self.model = model
+        }
+    }
+
+    public let url: URL
+    public let format: Format
+    /// Every version, in name order.
+    public let versions: [Version]
+    public let currentVersionName: String
+    /// Version hashes recorded beside the model (a `.momd`'s `VersionInfo.plist`, a store's metadata),
+    /// by version name, then entity name.
+    public let recordedVersionHashes: [String: [String: Data]]
+    /// Version checksums recorded beside the model, by version name.
+    public let recordedVersionChecksums: [String: String]
+
+    public init(
+        url: URL, format: Format, versions: [Version], currentVersionName: String,
+        recordedVersionHashes: [String: [String: Data]] = [:], recordedVersionChecksums: [String: String] = [:]
+    ) {
+        self.url = url
+        self.format = format
+        self.versions = versions
+        self.currentVersionName = currentVersionName
+        self.recordedVersionHashes = recordedVersionHashes
+        self.recordedVersionChecksums = recordedVersionChecksums
+    }
+
+    /// The current version's model.
+    public var current: Model {
+        (versions.first { $0.name == currentVersionName } ?? versions[versions.count - 1]).model
+    }
+
+    /// The version with this name.
+    public func version(named name: String) -> Model? {
+        versions.first { $0.name == name }?.model
+    }
+
+    /// Loads a model in any of the forms listed above, recognised by name and content.
+    ///
+    /// - Throws: `GraftError.fileNotFound`, `GraftError.unsupportedFormat` for something that is not a model,
+    ///   `GraftError.malformedInput` or `GraftError.invalidModel` naming the file and what is wrong.
+    public static func load(_ url: URL) throws -> ModelFile {
+        let kind = FileAccess.kind(of: url)
+        guard kind.exists else { throw GraftError(.fileNotFound, "no such file or folder", context: [.file(url.relativePath)]) }
+        let fileExtension = url.pathExtension.lowercased()
+        if kind.isDirectory {
+            switch fileExtension {
+            case "xcdatamodeld": return try loadBundle(url)
+            case "xcdatamodel": return try loadSingle(url)
+            case "momd": return try CompiledModelReader.loadBundle(url)
+            default:
+                if FileAccess.kind(of: url.appendingPathComponent("contents")).exists { return try loadSingle(url) }
+                throw GraftError(
+                    .unsupportedFormat, "is a folder but not an .xcdatamodeld, .xcdatamodel or .momd", context: [.file(url.relativePath)])
+            }
+        }
+        if url.lastPathComponent == "contents" {
+            let model = try XcdatamodelReader.read(contentsOf: url)
+            let name = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
+            return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+        }
+        let data = try FileAccess.read(url)
+        if data.starts(with: Array("bplist".utf8)) || fileExtension == "mom" {
+            return try CompiledModelReader.loadFile(url, data: data)
+        }
+        if data.prefix(512).range(of: Data("<model".utf8)) != nil {
+            let model = try XcdatamodelReader.read(data, path: url.relativePath)
+            let name = url.deletingPathExtension().lastPathComponent
+            return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+        }
+        throw GraftError(
+            .unsupportedFormat,
+            "is not a model Graft reads (.xcdatamodeld, .xcdatamodel, .mom, .momd, or a store with its model)",
+            context: [.file(url.relativePath)])
+    }
+
+    /// An `.xcdatamodel` folder: its `contents` (or, from Xcode 3, its `elements`).
+    private static func loadSingle(_ url: URL) throws -> ModelFile {
+        let name = url.deletingPathExtension().lastPathComponent
+        let contents = url.appendingPathComponent("contents")
+        let model: Model
+        if FileAccess.kind(of: contents).exists {
+            model = try XcdatamodelReader.read(contentsOf: contents)
+        } else if FileAccess.kind(of: url.appendingPathComponent("elements")).exists {
+            throw GraftError(
+                .unsupportedFormat, "is an Xcode 3 model (an 'elements' file, no 'contents'); Graft does not read those yet",
+                context: [.file(url.relativePath)])
+        } else {
+            throw GraftError(.malformedInput, "the .xcdatamodel folder has no contents file", context: [.file(url.relativePath)])
+        }
+        return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+    }
+
+    /// An `.xcdatamodeld` folder: every `.xcdatamodel` inside, and `.xccurrentversion`.
+    private static func loadBundle(_ url: URL) throws -> ModelFile {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: url.path)
+                .filter { $0.hasSuffix(".xcdatamodel") }
+                .sorted { $0.dropLast(".xcdatamodel".count) < $1.dropLast(".xcdatamodel".count) }
+        } catch {
+            throw GraftError(.io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
+        }
+        guard !names.isEmpty else {
+            throw GraftError(.malformedInput, "the .xcdatamodeld holds no .xcdatamodel version", context: [.file(url.relativePath)])
+        }
+        let versions = try names.map { name in
+            Version(
+                name: String(name.dropLast(".xcdatamodel".count)),
+                model: try loadSingle(url.appendingPathComponent(name)).current)
+        }
+        var current = versions.count == 1 ? versions[0].name : versions[versions.count - 1].name
+        let marker = url.appendingPathComponent(".xccurrentversion")
+        if FileAccess.kind(of: marker).exists {
+            let plist: PropertyList
+            do {
+                plist = try PropertyList.decode(FileAccess.read(marker))
+            } catch let error as GraftError {
+                throw error.inFile(marker.relativePath)
+            }
+            guard let named = plist["_XCCurrentVersionName"]?.stringValue else {
+                throw GraftError(.malformedInput, "has no _XCCurrentVersionName", context: [.file(marker.relativePath)])
+            }
+            let stem = named.hasSuffix(".xcdatamodel") ? String(named.dropLast(".xcdatamodel".count)) : named
+            guard versions.contains(where: { $0.name == stem }) else {
+                throw GraftError(
+                    .malformedInput, "names '\(named)' as the current version, but there is no such version",
+                    context: [.file(marker.relativePath)])
+            }
+            current = stem
+        }
+        return ModelFile(url: url, format: .xcdatamodeld, versions: versions, currentVersionName: current)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+/// What a Core Data SQLite store says about itself: its UUID, its metadata, and the model it keeps in
+/// its model cache.
+public struct SQLiteStoreFile {
+    public let url: URL
+    /// The store's UUID (`Z_METADATA.Z_UUID`).
+    public let identifier: String
+    /// The metadata dictionary (`Z_METADATA.Z_PLIST`), every key kept.
+    public let metadata: PropertyList.Dictionary
+    /// The compiled model in `Z_MODELCACHE`, raw-deflate compressed, if the store has one.
+    public let modelCache: Data?
+
+    /// Whether the file at `url` starts with SQLite's header.
+    public static func isSQLite(_ url: URL) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        return header == Data("SQLite format 3\0".utf8)
+    }
+
+    /// Reads a store's bookkeeping without changing the store, its `-wal` or its `-shm`.
+    ///
+    /// - Throws: `GraftError.malformedInput` for a SQLite file that is not a Core Data store.
+    public static func read(_ url: URL) throws -> SQLiteStoreFile {
+        let database = try SQLiteDatabase.openForReading(url)
+        guard try database.hasTable("Z_METADATA") else {
+            throw GraftError(.malformedInput, "is a SQLite database but not a Core Data store (no Z_METADATA table)", context: [.file(url.relativePath)])
+        }
+        let statement = try database.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
+        guard try statement.step() else {
+            throw GraftError(.malformedInput, "the Z_METADATA table is empty", context: [.file(url.relativePath)])
+        }
+        let identifier = statement.text(0) ?? ""
+        var metadata = PropertyList.Dictionary()
+        if let blob = statement.data(1), !blob.isEmpty {
+            do {
+                guard let dictionary = try PropertyList.decode(blob).dictionaryValue else {
+                    throw GraftError(.malformedInput, "the metadata is not a dictionary")
+                }
+                metadata = dictionary
+            } catch let error as GraftError {
+                throw error.at(.other("Z_METADATA.Z_PLIST")).inFile(url.relativePath)
+            }
+        }
+        var cache: Data?
+        if try database.hasTable("Z_MODELCACHE") {
+            let row = try database.prepare("SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")
+            if try row.step() { cache = row.data(0) }
+        }
+        return SQLiteStoreFile(url: url, identifier: identifier, metadata: metadata, modelCache: cache)
+    }
+
+    /// The version hashes the metadata records (`NSStoreModelVersionHashes`), by entity name.
+    public var recordedVersionHashes: [String: Data] {
+        guard let hashes = metadata["NSStoreModelVersionHashes"]?.dictionaryValue else { return [:] }
+        var result: [String: Data] = [:]
+        for (name, value) in hashes {
+            if case .data(let data) = value { result[name] = data }
+        }
+        return result
+    }
+
+    /// The model in the store's model cache.
+    ///
+    /// - Throws: `GraftError.notFound` when the store has no model cache (stores written before about
+    ///   framework version 640 have none), `GraftError.malformedInput` when it cannot be read.
+    public func cachedModel() throws -> Model {
+        guard let modelCache, !modelCache.isEmpty else {
+            throw GraftError(
+                .notFound, "the store has no model cache (Z_MODELCACHE); give its model with --model",
+                context: [.file(url.relativePath)])
+        }
+        do {
+            let archive = try RawDeflate.inflate(modelCache)
+            return try CompiledModelReader.read(archive, path: "\(url.relativePath) (Z_MODELCACHE)")
+        } catch let error as GraftError {
+            throw error.context.isEmpty ? error.inFile("\(url.relativePath) (Z_MODELCACHE)") : error
+        }
+    }
+
+    /// The store's model as a `ModelFile`, with the hashes its metadata records.
+    public static func modelFile(at url: URL) throws -> ModelFile {
+        let store = try read(url)
+        let model = try store.cachedModel()
+        let name = model.versionIdentifiers.first(where: { !$0.isEmpty }) ?? url.deletingPathExtension().lastPathComponent
+        var checksums: [String: String] = [:]
+        if let checksum = store.metadata["NSStoreModelVersionChecksumKey"]?.stringValue { checksums[name] = checksum }
+        return ModelFile(
+            url: url, format: .storeModelCache, versions: [ModelFile.Version(name: name, model: model)],
+            currentVersionName: name, recordedVersionHashes: [name: store.recordedVersionHashes],
+            recordedVersionChecksums: checksums)
+    }
+}
