@@ -2,8 +2,10 @@ import Foundation
 import GraftCore
 import GraftModel
 
-/// A store that keeps its objects in memory: the deterministic test double for every other store, and
-/// the default store of a context built from a model alone.
+/// A store that keeps its objects in memory: the deterministic test double for every other store, the
+/// default store of a context built from a model alone, and the working copy of whole-document stores
+/// (XML and binary), which read a document into it and write the whole document back on every save
+/// through `persist`.
 ///
 /// For example:
 ///
@@ -14,6 +16,8 @@ import GraftModel
 public final class InMemoryStore: PersistentStore, StoreReader {
     public let model: Model
     public let identifier: String
+    /// The metadata a document written from this store carries.
+    public var metadata: StoreMetadata
     private var objects: [ObjectRef: Snapshot] = [:]
     /// The last key used per root entity.
     private var lastKeys: [Int: Int64] = [:]
@@ -23,6 +27,24 @@ public final class InMemoryStore: PersistentStore, StoreReader {
     public init(model: Model, identifier: String = UUID().uuidString) {
         self.model = model
         self.identifier = identifier
+        self.metadata = StoreMetadata.make(for: model, storeType: .inMemory, identifier: identifier)
+    }
+
+    /// Writes the whole document after each save; when it throws, the save fails and the store keeps its
+    /// previous contents.
+    public var persist: ((_ snapshots: [Snapshot], _ metadata: StoreMetadata) throws -> Void)?
+
+    /// A store holding every object of a document, read through `reader`.
+    ///
+    /// - Parameter persist: writes the whole document back after each save (see `persist`).
+    public convenience init(
+        reading reader: any StoreReader,
+        persist: ((_ snapshots: [Snapshot], _ metadata: StoreMetadata) throws -> Void)? = nil
+    ) throws {
+        self.init(model: reader.model, identifier: reader.metadata.identifier)
+        metadata = reader.metadata
+        try reader.forEachSnapshot { try add($0) }
+        self.persist = persist
     }
 
     /// A store holding the given snapshots.
@@ -91,8 +113,13 @@ public final class InMemoryStore: PersistentStore, StoreReader {
             }
             next[snapshot.ref] = snapshot
         }
+        if let persist {
+            try persist(next.keys.sorted().map { next[$0]! }, metadata)
+        }
         objects = next
     }
+
+    public var objectCount: Int? { objects.count }
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
         for ref in objects.keys.sorted() { try body(objects[ref]!) }

@@ -82,18 +82,34 @@ public struct StoreChanges: Sendable {
 }
 
 /// Reads a whole document as a stream of snapshots (used by conversion, which builds no context).
+///
+/// Every `ObjectRef` in the snapshots names the referenced object's exact entity (not the relationship's
+/// declared destination when the object belongs to a subentity), and keys are unique within each
+/// inheritance tree, so writers can place references without seeing the referenced object first.
 public protocol StoreReader {
     var model: Model { get }
-    /// The store's UUID.
-    var identifier: String { get }
+    /// The store's UUID and metadata dictionary.
+    var metadata: StoreMetadata { get }
+    /// How many objects the document holds, when the reader knows it cheaply (for progress).
+    var objectCount: Int? { get }
     /// Calls `body` with every object in the document, each exactly once.
     func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
 }
 
+extension StoreReader {
+    public var objectCount: Int? { nil }
+}
+
 /// Writes a whole document from a stream of snapshots.
+///
+/// Snapshots may arrive in any order and may refer to objects that come later. A writer writes into a
+/// temporary file beside its destination and renames it into place in `finish()`; `cancel()` (or a
+/// failure) removes the temporary file, so a failed write leaves nothing behind.
 public protocol StoreWriter {
     /// Adds one object to the document.
     mutating func write(_ snapshot: Snapshot) throws
     /// Completes the document; nothing is visible at the destination before this returns.
     mutating func finish() throws
+    /// Abandons the document, removing anything written so far.
+    mutating func cancel()
 }
