@@ -29,7 +29,21 @@ struct InspectCommand: ParsableCommand {
     var json = false
 
     func run(_ context: CommandContext) throws {
-        let file = try ModelLoading.load(URL(fileURLWithPath: path.path))
+        let url = URL(fileURLWithPath: path.path)
+        if SQLiteStoreFile.isSQLite(url) {
+            let reader = try SQLiteStoreReader(url: url, model: nil)
+            let counts = try reader.counts()
+            let model = ModelFile(
+                url: url, format: .storeModelCache, versions: [.init(name: "store", model: reader.model)],
+                currentVersionName: "store")
+            if json {
+                context.print(StoreReport.json(format: "sqlite", metadata: reader.metadata, counts: counts, model: model).text(pretty: true))
+            } else {
+                context.print(StoreReport.text(path: path.path, format: "sqlite", metadata: reader.metadata, counts: counts, model: model), terminator: "")
+            }
+            return
+        }
+        let file = try ModelLoading.load(url)
         if json {
             context.print(ModelReport.json(for: file).text(pretty: true))
         } else {

@@ -20,8 +20,32 @@ final class SQLiteDatabase {
     }
 
     deinit {
-        sqlite3_close_v2(handle)
+        close()
         if let scratch { try? FileManager.default.removeItem(at: scratch) }
+    }
+
+    /// Creates a new, empty database file at `url` (which must not exist) and opens it for writing.
+    static func create(_ url: URL) throws -> SQLiteDatabase {
+        try open(url.path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, displayPath: url.relativePath)
+    }
+
+    /// Opens an existing store for reading and writing (saving into it).
+    static func openForWriting(_ url: URL) throws -> SQLiteDatabase {
+        let kind = FileAccess.kind(of: url)
+        guard kind.exists, !kind.isDirectory else { throw GraftError(.fileNotFound, "no such file", context: [.file(url.relativePath)]) }
+        let database = try open(url.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.relativePath)
+        try database.checkIsSQLite()
+        return database
+    }
+
+    private var isOpen = true
+
+    /// Closes the connection now (also done when the object goes away); further use is an error.
+    /// Statements still alive keep SQLite's side open until they are finalized.
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        sqlite3_close_v2(handle)
     }
 
     /// Opens a store for reading without modifying it, its `-wal` or its `-shm`.
@@ -123,6 +147,7 @@ final class SQLiteDatabase {
 /// A prepared statement, finalized when it goes away.
 final class SQLiteStatement {
     private let statement: OpaquePointer
+    var statementHandle: OpaquePointer { statement }
     private let database: SQLiteDatabase
 
     init(statement: OpaquePointer, database: SQLiteDatabase) {
@@ -145,8 +170,37 @@ final class SQLiteStatement {
     func reset() { sqlite3_reset(statement) }
 
     func bind(_ text: String, at index: Int32) throws {
-        let status = sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+        var text = text
+        let status = text.withUTF8 { bytes in
+            sqlite3_bind_text(
+                statement, index, UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                    .assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
+        }
         guard status == SQLITE_OK else { throw database.error(status, "cannot bind") }
+    }
+
+    func bind(_ value: Double, at index: Int32) throws {
+        let status = sqlite3_bind_double(statement, index, value)
+        guard status == SQLITE_OK else { throw database.error(status, "cannot bind") }
+    }
+
+    func bind(_ data: Data, at index: Int32) throws {
+        let status = data.withUnsafeBytes { bytes in
+            sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(bytes.count), csqlite_transient())
+        }
+        guard status == SQLITE_OK else { throw database.error(status, "cannot bind") }
+    }
+
+    func bindNull(at index: Int32) throws {
+        let status = sqlite3_bind_null(statement, index)
+        guard status == SQLITE_OK else { throw database.error(status, "cannot bind") }
+    }
+
+    /// Runs a statement that returns no rows, then resets it for the next use.
+    func run() throws {
+        defer { reset() }
+        let status = sqlite3_step(statement)
+        guard status == SQLITE_DONE || status == SQLITE_ROW else { throw database.error(status, "cannot write") }
     }
 
     func bind(_ value: Int64, at index: Int32) throws {
@@ -166,7 +220,8 @@ final class SQLiteStatement {
 
     func text(_ index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(statement, index) else { return nil }
-        return String(cString: pointer)
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     func data(_ index: Int32) -> Data? {

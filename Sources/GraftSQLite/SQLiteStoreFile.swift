@@ -25,7 +25,10 @@ public struct SQLiteStoreFile {
     ///
     /// - Throws: `GraftError.malformedInput` for a SQLite file that is not a Core Data store.
     public static func read(_ url: URL) throws -> SQLiteStoreFile {
-        let database = try SQLiteDatabase.openForReading(url)
+        try read(SQLiteDatabase.openForReading(url), url: url)
+    }
+
+    static func read(_ database: SQLiteDatabase, url: URL) throws -> SQLiteStoreFile {
         guard try database.hasTable("Z_METADATA") else {
             throw GraftError(.malformedInput, "is a SQLite database but not a Core Data store (no Z_METADATA table)", context: [.file(url.relativePath)])
         }

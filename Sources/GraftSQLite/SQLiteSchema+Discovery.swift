@@ -1,0 +1,219 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+extension SQLiteSchema {
+    /// One row of `Z_PRIMARYKEY`.
+    struct EntityRow {
+        var number: Int
+        var name: String
+        var superNumber: Int
+        var maxKey: Int64
+    }
+
+    /// Reads `Z_PRIMARYKEY`.
+    static func entityRows(in database: SQLiteDatabase) throws -> [EntityRow] {
+        guard try database.hasTable("Z_PRIMARYKEY") else {
+            throw GraftError(.malformedInput, "is not a Core Data store (no Z_PRIMARYKEY table)", context: [.file(database.path)])
+        }
+        let statement = try database.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
+        var rows: [EntityRow] = []
+        while try statement.step() {
+            rows.append(
+                EntityRow(
+                    number: Int(statement.int64(0)), name: statement.text(1) ?? "", superNumber: Int(statement.int64(2)),
+                    maxKey: statement.int64(3)))
+        }
+        return rows
+    }
+
+    /// The layout of an existing store, matched against `model`.
+    ///
+    /// Entities are matched by number (`Z_ENT`): the numbers a store was created with stay after
+    /// migrations, while `Z_NAME` may be stale after a rename. Where every name in `Z_PRIMARYKEY` is an
+    /// entity of the model and the hierarchy agrees, the names decide; otherwise Core Data's numbering
+    /// of the model must agree with the store's hierarchy. Tables, columns and join tables are then
+    /// found by name, allowing for the suffixes and join-table names migrations leave.
+    ///
+    /// - Throws: `GraftError.modelMismatch` when the store's tables do not fit the model, naming the entity,
+    ///   property, table or column.
+    static func discover(in database: SQLiteDatabase, model: Model) throws -> SQLiteSchema {
+        let rows = try entityRows(in: database).filter { $0.number < 16000 }  // 16001…: persistent history
+        let numbers = try matchEntities(rows, model: model, path: database.path)
+        var schema = SQLiteSchema(model: model, numbers: numbers)
+        let actual = try actualColumns(in: database)
+        try schema.reconcile(with: actual, rows: rows, path: database.path)
+        return schema
+    }
+
+    /// Every table's columns, by table name (upper-cased for matching).
+    static func actualColumns(in database: SQLiteDatabase) throws -> [String: (name: String, columns: [String])] {
+        let tables = try database.prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        var result: [String: (name: String, columns: [String])] = [:]
+        var names: [String] = []
+        while try tables.step() { if let name = tables.text(0) { names.append(name) } }
+        for name in names {
+            let info = try database.prepare("PRAGMA table_info(\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\")")
+            var columns: [String] = []
+            while try info.step() { if let column = info.text(1) { columns.append(column) } }
+            result[name.uppercased()] = (name, columns)
+        }
+        return result
+    }
+
+    private static func matchEntities(_ rows: [EntityRow], model: Model, path: String) throws -> [Int] {
+        let descriptions = model.descriptions
+        func superName(_ row: EntityRow) -> String? { rows.first { $0.number == row.superNumber }?.name }
+        // By name, when every model entity is present under its own name with the same parent.
+        var byName = Array(repeating: -1, count: descriptions.count)
+        var namesAgree = true
+        for entity in descriptions {
+            guard let row = rows.first(where: { $0.name == entity.name }),
+                superName(row) == entity.superentityIndex.map({ descriptions[$0].name })
+            else {
+                namesAgree = false
+                break
+            }
+            byName[entity.index] = row.number
+        }
+        if namesAgree { return byName }
+        // By number: Core Data's numbering of the model, checked against the store's hierarchy.
+        let byNumber = descriptions.map { $0.index + 1 }
+        let shapeAgrees = descriptions.allSatisfy { entity in
+            guard let row = rows.first(where: { $0.number == entity.index + 1 }) else { return false }
+            return row.superNumber == (entity.superentityIndex.map { $0 + 1 } ?? 0)
+        }
+        if shapeAgrees && rows.count == descriptions.count { return byNumber }
+        let missing = descriptions.filter { entity in !rows.contains { $0.name == entity.name } }.map(\.name)
+        throw GraftError(
+            .modelMismatch,
+            "the store's entities (\(rows.map(\.name).joined(separator: ", "))) do not match the model's"
+                + (missing.isEmpty ? "" : "; missing: \(missing.joined(separator: ", "))"),
+            context: [.file(path)])
+    }
+
+    /// Adjusts derived names to the tables and columns the store has.
+    private mutating func reconcile(
+        with actual: [String: (name: String, columns: [String])], rows: [EntityRow], path: String
+    ) throws {
+        let descriptions = model.descriptions
+        // Entity tables: by the root's current name, else by the name Z_PRIMARYKEY still records.
+        for index in tables.indices {
+            let root = tables[index].rootEntity
+            let recorded = rows.first { $0.number == entityNumbers[root] }?.name ?? descriptions[root].name
+            guard let found = actual[tables[index].name.uppercased()] ?? actual[("Z" + recorded).uppercased()] else {
+                throw GraftError(
+                    .modelMismatch, "the store has no table \(tables[index].name) for entity \(descriptions[root].name)",
+                    context: [.file(path)])
+            }
+            let oldName = tables[index].name
+            tables[index].name = found.name
+            let present = Set(found.columns.map { $0.uppercased() })
+            var renamed: [String: String] = [:]
+            for columnIndex in tables[index].columns.indices {
+                let column = tables[index].columns[columnIndex]
+                if present.contains(column.name.uppercased()) { continue }
+                if case .attribute(let entity, let attribute) = column.role {
+                    throw GraftError(
+                        .modelMismatch, "column \(column.name) for \(descriptions[entity].name).\(descriptions[entity].attributes[attribute].name) is missing from table \(found.name)",
+                        context: [.file(path)])
+                }
+                if case .toOne(let entity, let relationship) = column.role {
+                    throw GraftError(
+                        .modelMismatch, "column \(column.name) for \(descriptions[entity].name).\(descriptions[entity].relationships[relationship].name) is missing from table \(found.name)",
+                        context: [.file(path)])
+                }
+                // An entity column's number may differ after migrations (`Z11_QUOTE` vs `Z9_QUOTE`).
+                if case .toOneEntity = column.role, let underscore = column.name.firstIndex(of: "_") {
+                    let tail = column.name[underscore...].uppercased()
+                    let match = found.columns.first { name in
+                        let upper = name.uppercased()
+                        guard upper.hasSuffix(tail), upper.hasPrefix("Z") else { return false }
+                        let number = upper.dropFirst().dropLast(tail.count)
+                        return !number.isEmpty && number.allSatisfy(\.isNumber)
+                    }
+                    if let match {
+                        renamed[column.name] = match
+                        tables[index].columns[columnIndex].name = match
+                        continue
+                    }
+                }
+                // An entity or order column the store does not have: read as absent.
+                renamed[column.name] = ""
+                tables[index].columns[columnIndex].name = ""
+            }
+            if oldName != found.name || !renamed.isEmpty {
+                for entity in tables[index].entities {
+                    for relationship in toOneColumns[entity].indices {
+                        guard var columns = toOneColumns[entity][relationship] else { continue }
+                        if let entityColumn = columns.entity, let new = renamed[entityColumn] {
+                            columns.entity = new.isEmpty ? nil : new
+                        }
+                        if let order = columns.order, let new = renamed[order] { columns.order = new.isEmpty ? nil : new }
+                        toOneColumns[entity][relationship] = columns
+                    }
+                }
+            }
+        }
+        // To-manys through an inverse column point at the (possibly renamed) table.
+        for entity in descriptions.indices {
+            for relationship in toManyStorage[entity].indices {
+                if case .inverseColumn(let table, _, _)? = toManyStorage[entity][relationship] {
+                    let inverse = model.inverse(of: descriptions[entity].relationships[relationship])!
+                    let destination = descriptions[descriptions[entity].relationships[relationship].destinationIndex]
+                    let columns = toOneColumns[destination.index][inverse.index]!
+                    toManyStorage[entity][relationship] = .inverseColumn(table: table, column: columns.key, orderColumn: columns.order)
+                }
+            }
+        }
+        // Join tables: either side may name the table, and column names may carry suffixes.
+        for index in joinTables.indices {
+            try reconcileJoinTable(index, actual: actual, path: path)
+        }
+    }
+
+    private mutating func reconcileJoinTable(
+        _ index: Int, actual: [String: (name: String, columns: [String])], path: String
+    ) throws {
+        var join = joinTables[index]
+        let descriptions = model.descriptions
+        let owner = descriptions[join.entity]
+        let relationship = owner.relationships[join.relationship]
+        let number = entityNumbers[join.entity]
+        var candidates = [join.name]
+        var otherNumber = number
+        var inverseName = "INVERSE_" + relationship.name.uppercased()
+        if let inverse = join.inverse {
+            otherNumber = entityNumbers[inverse.entity]
+            inverseName = descriptions[inverse.entity].relationships[inverse.relationship].name.uppercased()
+            candidates.append("Z_\(otherNumber)" + inverseName)
+        }
+        guard let found = candidates.lazy.compactMap({ actual[$0.uppercased()] }).first else {
+            throw GraftError(
+                .modelMismatch, "the store has no join table for \(owner.name).\(relationship.name) (looked for \(candidates.joined(separator: " or ")))",
+                context: [.file(path)])
+        }
+        func column(_ base: String, excluding: String? = nil) -> String? {
+            found.columns.first { name in
+                let upper = name.uppercased()
+                guard upper.hasPrefix(base), upper != excluding?.uppercased() else { return false }
+                return upper.dropFirst(base.count).allSatisfy(\.isNumber)
+            }
+        }
+        let sourceBase = "Z_\(number)" + inverseName
+        let destinationBase = "Z_\(otherNumber)" + relationship.name.uppercased()
+        guard let source = column(sourceBase), let destination = column(destinationBase, excluding: source) else {
+            throw GraftError(
+                .modelMismatch, "join table \(found.name) for \(owner.name).\(relationship.name) lacks columns \(sourceBase) and \(destinationBase)",
+                context: [.file(path)])
+        }
+        join.name = found.name
+        join.sourceColumn = source
+        join.destinationColumn = destination
+        join.sourceOrderColumn = join.sourceOrderColumn.flatMap { _ in column("Z_FOK_" + sourceBase.dropFirst(2)) }
+        join.destinationOrderColumn = join.destinationOrderColumn.flatMap { _ in column("Z_FOK_" + destinationBase.dropFirst(2)) }
+        joinTables[index] = join
+        addJoinTable(join, replacing: index)
+    }
+}

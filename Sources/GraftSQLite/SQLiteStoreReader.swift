@@ -1,0 +1,258 @@
+import CSQLite
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Reads a whole Core Data SQLite store as a stream of snapshots, never changing the store, its `-wal`
+/// or its `-shm`.
+///
+/// Rows are read table by table in key order; each to-many is filled from a second cursor over the
+/// inverse's column or the join table, sorted the same way and read in step, so memory stays bounded
+/// whatever the store's size.
+///
+/// For example:
+///
+/// ```swift
+/// let reader = try SQLiteStoreReader(url: storeURL, model: nil)   // the store's own model cache
+/// try reader.forEachSnapshot { snapshot in … }
+/// ```
+public final class SQLiteStoreReader: StoreReader {
+    public let model: Model
+    public let metadata: StoreMetadata
+    let database: SQLiteDatabase
+    let schema: SQLiteSchema
+    let url: URL
+
+    /// Opens a store for reading.
+    ///
+    /// - Parameter model: the model to read with; `nil` uses the model the store keeps in its model cache.
+    /// - Throws: `GraftError.fileNotFound`, `.malformedInput` (not a Core Data store, corrupt),
+    ///   `.notFound` (no model given and no model cache), `.modelMismatch` (the given model's version hashes
+    ///   differ from the store's, naming the entities).
+    public init(url: URL, model: Model?) throws {
+        self.url = url
+        let database = try SQLiteDatabase.openForReading(url)
+        let file = try SQLiteStoreFile.read(database, url: url)
+        let metadata = StoreMetadata(identifier: file.identifier, values: file.metadata)
+        let chosen: Model
+        if let model {
+            try metadata.check(against: model, path: url.relativePath)
+            chosen = model
+        } else {
+            chosen = try file.cachedModel()
+        }
+        self.model = chosen
+        self.metadata = metadata
+        self.database = database
+        self.schema = try SQLiteSchema.discover(in: database, model: chosen)
+    }
+
+    /// The folder Core Data keeps externally stored binary data in: `.<store name>_SUPPORT/_EXTERNAL_DATA`.
+    var externalDataFolder: URL {
+        url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
+    }
+
+    public var objectCount: Int? {
+        try? counts().values.reduce(0, +)
+    }
+
+    /// How many objects each entity has, counting each object under its own entity only.
+    public func counts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entity in model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
+        for table in schema.tables {
+            let statement = try database.prepare("SELECT Z_ENT, count(*) FROM \(quoted(table.name)) GROUP BY Z_ENT")
+            while try statement.step() {
+                let number = Int(statement.int64(0))
+                guard let entity = schema.entity(forNumber: number) else {
+                    throw GraftError(.malformedInput, "table \(table.name) holds rows of entity number \(number), which the model does not have", context: [.file(url.relativePath)])
+                }
+                counts[model.descriptions[entity].name, default: 0] += Int(statement.int64(1))
+            }
+        }
+        return counts
+    }
+
+    public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
+        for table in schema.tables.indices {
+            try readTable(table, body)
+        }
+    }
+
+    // MARK: Reading one table
+
+    /// A cursor over (owner key, related key, related entity) rows sorted by owner key.
+    private final class RelatedCursor {
+        let statement: SQLiteStatement
+        let fixedEntity: Int?
+        let schema: SQLiteSchema
+        var current: (owner: Int64, key: Int64, entity: Int)?
+        var finished = false
+
+        init(statement: SQLiteStatement, fixedEntity: Int?, schema: SQLiteSchema) throws {
+            self.statement = statement
+            self.fixedEntity = fixedEntity
+            self.schema = schema
+            try advance()
+        }
+
+        func advance() throws {
+            guard try statement.step() else {
+                current = nil
+                finished = true
+                return
+            }
+            let entity: Int
+            if let fixedEntity {
+                entity = fixedEntity
+            } else {
+                let number = Int(statement.int64(2))
+                guard let found = schema.entity(forNumber: number) else {
+                    throw GraftError(.malformedInput, "a related row has entity number \(number), which the model does not have")
+                }
+                entity = found
+            }
+            current = (statement.int64(0), statement.int64(1), entity)
+        }
+
+        /// The related refs of `owner`, consuming them (owners must be asked in increasing order).
+        func take(_ owner: Int64) throws -> [ObjectRef] {
+            var refs: [ObjectRef] = []
+            while let row = current, row.owner <= owner {
+                if row.owner == owner { refs.append(ObjectRef(entity: row.entity, key: row.key)) }
+                try advance()
+            }
+            return refs
+        }
+    }
+
+    private func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+
+    /// A cursor for one to-many of the entities in `table`.
+    private func cursors(for relationship: RelationshipDescription, of entity: EntityDescription) throws -> [RelatedCursor] {
+        guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return [] }
+        let destination = model.descriptions[relationship.destinationIndex]
+        let destinationTable = schema.tables[schema.tableOfEntity[destination.index]]
+        let fixed = destination.descendantIndices.isEmpty ? destination.index : nil
+        switch storage {
+        case .inverseColumn(let table, let column, let orderColumn):
+            let source = schema.tables[table]
+            let order = orderColumn.map { "\(quoted($0)), " } ?? ""
+            let sql = "SELECT \(quoted(column)), Z_PK, Z_ENT FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
+            return [try RelatedCursor(statement: database.prepare(sql), fixedEntity: nil, schema: schema)]
+        case .joinTable(let index, let ownColumn, let otherColumn, let orderColumn):
+            let join = schema.joinTables[index]
+            var pairs = [(ownColumn, otherColumn, orderColumn)]
+            // A relationship that is its own inverse is stored once per pair: read both directions.
+            if relationship.inverseIndex == relationship.index && relationship.destinationIndex == entity.index
+                || (relationship.inverseIndex == relationship.index && model.isKind(entity, of: destination))
+            {
+                pairs = [(join.sourceColumn, join.destinationColumn, nil), (join.destinationColumn, join.sourceColumn, nil)]
+            }
+            return try pairs.map { own, other, order in
+                let orderBy = order.map { "j.\(quoted($0)), " } ?? ""
+                let sql: String
+                if fixed == nil {
+                    sql = "SELECT j.\(quoted(own)), j.\(quoted(other)), d.Z_ENT FROM \(quoted(join.name)) j JOIN \(quoted(destinationTable.name)) d ON d.Z_PK = j.\(quoted(other)) ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
+                } else {
+                    sql = "SELECT j.\(quoted(own)), j.\(quoted(other)) FROM \(quoted(join.name)) j ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
+                }
+                return try RelatedCursor(statement: database.prepare(sql), fixedEntity: fixed, schema: schema)
+            }
+        }
+    }
+
+    private func readTable(_ tableIndex: Int, _ body: (Snapshot) throws -> Void) throws {
+        let table = schema.tables[tableIndex]
+        let columns = table.columns.filter { !$0.name.isEmpty }
+        var position: [String: Int32] = [:]
+        for (offset, column) in columns.enumerated() { position[column.name] = Int32(offset) }
+        let select = "SELECT \(columns.map { quoted($0.name) }.joined(separator: ", ")) FROM \(quoted(table.name)) ORDER BY Z_PK"
+        let rows = try database.prepare(select)
+
+        // One set of cursors per to-many, shared by every entity of the table that has it.
+        var toManyCursors: [String: [RelatedCursor]] = [:]
+        for member in table.entities {
+            let entity = model.descriptions[member]
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: model)
+                let key = "\(declarer.index).\(relationship.name)"
+                if toManyCursors[key] == nil { toManyCursors[key] = try cursors(for: relationship, of: declarer) }
+            }
+        }
+        let external = externalDataFolder
+        var lookups: [Int: SQLiteStatement] = [:]
+        while try rows.step() {
+            let key = rows.int64(0)
+            let number = Int(rows.int64(1))
+            guard let entityIndex = schema.entity(forNumber: number) else {
+                throw GraftError(
+                    .malformedInput, "row \(key) of table \(table.name) has entity number \(number), which the model does not have",
+                    context: [.file(url.relativePath)])
+            }
+            let entity = model.descriptions[entityIndex]
+            var attributes = [Value?](repeating: nil, count: entity.attributes.count)
+            for (index, attribute) in entity.attributes.enumerated() {
+                guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
+                do {
+                    attributes[index] = try SQLiteValues.read(rows, column, as: attribute, externalData: external)
+                } catch let error as GraftError {
+                    throw error.at(.key(attribute.name)).at(.object("\(entity.name) p\(key)")).inFile(url.relativePath)
+                }
+            }
+            var relationships: [RelationshipValue] = []
+            relationships.reserveCapacity(entity.relationships.count)
+            for relationship in entity.relationships {
+                if relationship.isTransient {
+                    relationships.append(relationship.isToMany ? .toMany([]) : .toOne(nil))
+                } else if relationship.isToMany {
+                    let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: model)
+                    var refs: [ObjectRef] = []
+                    for cursor in toManyCursors["\(declarer.index).\(relationship.name)"] ?? [] {
+                        refs += try cursor.take(key)
+                    }
+                    relationships.append(.toMany(refs))
+                } else {
+                    guard let columns = schema.toOneColumns[entityIndex][relationship.index],
+                        let keyColumn = position[columns.key], !rows.isNull(keyColumn)
+                    else {
+                        relationships.append(.toOne(nil))
+                        continue
+                    }
+                    let target = rows.int64(keyColumn)
+                    let destination = model.descriptions[relationship.destinationIndex]
+                    var targetEntity = destination.index
+                    if !destination.descendantIndices.isEmpty {
+                        if let entityColumn = columns.entity.flatMap({ position[$0] }), !rows.isNull(entityColumn),
+                            let found = schema.entity(forNumber: Int(rows.int64(entityColumn)))
+                        {
+                            targetEntity = found
+                        } else {
+                            targetEntity = try lookUpEntity(of: target, in: destination, statements: &lookups)
+                        }
+                    }
+                    relationships.append(.toOne(ObjectRef(entity: targetEntity, key: target)))
+                }
+            }
+            try body(Snapshot(ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships))
+        }
+    }
+
+    /// The exact entity of the object with `key` in `destination`'s table (for stores that lack the
+    /// destination-entity column).
+    private func lookUpEntity(of key: Int64, in destination: EntityDescription, statements: inout [Int: SQLiteStatement]) throws -> Int {
+        let tableIndex = schema.tableOfEntity[destination.index]
+        if statements[tableIndex] == nil {
+            statements[tableIndex] = try database.prepare("SELECT Z_ENT FROM \(quoted(schema.tables[tableIndex].name)) WHERE Z_PK = ?")
+        }
+        let statement = statements[tableIndex]!
+        defer { statement.reset() }
+        try statement.bind(key, at: 1)
+        guard try statement.step(), let entity = schema.entity(forNumber: Int(statement.int64(0))) else {
+            return destination.index
+        }
+        return entity
+    }
+}

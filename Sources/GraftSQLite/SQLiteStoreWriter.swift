@@ -1,0 +1,292 @@
+import CSQLite
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Writes a new Core Data SQLite store from a stream of snapshots, in Apple's layout: tables, columns,
+/// join tables and indexes named as Core Data names them, `Z_PRIMARYKEY` with each tree's highest key,
+/// `Z_METADATA` with the metadata dictionary and the store UUID, `Z_MODELCACHE` holding the model, and
+/// SQLite set up as Core Data sets it (incremental auto-vacuum, 4096-byte pages, WAL journal).
+///
+/// The store is built in a temporary file beside the destination, loaded in one transaction with the
+/// journal off (WAL is switched on at the end, as bulk loading in WAL mode is slower), then renamed into
+/// place. Nothing appears at the destination unless `finish()` succeeds.
+///
+/// For example:
+///
+/// ```swift
+/// var writer = try SQLiteStoreWriter(url: out, model: model, metadata: metadata, overwrite: false)
+/// try reader.forEachSnapshot { try writer.write($0) }
+/// try writer.finish()
+/// ```
+public final class SQLiteStoreWriter: StoreWriter {
+    let url: URL
+    let model: Model
+    var metadata: StoreMetadata
+    let overwrite: Bool
+    private let temporary: URL
+    private var database: SQLiteDatabase?
+    private let schema: SQLiteSchema
+    private var inserts: [SQLiteStatement] = []
+    /// For each table and entity: the statement parameter of every column the entity fills.
+    private var tableColumns: [[String: Int32]] = []
+    private var joinInserts: [SQLiteStatement] = []
+    /// Highest key written per root entity.
+    private var maxKeys: [Int: Int64] = [:]
+    /// Order keys for rows of ordered to-manys with a to-one inverse: (table, key) → (column, order).
+    private var pendingOrders: [OrderUpdate] = []
+    private var pendingJoinOrders: [JoinOrderUpdate] = []
+
+    private struct OrderUpdate {
+        var table: Int
+        var column: String
+        var key: Int64
+        var order: Int64
+    }
+
+    private struct JoinOrderUpdate {
+        var join: Int
+        var source: Int64
+        var destination: Int64
+        var order: Int64
+    }
+
+    /// The first order key Core Data gives in an ordered relationship, and the step between keys.
+    static let firstOrderKey: Int64 = 2048
+    static let orderKeyStep: Int64 = 1024
+
+    /// Starts a new store at `url`.
+    ///
+    /// - Throws: `GraftError.alreadyExists` when `url` exists and `overwrite` is false; `.io` when the
+    ///   folder cannot be written.
+    public init(url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool) throws {
+        self.url = url
+        self.model = model
+        self.metadata = metadata
+        self.overwrite = overwrite
+        if !overwrite && FileAccess.kind(of: url).exists {
+            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
+        }
+        temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
+        schema = SQLiteSchema(model: model)
+        do {
+            let database = try SQLiteDatabase.create(temporary)
+            self.database = database
+            // Page size and auto-vacuum must be set before the first table exists.
+            try database.execute("PRAGMA page_size = 4096")
+            try database.execute("PRAGMA auto_vacuum = 2")
+            try database.execute("PRAGMA journal_mode = OFF")
+            try database.execute("PRAGMA synchronous = OFF")
+            try database.execute("BEGIN")
+            for statement in schema.creationStatements where !statement.hasPrefix("CREATE INDEX") && !statement.hasPrefix("CREATE UNIQUE") {
+                try database.execute(statement)
+            }
+            for table in schema.tables {
+                let columns = table.columns
+                var positions: [String: Int32] = [:]
+                for (offset, column) in columns.enumerated() { positions[column.name] = Int32(offset + 1) }
+                tableColumns.append(positions)
+                let names = columns.map(\.name).joined(separator: ", ")
+                let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+                inserts.append(try database.prepare("INSERT INTO \(table.name) (\(names)) VALUES (\(marks))"))
+            }
+            for join in schema.joinTables {
+                var columns = [join.sourceColumn, join.destinationColumn]
+                if let order = join.sourceOrderColumn { columns.append(order) }
+                joinInserts.append(
+                    try database.prepare(
+                        "INSERT OR IGNORE INTO \(join.name) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"))
+            }
+        } catch {
+            cancel()
+            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+        }
+    }
+
+    public func write(_ snapshot: Snapshot) throws {
+        guard database != nil else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
+        let entity = model.descriptions[snapshot.ref.entity]
+        let tableIndex = schema.tableOfEntity[entity.index]
+        let statement = inserts[tableIndex]
+        let positions = tableColumns[tableIndex]
+        let key = snapshot.ref.key
+        do {
+            for position in 1...Int32(positions.count) { try statement.bindNull(at: position) }
+            try statement.bind(key, at: positions["Z_PK"]!)
+            try statement.bind(Int64(schema.entityNumbers[entity.index]), at: positions["Z_ENT"]!)
+            try statement.bind(Int64(1), at: positions["Z_OPT"]!)
+            for (index, attribute) in entity.attributes.enumerated() {
+                guard let name = schema.attributeColumns[entity.index][index], let position = positions[name] else { continue }
+                do {
+                    try SQLiteValues.bind(snapshot.attributes[index], as: attribute, to: statement, at: position)
+                } catch let error as GraftError {
+                    throw error.at(.key(attribute.name))
+                }
+            }
+            for relationship in entity.relationships where !relationship.isTransient {
+                let value = snapshot.relationships[relationship.index]
+                if relationship.isToMany {
+                    try recordToMany(relationship, of: entity, key: key, refs: value.refs)
+                } else if let target = value.refs.first, let columns = schema.toOneColumns[entity.index][relationship.index] {
+                    try statement.bind(target.key, at: positions[columns.key]!)
+                    if let entityColumn = columns.entity {
+                        try statement.bind(Int64(schema.entityNumbers[target.entity]), at: positions[entityColumn]!)
+                    }
+                }
+            }
+            try statement.run()
+        } catch let error as GraftError {
+            statement.reset()
+            throw error.at(.object("\(entity.name) p\(key)")).inFile(url.relativePath)
+        }
+        maxKeys[entity.rootIndex] = max(maxKeys[entity.rootIndex] ?? 0, key)
+    }
+
+    /// Join rows (from the side that names the join table) and order keys of a to-many.
+    private func recordToMany(_ relationship: RelationshipDescription, of entity: EntityDescription, key: Int64, refs: [ObjectRef]) throws {
+        guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return }
+        switch storage {
+        case .inverseColumn(let table, _, let orderColumn):
+            guard let orderColumn else { return }
+            for (position, ref) in refs.enumerated() {
+                pendingOrders.append(
+                    OrderUpdate(table: table, column: orderColumn, key: ref.key, order: Self.firstOrderKey + Int64(position) * Self.orderKeyStep))
+            }
+        case .joinTable(let index, let ownColumn, _, let orderColumn):
+            let join = schema.joinTables[index]
+            let isNamingSide = ownColumn == join.sourceColumn
+            let selfInverse = relationship.inverseIndex == relationship.index
+            for (position, ref) in refs.enumerated() {
+                let order = Self.firstOrderKey + Int64(position) * Self.orderKeyStep
+                if isNamingSide {
+                    // A relationship that is its own inverse lists each pair on both objects: store it once.
+                    if selfInverse && ref.key < key { continue }
+                    let statement = joinInserts[index]
+                    try statement.bind(key, at: 1)
+                    try statement.bind(ref.key, at: 2)
+                    if join.sourceOrderColumn != nil { try statement.bind(order, at: 3) }
+                    try statement.run()
+                } else if orderColumn != nil {
+                    pendingJoinOrders.append(JoinOrderUpdate(join: index, source: ref.key, destination: key, order: order))
+                }
+            }
+        }
+    }
+
+    public func finish() throws {
+        guard let database else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
+        do {
+            try applyOrders(database)
+            try writeBookkeeping(database)
+            for statement in schema.indexStatements { try database.execute(statement) }
+            try database.execute("COMMIT")
+            inserts.removeAll()
+            joinInserts.removeAll()
+            try database.execute("PRAGMA journal_mode = WAL")
+            database.close()
+            self.database = nil
+            try Self.syncFile(temporary)
+            try Self.moveIntoPlace(temporary, url, overwrite: overwrite)
+        } catch {
+            cancel()
+            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+        }
+    }
+
+    public func cancel() {
+        inserts.removeAll()
+        joinInserts.removeAll()
+        database?.close()
+        database = nil
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: temporary.path + suffix)
+        }
+    }
+
+    private func applyOrders(_ database: SQLiteDatabase) throws {
+        var updates: [String: SQLiteStatement] = [:]
+        for update in pendingOrders {
+            let table = schema.tables[update.table].name
+            let sql = "UPDATE \(table) SET \(update.column) = ? WHERE Z_PK = ?"
+            if updates[sql] == nil { updates[sql] = try database.prepare(sql) }
+            let statement = updates[sql]!
+            try statement.bind(update.order, at: 1)
+            try statement.bind(update.key, at: 2)
+            try statement.run()
+        }
+        for update in pendingJoinOrders {
+            let join = schema.joinTables[update.join]
+            guard let column = join.destinationOrderColumn else { continue }
+            let sql = "UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?"
+            if updates[sql] == nil { updates[sql] = try database.prepare(sql) }
+            let statement = updates[sql]!
+            try statement.bind(update.order, at: 1)
+            try statement.bind(update.source, at: 2)
+            try statement.bind(update.destination, at: 3)
+            try statement.run()
+        }
+        pendingOrders.removeAll()
+        pendingJoinOrders.removeAll()
+    }
+
+    private func writeBookkeeping(_ database: SQLiteDatabase) throws {
+        let primaryKeys = try database.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
+        for entity in model.descriptions {
+            try primaryKeys.bind(Int64(schema.entityNumbers[entity.index]), at: 1)
+            try primaryKeys.bind(entity.name, at: 2)
+            try primaryKeys.bind(Int64(entity.superentityIndex.map { schema.entityNumbers[$0] } ?? 0), at: 3)
+            try primaryKeys.bind(entity.superentityIndex == nil ? (maxKeys[entity.index] ?? 0) : 0, at: 4)
+            try primaryKeys.run()
+        }
+        var values = metadata.values
+        values["NSStoreUUID"] = nil  // the UUID lives in Z_UUID
+        let meta = try database.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+        try meta.bind(metadata.identifier, at: 1)
+        try meta.bind(PropertyList.dictionary(values).encode(format: .binary), at: 2)
+        try meta.run()
+        let cache = try database.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
+        try cache.bind(try SQLiteModelCache.encode(model), at: 1)
+        try cache.run()
+    }
+
+    /// Flushes a file's contents to disk.
+    static func syncFile(_ url: URL) throws {
+        let handle = try FileHandle(forUpdating: url)
+        defer { try? handle.close() }
+        try handle.synchronize()
+    }
+
+    /// Renames `source` to `destination`. When replacing a store, its old `-wal` and `-shm` are moved
+    /// aside first (they would otherwise be applied to the new file) and removed once the rename is done.
+    static func moveIntoPlace(_ source: URL, _ destination: URL, overwrite: Bool) throws {
+        let manager = FileManager.default
+        if !overwrite && FileAccess.kind(of: destination).exists {
+            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(destination.relativePath)])
+        }
+        var aside: [URL] = []
+        for suffix in ["-wal", "-shm", "-journal"] where manager.fileExists(atPath: destination.path + suffix) {
+            let moved = URL(fileURLWithPath: source.path + ".old" + suffix)
+            guard rename(destination.path + suffix, moved.path) == 0 else {
+                throw GraftError(.io, "cannot move the old store's \(suffix) file aside", context: [.file(destination.relativePath)])
+            }
+            aside.append(moved)
+        }
+        guard rename(source.path, destination.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            for moved in aside {
+                let suffix = String(moved.path.suffix(from: moved.path.range(of: ".old-")!.upperBound))
+                _ = rename(moved.path, destination.path + "-" + suffix)
+            }
+            throw GraftError(.io, "cannot rename the finished store into place: \(reason)", context: [.file(destination.relativePath)])
+        }
+        for moved in aside { try? manager.removeItem(at: moved) }
+    }
+}
+
+/// The model a store keeps in `Z_MODELCACHE`.
+enum SQLiteModelCache {
+    static func encode(_ model: Model) throws -> Data {
+        try CompiledModelWriter.modelCache(model)
+    }
+}
