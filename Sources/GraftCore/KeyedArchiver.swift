@@ -40,7 +40,7 @@ public struct KeyedArchiver: Sendable {
 
     private var objects: [PropertyList] = ["$null"]
     private var classEntries: [[String]: UID] = [:]
-    private var scalars: [ScalarKey: UID] = [:]
+    private var scalars = ScalarTable()
     private var reserved = Set<UInt64>()
 
     /// An empty archive (holding only `$null`).
@@ -107,12 +107,11 @@ public struct KeyedArchiver: Sendable {
     /// let answer = archiver.encodeValue(42)
     /// ```
     public mutating func encodeValue(_ value: PropertyList) -> UID {
-        let key = ScalarKey(value)
-        if let key, let existing = scalars[key] { return existing }
+        if let existing = scalars.existingIndex(of: value, orRecord: objects.count, in: objects) {
+            return UID(rawValue: UInt64(existing))
+        }
         objects.append(value)
-        let uid = UID(rawValue: UInt64(objects.count - 1))
-        if let key { scalars[key] = uid }
-        return uid
+        return UID(rawValue: UInt64(objects.count - 1))
     }
 
     private mutating func object(classChain: [String], fields: PropertyList.Dictionary) -> PropertyList {

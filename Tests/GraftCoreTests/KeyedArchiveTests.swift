@@ -143,6 +143,11 @@ import Testing
         #expect(archiver.classEntry(["NSArray", "NSObject"]) == archiver.classEntry(["NSArray", "NSObject"]))
         // The string "$null" is an ordinary string, not the $null entry.
         #expect(archiver.encode("$null") != .null)
+        // Sharing is by identical contents, stricter than ==.
+        #expect(archiver.encode(0.0) != archiver.encode(-0.0))
+        #expect(archiver.encode("\u{E9}") != archiver.encode("e\u{301}"))
+        #expect(archiver.encode(Int64(1)) != archiver.encode(true))
+        #expect(archiver.encode(Int64(1)) == archiver.encodeValue(.unsignedInteger(1)))
     }
 
     @Test func archiverHandlesCycles() throws {
