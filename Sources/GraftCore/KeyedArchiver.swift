@@ -178,7 +178,8 @@ public struct KeyedArchiver: Sendable {
     /// let created = archiver.encode(Date())
     /// ```
     public mutating func encode(_ date: Date) -> UID {
-        encodeObject(classChain: ["NSDate", "NSObject"], fields: ["NS.time": .real(date.timeIntervalSinceReferenceDate)])
+        encodeObject(
+            classChain: ["NSDate", "NSObject"], fields: ["NS.time": .real(date.timeIntervalSinceReferenceDate)])
     }
 
     /// A UUID (`NSUUID`), archived with its 16 `NS.uuidbytes`.
@@ -190,7 +191,8 @@ public struct KeyedArchiver: Sendable {
     /// A URL (`NSURL`), archived with `NS.base` `$null` and its absolute string as `NS.relative`.
     public mutating func encode(_ url: URL) -> UID {
         let relative = encode(url.absoluteString)
-        return encodeObject(classChain: ["NSURL", "NSObject"],
+        return encodeObject(
+            classChain: ["NSURL", "NSObject"],
             fields: ["NS.base": UID.null.propertyList, "NS.relative": relative.propertyList])
     }
 
@@ -202,13 +204,15 @@ public struct KeyedArchiver: Sendable {
     /// let list = archiver.encodeArray([archiver.encode("a"), archiver.encode("b")])
     /// ```
     public mutating func encodeArray(_ elements: [UID], mutable: Bool = false) -> UID {
-        encodeObject(classChain: mutable ? ["NSMutableArray", "NSArray", "NSObject"] : ["NSArray", "NSObject"],
+        encodeObject(
+            classChain: mutable ? ["NSMutableArray", "NSArray", "NSObject"] : ["NSArray", "NSObject"],
             fields: ["NS.objects": .array(elements.map(\.propertyList))])
     }
 
     /// A set (`NSSet`, or `NSMutableSet` when `mutable`) of objects added before.
     public mutating func encodeSet(_ elements: [UID], mutable: Bool = false) -> UID {
-        encodeObject(classChain: mutable ? ["NSMutableSet", "NSSet", "NSObject"] : ["NSSet", "NSObject"],
+        encodeObject(
+            classChain: mutable ? ["NSMutableSet", "NSSet", "NSObject"] : ["NSSet", "NSObject"],
             fields: ["NS.objects": .array(elements.map(\.propertyList))])
     }
 

@@ -84,9 +84,12 @@ struct ScalarTable {
     static func identical(_ a: PropertyList, _ b: PropertyList) -> Bool {
         switch (a, b) {
         case (.string(let x), .string(let y)):
-            var x = x, y = y
+            var x = x
+            var y = y
             return x.withUTF8 { p in
-                y.withUTF8 { q in p.count == q.count && (p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0) }
+                y.withUTF8 { q in
+                    p.count == q.count && (p.isEmpty || memcmp(p.baseAddress!, q.baseAddress!, p.count) == 0)
+                }
             }
         case (.integer(let x), .integer(let y)): return x == y
         case (.unsignedInteger(let x), .unsignedInteger(let y)): return x == y
