@@ -28,7 +28,8 @@ import Testing
         #expect(try post.string(forKey: "NSRenamingIdentifier") == "Post")  // an NSMutableString
         #expect(try post["NSRenamingIdentifier"]?.className == "NSMutableString")
         #expect(try post["NSSuperentity"] == nil)
-        #expect(try post["NSManagedObjectModel"]?.uid == model.uid)
+        #expect(try post["NSManagedObjectModel"] == model)
+        #expect(try post["NSEntityName"] == post["NSClassNameForEntity"])  // one shared string object
 
         let properties = try #require(try post.dictionary(forKey: "NSProperties"))
         #expect(properties.map(\.key) == ["color", "date", "postID"])
