@@ -7,6 +7,11 @@ extension BinaryPropertyList {
     /// and 4-byte reals are widened to `Double`. Strings marked ASCII that hold other bytes are read
     /// as UTF-8 when valid and as Latin-1 otherwise, so sloppy writers do not make a file unreadable.
     ///
+    /// An object referred to from several places is decoded once and shared, so decoding is linear
+    /// in the size of the file. A small file can still describe a very large tree (an array that
+    /// refers twice to the next array, forty deep): navigating it is cheap, but encoding or comparing
+    /// it in full walks every path.
+    ///
     /// For example:
     ///
     /// ```swift

@@ -151,6 +151,9 @@ public struct KeyedArchiver: Sendable {
     /// An integer (`NSNumber`), archived as a plain number; equal numbers share one entry.
     public mutating func encode(_ integer: Int64) -> UID { encodeValue(.integer(integer)) }
 
+    /// An integer (`NSNumber`), archived as a plain number; equal numbers share one entry.
+    public mutating func encode(_ integer: Int) -> UID { encodeValue(.integer(Int64(integer))) }
+
     /// A real (`NSNumber`), archived as a plain number; equal numbers share one entry.
     public mutating func encode(_ real: Double) -> UID { encodeValue(.real(real)) }
 

@@ -150,6 +150,7 @@ import Testing
         #expect(archiver.encode("\u{E9}") != archiver.encode("e\u{301}"))
         #expect(archiver.encode(Int64(1)) != archiver.encode(true))
         #expect(archiver.encode(Int64(1)) == archiver.encodeValue(.unsignedInteger(1)))
+        #expect(archiver.encode(1) == archiver.encode(Int64(1)))
     }
 
     @Test func archiverHandlesCycles() throws {
