@@ -176,11 +176,18 @@ extension ArchivedObject {
     ///
     /// - Throws: `GraftError.malformedInput` when the object is not a UUID.
     public func decodeUUID() throws -> UUID {
-        guard case .data(let bytes)? = rawValue["NS.uuidbytes"] else { throw failure("is not a UUID (no NS.uuidbytes)") }
-        guard bytes.count == 16 else { throw failure("has \(bytes.count) NS.uuidbytes instead of 16", key: "NS.uuidbytes") }
+        guard case .data(let bytes)? = rawValue["NS.uuidbytes"] else {
+            throw failure("is not a UUID (no NS.uuidbytes)")
+        }
+        guard bytes.count == 16 else {
+            throw failure("has \(bytes.count) NS.uuidbytes instead of 16", key: "NS.uuidbytes")
+        }
         let b = [UInt8](bytes)
-        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-            b[14], b[15]))
+        return UUID(
+            uuid: (
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]
+            ))
     }
 
     /// The object as a URL: an `NSURL` with the string `NS.relative`, relative to the URL `NS.base`
@@ -199,7 +206,9 @@ extension ArchivedObject {
 
     private func decodeURL(hops: Int) throws -> URL {
         guard contains("NS.relative") else { throw failure("is not a URL (no NS.relative)") }
-        guard let relative = try self["NS.relative"] else { throw failure("has a $null NS.relative", key: "NS.relative") }
+        guard let relative = try self["NS.relative"] else {
+            throw failure("has a $null NS.relative", key: "NS.relative")
+        }
         let text = try relative.decodeString()
         var base: URL? = nil
         if let baseObject = try self["NS.base"] {
@@ -259,8 +268,11 @@ extension ArchivedObject {
         var entries: [(key: ArchivedObject, value: ArchivedObject)] = []
         entries.reserveCapacity(keys.count)
         for position in keys.indices {
-            entries.append((try element(keys[position], position: position, field: "NS.keys"),
-                try element(values[position], position: position, field: "NS.objects")))
+            entries.append(
+                (
+                    try element(keys[position], position: position, field: "NS.keys"),
+                    try element(values[position], position: position, field: "NS.objects")
+                ))
         }
         return entries
     }
@@ -299,8 +311,11 @@ extension ArchivedObject {
         for position in keys.indices {
             let value = values[position]
             if let emptyToken, value == emptyToken { continue }
-            entries.append((try keysObject.element(keys[position], position: position),
-                try valuesObject.element(value, position: position)))
+            entries.append(
+                (
+                    try keysObject.element(keys[position], position: position),
+                    try valuesObject.element(value, position: position)
+                ))
         }
         return entries
     }
@@ -333,7 +348,8 @@ extension ArchivedObject {
         // would escape the cycle and sharing checks that references get.
         switch value {
         case .array, .dictionary:
-            throw failure("has an inline \(value.typeName) at position \(position) where a reference belongs", key: field)
+            throw failure(
+                "has an inline \(value.typeName) at position \(position) where a reference belongs", key: field)
         default:
             break
         }
@@ -445,7 +461,9 @@ extension ArchivedObject {
 
     private func convertObject(state: inout ConversionState, depth: Int) throws -> PropertyList {
         let chain = classChain
-        if chain.contains("NSDictionary") || contains("searchMapping") || (contains("NS.keys") && contains("NS.objects")) {
+        if chain.contains("NSDictionary") || contains("searchMapping")
+            || (contains("NS.keys") && contains("NS.objects"))
+        {
             var dictionary = PropertyList.Dictionary()
             for (key, value) in try decodeDictionary() {
                 let name = try key.decodeString()

@@ -101,6 +101,14 @@ public struct ArchivedObject: Sendable {
     }
 }
 
+extension ArchivedObject: Equatable {
+    /// The same object of the same archive (the same UID), or equal inline values.
+    public static func == (lhs: ArchivedObject, rhs: ArchivedObject) -> Bool {
+        guard lhs.storage === rhs.storage, lhs.uid == rhs.uid else { return false }
+        return lhs.uid != nil || lhs.rawValue == rhs.rawValue
+    }
+}
+
 extension ArchivedObject: CustomStringConvertible {
     public var description: String {
         let place = uid.map { "$objects[\($0)]" } ?? "inline"

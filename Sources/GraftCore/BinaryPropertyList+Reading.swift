@@ -7,6 +7,11 @@ extension BinaryPropertyList {
     /// and 4-byte reals are widened to `Double`. Strings marked ASCII that hold other bytes are read
     /// as UTF-8 when valid and as Latin-1 otherwise, so sloppy writers do not make a file unreadable.
     ///
+    /// An object referred to from several places is decoded once and shared, so decoding is linear
+    /// in the size of the file. A small file can still describe a very large tree (an array that
+    /// refers twice to the next array, forty deep): navigating it is cheap, but encoding or comparing
+    /// it in full walks every path.
+    ///
     /// For example:
     ///
     /// ```swift
@@ -57,7 +62,8 @@ struct BinaryPlistReader {
                 context: [.offset(6)])
         }
         guard count >= 8 + 1 + 32 else {
-            throw Self.error("the binary property list is truncated: \(count) bytes is too short to hold a trailer",
+            throw Self.error(
+                "the binary property list is truncated: \(count) bytes is too short to hold a trailer",
                 at: count)
         }
         let trailer = count - 32
@@ -67,15 +73,18 @@ struct BinaryPlistReader {
         let topObject = Self.readUInt64(bytes, at: trailer + 16, size: 8)
         let offsetTableStart = Self.readUInt64(bytes, at: trailer + 24, size: 8)
         guard (1...8).contains(offsetSize) else {
-            throw Self.error("the trailer gives an offset size of \(offsetSize) bytes (must be 1 to 8)", at: trailer + 6)
+            throw Self.error(
+                "the trailer gives an offset size of \(offsetSize) bytes (must be 1 to 8)", at: trailer + 6)
         }
         guard (1...8).contains(referenceSize) else {
-            throw Self.error("the trailer gives an object reference size of \(referenceSize) bytes (must be 1 to 8)",
+            throw Self.error(
+                "the trailer gives an object reference size of \(referenceSize) bytes (must be 1 to 8)",
                 at: trailer + 7)
         }
         // Every object takes at least one byte before the offset table.
         guard objectCount >= 1, objectCount < UInt64(trailer) else {
-            throw Self.error("the trailer gives an object count of \(objectCount), which does not fit in the file",
+            throw Self.error(
+                "the trailer gives an object count of \(objectCount), which does not fit in the file",
                 at: trailer + 8)
         }
         guard topObject < objectCount else {
@@ -84,11 +93,13 @@ struct BinaryPlistReader {
         guard offsetTableStart >= 9, offsetTableStart <= UInt64(trailer),
             objectCount <= (UInt64(trailer) - offsetTableStart) / UInt64(offsetSize)
         else {
-            throw Self.error("the offset table (at \(offsetTableStart), \(objectCount) entries of \(offsetSize) bytes) "
-                + "does not fit in the file", at: trailer + 24)
+            throw Self.error(
+                "the offset table (at \(offsetTableStart), \(objectCount) entries of \(offsetSize) bytes) "
+                    + "does not fit in the file", at: trailer + 24)
         }
         if referenceSize < 8 && objectCount > (UInt64(1) << (8 * UInt64(referenceSize))) {
-            throw Self.error("\(objectCount) objects cannot be addressed with \(referenceSize)-byte references",
+            throw Self.error(
+                "\(objectCount) objects cannot be addressed with \(referenceSize)-byte references",
                 at: trailer + 7)
         }
         self.offsetSize = offsetSize
@@ -137,7 +148,8 @@ struct BinaryPlistReader {
             }
         case BinaryMarker.date:
             guard marker == BinaryMarker.dateValue else {
-                throw Self.error("object \(reference) is a date with the unknown marker 0x\(Self.hex(marker))",
+                throw Self.error(
+                    "object \(reference) is a date with the unknown marker 0x\(Self.hex(marker))",
                     at: offset)
             }
             try need(offset + 1, 8, for: "a date", at: offset)
@@ -150,15 +162,19 @@ struct BinaryPlistReader {
         case BinaryMarker.asciiString, BinaryMarker.utf8String:
             let (count, start) = try countAndStart(at: offset)
             try need(start, count, for: "a string of \(count) bytes", at: offset)
-            value = .string(Self.string(fromSingleBytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])))
+            value = .string(
+                Self.string(fromSingleBytes: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)])))
         case BinaryMarker.utf16String:
             let (count, start) = try countAndStart(at: offset)
             guard count <= (objectAreaEnd - start) / 2 else {
-                throw Self.error("a UTF-16 string of \(count) characters runs past the end of the object area",
+                throw Self.error(
+                    "a UTF-16 string of \(count) characters runs past the end of the object area",
                     at: offset)
             }
-            value = .string(Self.string(fromUTF16BigEndian: UnsafeRawBufferPointer(
-                rebasing: bytes[start..<(start + 2 * count)])))
+            value = .string(
+                Self.string(
+                    fromUTF16BigEndian: UnsafeRawBufferPointer(
+                        rebasing: bytes[start..<(start + 2 * count)])))
         case BinaryMarker.uid:
             let size = low + 1
             guard size <= 8 else {
@@ -191,7 +207,8 @@ struct BinaryPlistReader {
                 let keyReference = try self.reference(at: start + position * referenceSize)
                 let key = try object(keyReference)
                 guard case .string(let name) = key else {
-                    throw Self.error("dictionary key \(position) is a \(key.typeName), not a string",
+                    throw Self.error(
+                        "dictionary key \(position) is a \(key.typeName), not a string",
                         at: (try? self.offset(of: keyReference)) ?? offset)
                 }
                 let valueReference = try self.reference(at: valuesStart + position * referenceSize)
@@ -253,8 +270,9 @@ struct BinaryPlistReader {
         try need(countOffset, 1, for: "a count", at: offset)
         let marker = bytes[countOffset]
         guard marker >> 4 == BinaryMarker.integer, marker & 0x0F <= 3 else {
-            throw Self.error("the count after marker 0x\(Self.hex(bytes[offset])) is not an integer "
-                + "(marker 0x\(Self.hex(marker)))", at: countOffset)
+            throw Self.error(
+                "the count after marker 0x\(Self.hex(bytes[offset])) is not an integer "
+                    + "(marker 0x\(Self.hex(marker)))", at: countOffset)
         }
         let size = 1 << Int(marker & 0x0F)
         try need(countOffset + 1, size, for: "a count", at: offset)
@@ -268,7 +286,8 @@ struct BinaryPlistReader {
     private func offset(of reference: Int) throws -> Int {
         let offset = Self.readUInt64(bytes, at: offsetTableStart + reference * offsetSize, size: offsetSize)
         guard offset >= 8, offset < UInt64(objectAreaEnd) else {
-            throw Self.error("object \(reference) has the offset \(offset), outside the object area 8..<\(objectAreaEnd)",
+            throw Self.error(
+                "object \(reference) has the offset \(offset), outside the object area 8..<\(objectAreaEnd)",
                 at: offsetTableStart + reference * offsetSize)
         }
         return Int(offset)
@@ -277,7 +296,8 @@ struct BinaryPlistReader {
     private func reference(at position: Int) throws -> Int {
         let reference = Self.readUInt64(bytes, at: position, size: referenceSize)
         guard reference < UInt64(objectCount) else {
-            throw Self.error("reference to object \(reference), but there are only \(objectCount) objects", at: position)
+            throw Self.error(
+                "reference to object \(reference), but there are only \(objectCount) objects", at: position)
         }
         return Int(reference)
     }
@@ -292,7 +312,8 @@ struct BinaryPlistReader {
 
     private func needReferences(_ start: Int, _ count: Int, at offset: Int) throws {
         guard start <= objectAreaEnd, count <= (objectAreaEnd - start) / referenceSize else {
-            throw Self.error("\(count) object references run past the end of the object area (at \(objectAreaEnd))",
+            throw Self.error(
+                "\(count) object references run past the end of the object area (at \(objectAreaEnd))",
                 at: offset)
         }
     }

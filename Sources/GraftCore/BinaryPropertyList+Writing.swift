@@ -30,7 +30,7 @@ struct BinaryPlistWriter {
     /// Child references of all containers, concatenated (a dictionary's keys, then its values).
     private var references: [Int] = []
     /// Scalars already numbered.
-    private var scalarReferences: [ScalarKey: Int] = [:]
+    private var scalars = ScalarTable()
     private var output: [UInt8] = []
 
     mutating func encode(_ top: PropertyList) -> Data {
@@ -48,11 +48,9 @@ struct BinaryPlistWriter {
             switch objects[next] {
             case .array(let elements):
                 childStart[next] = references.count
-                references.reserveCapacity(references.count + elements.count)
                 for element in elements { references.append(reference(for: element)) }
             case .dictionary(let dictionary):
                 childStart[next] = references.count
-                references.reserveCapacity(references.count + 2 * dictionary.count)
                 for key in dictionary.keys { references.append(reference(for: .string(key))) }
                 for value in dictionary.values { references.append(reference(for: value)) }
             default:
@@ -63,11 +61,8 @@ struct BinaryPlistWriter {
     }
 
     private mutating func reference(for value: PropertyList) -> Int {
-        guard let key = ScalarKey(value) else { return append(value) }
-        if let existing = scalarReferences[key] { return existing }
-        let reference = append(value)
-        scalarReferences[key] = reference
-        return reference
+        if let existing = scalars.existingIndex(of: value, orRecord: objects.count, in: objects) { return existing }
+        return append(value)
     }
 
     private mutating func append(_ value: PropertyList) -> Int {
@@ -90,7 +85,6 @@ struct BinaryPlistWriter {
         }
         let offsetTableStart = output.count
         let offsetSize = Self.byteCount(UInt64(offsets.last ?? 0))
-        output.reserveCapacity(output.count + offsets.count * offsetSize + 32)
         for offset in offsets { appendBigEndian(UInt64(offset), size: offsetSize) }
         // Trailer: 5 unused bytes, sort version, offset size, reference size, object count, top object,
         // offset table start.
@@ -155,7 +149,6 @@ struct BinaryPlistWriter {
         } else {
             let utf16 = string.utf16
             writeHeader(BinaryMarker.utf16String, count: utf16.count)
-            output.reserveCapacity(output.count + 2 * utf16.count)
             for unit in utf16 {
                 output.append(UInt8(truncatingIfNeeded: unit >> 8))
                 output.append(UInt8(truncatingIfNeeded: unit))
@@ -213,57 +206,5 @@ struct BinaryPlistWriter {
         if value <= UInt64(UInt16.max) { return 2 }
         if value <= UInt64(UInt32.max) { return 4 }
         return 8
-    }
-}
-
-/// What makes two scalars the same object: type and exact contents. Stricter than `==` on
-/// `PropertyList`, which treats 0.0 and -0.0, or canonically equivalent strings, as equal.
-enum ScalarKey: Hashable {
-    case string(ExactString)
-    case integer(Int64)
-    case unsignedInteger(UInt64)
-    case real(UInt64)
-    case bool(Bool)
-    case date(UInt64)
-    case data(Data)
-    case uid(UInt64)
-
-    /// The key of a scalar; `nil` for arrays and dictionaries.
-    init?(_ value: PropertyList) {
-        switch value {
-        case .array, .dictionary: return nil
-        case .string(let string): self = .string(ExactString(string))
-        case .integer(let integer): self = .integer(integer)
-        case .unsignedInteger(let integer):
-            self = integer <= UInt64(Int64.max) ? .integer(Int64(integer)) : .unsignedInteger(integer)
-        case .real(let real): self = .real(real.bitPattern)
-        case .bool(let bool): self = .bool(bool)
-        case .date(let date): self = .date(date.timeIntervalSinceReferenceDate.bitPattern)
-        case .data(let data): self = .data(data)
-        case .uid(let uid): self = .uid(uid)
-        }
-    }
-}
-
-/// A string compared by its exact UTF-8 bytes, not by Unicode canonical equivalence: "é" and
-/// "e\u{301}" must stay different objects, or a round trip would change one of them.
-struct ExactString: Hashable {
-    let value: String
-
-    init(_ value: String) { self.value = value }
-
-    static func == (lhs: ExactString, rhs: ExactString) -> Bool {
-        var left = lhs.value
-        var right = rhs.value
-        return left.withUTF8 { a in
-            right.withUTF8 { b in
-                a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
-            }
-        }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        var copy = value
-        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -136,20 +136,23 @@ extension KeyedArchive {
                 }
                 if classes[uid] != nil { continue }
                 guard uid < UInt64(objects.count) else {
-                    throw KeyedArchive.error("$class refers to object \(uid), but there are only \(objects.count)",
+                    throw KeyedArchive.error(
+                        "$class refers to object \(uid), but there are only \(objects.count)",
                         context: context)
                 }
                 guard case .dictionary(let entry) = objects[Int(uid)], case .string(let name)? = entry["$classname"]
                 else {
-                    throw KeyedArchive.error("$class refers to object \(uid), which is not a class entry "
-                        + "(a dictionary with $classname)", context: context)
+                    throw KeyedArchive.error(
+                        "$class refers to object \(uid), which is not a class entry "
+                            + "(a dictionary with $classname)", context: context)
                 }
                 var chain: [String] = []
                 if let classes = entry["$classes"] {
                     let names = classes.arrayValue ?? []
                     chain = names.compactMap(\.stringValue)
                     guard classes.arrayValue != nil, chain.count == names.count else {
-                        throw KeyedArchive.error("the $classes of class entry \(uid) is not an array of strings",
+                        throw KeyedArchive.error(
+                            "the $classes of class entry \(uid) is not an array of strings",
                             context: [.object("$objects[\(uid)]")])
                     }
                 }
@@ -163,7 +166,8 @@ extension KeyedArchive {
         func resolve(_ uid: UInt64, context: [GraftError.Location]) throws -> ArchivedObject? {
             if uid == 0 { return nil }
             guard uid < UInt64(objects.count) else {
-                throw KeyedArchive.error("UID \(uid) is beyond the end of $objects (\(objects.count) objects)",
+                throw KeyedArchive.error(
+                    "UID \(uid) is beyond the end of $objects (\(objects.count) objects)",
                     context: context)
             }
             return ArchivedObject(storage: self, uid: uid, rawValue: objects[Int(uid)])

@@ -40,7 +40,7 @@ public struct KeyedArchiver: Sendable {
 
     private var objects: [PropertyList] = ["$null"]
     private var classEntries: [[String]: UID] = [:]
-    private var scalars: [ScalarKey: UID] = [:]
+    private var scalars = ScalarTable()
     private var reserved = Set<UInt64>()
 
     /// An empty archive (holding only `$null`).
@@ -107,12 +107,11 @@ public struct KeyedArchiver: Sendable {
     /// let answer = archiver.encodeValue(42)
     /// ```
     public mutating func encodeValue(_ value: PropertyList) -> UID {
-        let key = ScalarKey(value)
-        if let key, let existing = scalars[key] { return existing }
+        if let existing = scalars.existingIndex(of: value, orRecord: objects.count, in: objects) {
+            return UID(rawValue: UInt64(existing))
+        }
         objects.append(value)
-        let uid = UID(rawValue: UInt64(objects.count - 1))
-        if let key { scalars[key] = uid }
-        return uid
+        return UID(rawValue: UInt64(objects.count - 1))
     }
 
     private mutating func object(classChain: [String], fields: PropertyList.Dictionary) -> PropertyList {
@@ -152,6 +151,9 @@ public struct KeyedArchiver: Sendable {
     /// An integer (`NSNumber`), archived as a plain number; equal numbers share one entry.
     public mutating func encode(_ integer: Int64) -> UID { encodeValue(.integer(integer)) }
 
+    /// An integer (`NSNumber`), archived as a plain number; equal numbers share one entry.
+    public mutating func encode(_ integer: Int) -> UID { encodeValue(.integer(Int64(integer))) }
+
     /// A real (`NSNumber`), archived as a plain number; equal numbers share one entry.
     public mutating func encode(_ real: Double) -> UID { encodeValue(.real(real)) }
 
@@ -179,7 +181,8 @@ public struct KeyedArchiver: Sendable {
     /// let created = archiver.encode(Date())
     /// ```
     public mutating func encode(_ date: Date) -> UID {
-        encodeObject(classChain: ["NSDate", "NSObject"], fields: ["NS.time": .real(date.timeIntervalSinceReferenceDate)])
+        encodeObject(
+            classChain: ["NSDate", "NSObject"], fields: ["NS.time": .real(date.timeIntervalSinceReferenceDate)])
     }
 
     /// A UUID (`NSUUID`), archived with its 16 `NS.uuidbytes`.
@@ -191,7 +194,8 @@ public struct KeyedArchiver: Sendable {
     /// A URL (`NSURL`), archived with `NS.base` `$null` and its absolute string as `NS.relative`.
     public mutating func encode(_ url: URL) -> UID {
         let relative = encode(url.absoluteString)
-        return encodeObject(classChain: ["NSURL", "NSObject"],
+        return encodeObject(
+            classChain: ["NSURL", "NSObject"],
             fields: ["NS.base": UID.null.propertyList, "NS.relative": relative.propertyList])
     }
 
@@ -203,13 +207,15 @@ public struct KeyedArchiver: Sendable {
     /// let list = archiver.encodeArray([archiver.encode("a"), archiver.encode("b")])
     /// ```
     public mutating func encodeArray(_ elements: [UID], mutable: Bool = false) -> UID {
-        encodeObject(classChain: mutable ? ["NSMutableArray", "NSArray", "NSObject"] : ["NSArray", "NSObject"],
+        encodeObject(
+            classChain: mutable ? ["NSMutableArray", "NSArray", "NSObject"] : ["NSArray", "NSObject"],
             fields: ["NS.objects": .array(elements.map(\.propertyList))])
     }
 
     /// A set (`NSSet`, or `NSMutableSet` when `mutable`) of objects added before.
     public mutating func encodeSet(_ elements: [UID], mutable: Bool = false) -> UID {
-        encodeObject(classChain: mutable ? ["NSMutableSet", "NSSet", "NSObject"] : ["NSSet", "NSObject"],
+        encodeObject(
+            classChain: mutable ? ["NSMutableSet", "NSSet", "NSObject"] : ["NSSet", "NSObject"],
             fields: ["NS.objects": .array(elements.map(\.propertyList))])
     }
 

@@ -109,7 +109,9 @@ public enum OpenStepPropertyList {
     /// The string bare when it is made only of characters allowed unquoted, quoted and escaped otherwise.
     private static func quoted(_ string: String) -> String {
         // A slash could start a comment when read back, so strings with one are quoted.
-        if !string.isEmpty && string.utf8.allSatisfy({ $0 != UInt8(ascii: "/") && OpenStepParser.isUnquotedCharacter($0) }) {
+        if !string.isEmpty
+            && string.utf8.allSatisfy({ $0 != UInt8(ascii: "/") && OpenStepParser.isUnquotedCharacter($0) })
+        {
             return string
         }
         var text = "\""
@@ -251,9 +253,10 @@ struct OpenStepParser {
             return
         }
         if optionalAtEnd && position >= bytes.count { return }
-        throw error(position < bytes.count
-            ? "expected ';' after a dictionary entry, found '\(character(at: position))'"
-            : "expected ';' after a dictionary entry, found the end of the property list")
+        throw error(
+            position < bytes.count
+                ? "expected ';' after a dictionary entry, found '\(character(at: position))'"
+                : "expected ';' after a dictionary entry, found the end of the property list")
     }
 
     private mutating func parseArray() throws -> [PropertyList] {

@@ -182,7 +182,8 @@ extension PropertyList: Hashable {
         case (.real(let a), .real(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.bool(let a), .bool(let b)): return a == b
         case (.date(let a), .date(let b)):
-            let x = a.timeIntervalSinceReferenceDate, y = b.timeIntervalSinceReferenceDate
+            let x = a.timeIntervalSinceReferenceDate
+            let y = b.timeIntervalSinceReferenceDate
             return x == y || (x.isNaN && y.isNaN)
         case (.data(let a), .data(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b

@@ -75,13 +75,17 @@ extension XMLPropertyList {
         case "data":
             return .data(try base64(element))
         case "array":
-            guard depth < maximumDepth else { throw error("containers are nested more than \(maximumDepth) deep", element) }
+            guard depth < maximumDepth else {
+                throw error("containers are nested more than \(maximumDepth) deep", element)
+            }
             var elements: [PropertyList] = []
             elements.reserveCapacity(element.children.count)
             for child in element.children { elements.append(try value(child, depth: depth + 1)) }
             return .array(elements)
         case "dict":
-            guard depth < maximumDepth else { throw error("containers are nested more than \(maximumDepth) deep", element) }
+            guard depth < maximumDepth else {
+                throw error("containers are nested more than \(maximumDepth) deep", element)
+            }
             let children = element.children
             var dictionary = PropertyList.Dictionary(minimumCapacity: children.count / 2)
             var position = 0

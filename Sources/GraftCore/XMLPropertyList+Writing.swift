@@ -176,8 +176,11 @@ struct XMLPlistWriter {
             let count = bytes.count
             while index + 3 <= count {
                 let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-                emit((alphabet[Int(chunk >> 18)], alphabet[Int(chunk >> 12 & 0x3F)],
-                    alphabet[Int(chunk >> 6 & 0x3F)], alphabet[Int(chunk & 0x3F)]), into: &self)
+                emit(
+                    (
+                        alphabet[Int(chunk >> 18)], alphabet[Int(chunk >> 12 & 0x3F)],
+                        alphabet[Int(chunk >> 6 & 0x3F)], alphabet[Int(chunk & 0x3F)]
+                    ), into: &self)
                 index += 3
             }
             let pad = UInt8(ascii: "=")
@@ -186,8 +189,11 @@ struct XMLPlistWriter {
                 emit((alphabet[Int(chunk >> 18)], alphabet[Int(chunk >> 12 & 0x3F)], pad, pad), into: &self)
             } else if count - index == 2 {
                 let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
-                emit((alphabet[Int(chunk >> 18)], alphabet[Int(chunk >> 12 & 0x3F)],
-                    alphabet[Int(chunk >> 6 & 0x3F)], pad), into: &self)
+                emit(
+                    (
+                        alphabet[Int(chunk >> 18)], alphabet[Int(chunk >> 12 & 0x3F)],
+                        alphabet[Int(chunk >> 6 & 0x3F)], pad
+                    ), into: &self)
             }
         }
         if column != 0 { output.append(0x0A) }

@@ -170,7 +170,8 @@ struct BinaryTrailer {
     @Test func decodesUTF16IncludingAstralPlane() throws {
         let text = "Grüße 😀 𝄞"
         let units = Array(text.utf16)
-        let object: [UInt8] = [0x6F, 0x10, UInt8(units.count)] + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] as [UInt8] }
+        let object: [UInt8] =
+            [0x6F, 0x10, UInt8(units.count)] + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] as [UInt8] }
         #expect(try BinaryPropertyList.decode(BinaryPlistBuilder(objects: [object]).build()) == .string(text))
     }
 
@@ -218,8 +219,22 @@ struct BinaryTrailer {
             ("magic only", Data("bplist00".utf8), "truncated"),
             ("wrong magic", Data("bplizt00".utf8) + Data(count: 40), "does not start"),
             ("truncated trailer", valid.build().dropLast(1), "offset size"),
-            ("offset size 0", { var b = valid; b.offsetSize = 0; return b.build() }(), "offset size"),
-            ("reference size 9", { var b = valid; b.referenceSize = 9; return b.build() }(), "reference size"),
+            (
+                "offset size 0",
+                {
+                    var b = valid
+                    b.offsetSize = 0
+                    return b.build()
+                }(), "offset size"
+            ),
+            (
+                "reference size 9",
+                {
+                    var b = valid
+                    b.referenceSize = 9
+                    return b.build()
+                }(), "reference size"
+            ),
             ("no objects", valid.build(objectCount: 0), "object count"),
             ("absurd object count", valid.build(objectCount: UInt64.max), "object count"),
             ("top object out of range", valid.build(topObject: 2), "top object"),
@@ -227,18 +242,31 @@ struct BinaryTrailer {
             ("offset table before header", valid.build(offsetTableStart: 3), "offset table"),
             ("object offset past table", valid.build(offsetOverride: [1: 200]), "outside the object area"),
             ("object offset inside header", valid.build(offsetOverride: [1: 2]), "outside the object area"),
-            ("reference out of range", BinaryPlistBuilder(objects: [[0xA1, 7], [0x51, 0x61]]).build(), "only 2 objects"),
+            (
+                "reference out of range", BinaryPlistBuilder(objects: [[0xA1, 7], [0x51, 0x61]]).build(),
+                "only 2 objects"
+            ),
             ("cycle", BinaryPlistBuilder(objects: [[0xA1, 1], [0xA1, 0]]).build(), "cycle"),
             ("self reference", BinaryPlistBuilder(objects: [[0xD1, 1, 0], [0x51, 0x61]]).build(), "cycle"),
-            ("absurd array count", BinaryPlistBuilder(objects: [[0xAF, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]).build(), "count"),
-            ("count beyond the file", BinaryPlistBuilder(objects: [[0xAF, 0x10, 0x40, 0, 0]]).build(), "larger than the file"),
+            (
+                "absurd array count",
+                BinaryPlistBuilder(objects: [[0xAF, 0x13, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]]).build(),
+                "count"
+            ),
+            (
+                "count beyond the file", BinaryPlistBuilder(objects: [[0xAF, 0x10, 0x40, 0, 0]]).build(),
+                "larger than the file"
+            ),
             ("array past end", BinaryPlistBuilder(objects: [[0xA4, 0]]).build(), "past the end"),
             ("string past end", BinaryPlistBuilder(objects: [[0x55, 0x61]]).build(), "past the end"),
             ("UTF-16 past end", BinaryPlistBuilder(objects: [[0x65, 0x00, 0x61]]).build(), "past the end"),
             ("data past end", BinaryPlistBuilder(objects: [[0x45, 0x00]]).build(), "past the end"),
             ("count not an integer", BinaryPlistBuilder(objects: [[0x5F, 0x51, 0x61]]).build(), "not an integer"),
             ("integer past end", BinaryPlistBuilder(objects: [[0x13, 0x00]]).build(), "past the end"),
-            ("32-byte integer", BinaryPlistBuilder(objects: [[0x15] + [UInt8](repeating: 0, count: 32)]).build(), "unsupported size"),
+            (
+                "32-byte integer", BinaryPlistBuilder(objects: [[0x15] + [UInt8](repeating: 0, count: 32)]).build(),
+                "unsupported size"
+            ),
             ("2-byte real", BinaryPlistBuilder(objects: [[0x21, 0, 0]]).build(), "unsupported size"),
             ("bad date marker", BinaryPlistBuilder(objects: [[0x32, 0, 0, 0, 0]]).build(), "date"),
             ("9-byte UID", BinaryPlistBuilder(objects: [[0x88] + [UInt8](repeating: 0, count: 9)]).build(), "UID"),
@@ -246,9 +274,17 @@ struct BinaryTrailer {
             ("fill", BinaryPlistBuilder(objects: [[0x0F]]).build(), "fill"),
             ("unknown marker", BinaryPlistBuilder(objects: [[0xE0]]).build(), "unknown marker"),
             ("integer key", BinaryPlistBuilder(objects: [[0xD1, 1, 1], [0x10, 1]]).build(), "not a string"),
-            ("references outnumber reference size", { var b = valid; b.objects += Array(repeating: [0x08], count: 300); return b.build() }(), "cannot be addressed"),
+            (
+                "references outnumber reference size",
+                {
+                    var b = valid
+                    b.objects += Array(repeating: [0x08], count: 300)
+                    return b.build()
+                }(), "cannot be addressed"
+            ),
         ]
-        var deepBuilder = BinaryPlistBuilder(objects: (0..<600).map { [0xA1] + BinaryPlistBuilder.bigEndian(UInt64($0 + 1), size: 2) })
+        var deepBuilder = BinaryPlistBuilder(
+            objects: (0..<600).map { [0xA1] + BinaryPlistBuilder.bigEndian(UInt64($0 + 1), size: 2) })
         deepBuilder.objects.append([0x08])
         deepBuilder.referenceSize = 2
         deepBuilder.offsetSize = 2
@@ -286,6 +322,7 @@ struct BinaryTrailer {
         let data = BinaryPropertyList.encode(value)
         let back = try BinaryPropertyList.decode(data)
         #expect(back == value, comment, sourceLocation: sourceLocation)
-        #expect(BinaryPropertyList.encode(back) == data, "re-encoding changed the bytes", sourceLocation: sourceLocation)
+        #expect(
+            BinaryPropertyList.encode(back) == data, "re-encoding changed the bytes", sourceLocation: sourceLocation)
     }
 }

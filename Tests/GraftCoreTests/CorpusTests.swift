@@ -100,31 +100,32 @@ enum ModelWalk {
 /// Model caches (`Z_MODELCACHE.Z_CONTENT`, raw deflate) from copies of corpus stores, with
 /// plistlib's reading of each, all in one Python run.
 enum ModelCaches {
-    static let script = PythonPlist.script.components(separatedBy: "with open(sys.argv[1]")[0] + """
-        import os, shutil, sqlite3, zlib
-        folder = sys.argv[1]
-        for number, source in enumerate(sys.argv[2:]):
-            copy = os.path.join(folder, 'store%d.sqlite' % number)
-            shutil.copyfile(source, copy)
-            for suffix in ('-wal', '-shm'):
-                if os.path.exists(source + suffix):
-                    shutil.copyfile(source + suffix, copy + suffix)
-            connection = sqlite3.connect(copy)
-            try:
-                rows = connection.execute('select Z_CONTENT from Z_MODELCACHE').fetchall()
-            except sqlite3.OperationalError:
-                rows = []
-            connection.close()
-            for index, (content,) in enumerate(rows):
-                if content is None:
-                    continue
-                data = zlib.decompress(content, -15)
-                name = 'cache-%03d-%d' % (number, index)
-                with open(os.path.join(folder, name + '.bplist'), 'wb') as f:
-                    f.write(data)
-                with open(os.path.join(folder, name + '.json'), 'w') as f:
-                    f.write(json.dumps(convert(plistlib.loads(data))))
-        """
+    static let script =
+        PythonPlist.script.components(separatedBy: "with open(sys.argv[1]")[0] + """
+            import os, shutil, sqlite3, zlib
+            folder = sys.argv[1]
+            for number, source in enumerate(sys.argv[2:]):
+                copy = os.path.join(folder, 'store%d.sqlite' % number)
+                shutil.copyfile(source, copy)
+                for suffix in ('-wal', '-shm'):
+                    if os.path.exists(source + suffix):
+                        shutil.copyfile(source + suffix, copy + suffix)
+                connection = sqlite3.connect(copy)
+                try:
+                    rows = connection.execute('select Z_CONTENT from Z_MODELCACHE').fetchall()
+                except sqlite3.OperationalError:
+                    rows = []
+                connection.close()
+                for index, (content,) in enumerate(rows):
+                    if content is None:
+                        continue
+                    data = zlib.decompress(content, -15)
+                    name = 'cache-%03d-%d' % (number, index)
+                    with open(os.path.join(folder, name + '.bplist'), 'wb') as f:
+                        f.write(data)
+                    with open(os.path.join(folder, name + '.json'), 'w') as f:
+                        f.write(json.dumps(convert(plistlib.loads(data))))
+            """
 
     struct Cache {
         var name: String

@@ -29,7 +29,9 @@ import Testing
     @Test(.enabled(if: Tool.python3 != nil, Tool.python3Missing))
     func plistlibReadsKeyedArchives() throws {
         var archiver = KeyedArchiver()
-        let entries = (0..<50).map { (key: archiver.encode("key\($0)"), value: archiver.encode(Date(timeIntervalSinceReferenceDate: Double($0)))) }
+        let entries = (0..<50).map {
+            (key: archiver.encode("key\($0)"), value: archiver.encode(Date(timeIntervalSinceReferenceDate: Double($0))))
+        }
         let root = archiver.encodeDictionary(entries, mutable: true)
         let data = BinaryPropertyList.encode(archiver.finish(top: ["root": root]))
         let theirs = try PythonPlist.read(data)
@@ -78,7 +80,9 @@ import Testing
     func plutilReadsOurKeyedArchives() throws {
         let plutil = try #require(Tool.plutil)
         var archiver = KeyedArchiver()
-        let root = archiver.encodePropertyList(["list": [1, "two", 3.5], "when": .date(Date(timeIntervalSinceReferenceDate: 0))])
+        let root = archiver.encodePropertyList([
+            "list": [1, "two", 3.5], "when": .date(Date(timeIntervalSinceReferenceDate: 0)),
+        ])
         try Scratch.withFile(BinaryPropertyList.encode(archiver.finish(top: ["root": root]))) { file in
             let printed = try Tool.run(plutil, ["-p", file.path])
             #expect(printed.status == 0, "\(printed.errorOutput)")

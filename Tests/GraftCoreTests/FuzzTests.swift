@@ -29,7 +29,8 @@ import Testing
 
     @Test func mutatedBinaryPropertyLists() {
         var generator = SeededGenerator(seed: Self.seed)
-        var decoded = 0, rejected = 0
+        var decoded = 0
+        var rejected = 0
         for iteration in 0..<6_000 {
             let original = Self.binarySeeds[Int.random(in: 0..<Self.binarySeeds.count, using: &generator)]
             let mutated = Self.mutate(original, using: &generator, binary: true)
@@ -63,10 +64,15 @@ import Testing
 
     @Test func mutatedXMLPropertyLists() {
         var generator = SeededGenerator(seed: Self.seed &+ 1)
-        var seeds = [XMLPropertyList.encode(["a": [1, 2.5, "x", true, .data(Data([1, 2, 3])), .date(Date(timeIntervalSinceReferenceDate: 9))]])]
+        var seeds = [
+            XMLPropertyList.encode([
+                "a": [1, 2.5, "x", true, .data(Data([1, 2, 3])), .date(Date(timeIntervalSinceReferenceDate: 9))]
+            ])
+        ]
         for _ in 0..<10 { seeds.append(XMLPropertyList.encode(Samples.random(using: &generator))) }
         for iteration in 0..<1_500 {
-            let mutated = Self.mutate(seeds[Int.random(in: 0..<seeds.count, using: &generator)], using: &generator, binary: false)
+            let mutated = Self.mutate(
+                seeds[Int.random(in: 0..<seeds.count, using: &generator)], using: &generator, binary: false)
             do {
                 _ = try XMLPropertyList.decode(mutated)
             } catch is GraftError {
@@ -102,7 +108,9 @@ import Testing
             Issue.record("the fixture is not an archive")
             return
         }
-        let replacements: [PropertyList] = [.uid(0), .uid(1), .uid(2), .uid(9_999), "text", 7, .data(Data([1])), [.uid(1)], [:]]
+        let replacements: [PropertyList] = [
+            .uid(0), .uid(1), .uid(2), .uid(9_999), "text", 7, .data(Data([1])), [.uid(1)], [:],
+        ]
         for iteration in 0..<800 {
             var damaged = objects
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
@@ -136,11 +144,14 @@ import Testing
     /// removed, the data cut short; for binary lists, trailer fields are favoured.
     static func mutate(_ data: Data, using generator: inout SeededGenerator, binary: Bool) -> Data {
         var bytes = [UInt8](data)
-        let interesting: [UInt8] = [0x00, 0x01, 0x0F, 0x10, 0x7F, 0x80, 0xFF, 0xAF, 0xDF, 0x5F, 0x6F, 0x13, 0x3C, 0x3E, 0x22]
+        let interesting: [UInt8] = [
+            0x00, 0x01, 0x0F, 0x10, 0x7F, 0x80, 0xFF, 0xAF, 0xDF, 0x5F, 0x6F, 0x13, 0x3C, 0x3E, 0x22,
+        ]
         for _ in 0..<Int.random(in: 1...4, using: &generator) {
             guard !bytes.isEmpty else { break }
             let trailerBias = binary && bytes.count > 32 && Int.random(in: 0..<4, using: &generator) == 0
-            let index = trailerBias
+            let index =
+                trailerBias
                 ? bytes.count - 32 + Int.random(in: 0..<32, using: &generator)
                 : Int.random(in: 0..<bytes.count, using: &generator)
             switch Int.random(in: 0..<6, using: &generator) {

@@ -28,7 +28,8 @@ import Testing
         #expect(try post.string(forKey: "NSRenamingIdentifier") == "Post")  // an NSMutableString
         #expect(try post["NSRenamingIdentifier"]?.className == "NSMutableString")
         #expect(try post["NSSuperentity"] == nil)
-        #expect(try post["NSManagedObjectModel"]?.uid == model.uid)
+        #expect(try post["NSManagedObjectModel"] == model)
+        #expect(try post["NSEntityName"] == post["NSClassNameForEntity"])  // one shared string object
 
         let properties = try #require(try post.dictionary(forKey: "NSProperties"))
         #expect(properties.map(\.key) == ["color", "date", "postID"])
@@ -53,9 +54,10 @@ import Testing
         let archive = try KeyedArchive(data: Fixtures.modelCache)
         let entities = try #require(try archive.topObject(forKey: "root")?["NSEntities"])
         #expect(Set(entities.fieldNames) == ["searchMapping", "values", "emptyToken", "version"])
-        #expect(entities.classChain == [
-            "NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary", "NSObject",
-        ])
+        #expect(
+            entities.classChain == [
+                "NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary", "NSObject",
+            ])
         let mapping = try #require(try entities["searchMapping"])
         #expect(mapping.className == "NSKnownKeysMappingStrategy1")
         #expect(Set(mapping.fieldNames) == ["keys", "length", "version"])
@@ -143,6 +145,12 @@ import Testing
         #expect(archiver.classEntry(["NSArray", "NSObject"]) == archiver.classEntry(["NSArray", "NSObject"]))
         // The string "$null" is an ordinary string, not the $null entry.
         #expect(archiver.encode("$null") != .null)
+        // Sharing is by identical contents, stricter than ==.
+        #expect(archiver.encode(0.0) != archiver.encode(-0.0))
+        #expect(archiver.encode("\u{E9}") != archiver.encode("e\u{301}"))
+        #expect(archiver.encode(Int64(1)) != archiver.encode(true))
+        #expect(archiver.encode(Int64(1)) == archiver.encodeValue(.unsignedInteger(1)))
+        #expect(archiver.encode(1) == archiver.encode(Int64(1)))
     }
 
     @Test func archiverHandlesCycles() throws {
@@ -183,11 +191,15 @@ import Testing
     // MARK: Malformed archives
 
     static func archive(_ objects: [PropertyList], top: PropertyList = ["root": .uid(1)]) throws -> KeyedArchive {
-        try KeyedArchive(["$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": top, "$objects": .array(objects)])
+        try KeyedArchive([
+            "$archiver": "NSKeyedArchiver", "$version": 100_000, "$top": top, "$objects": .array(objects),
+        ])
     }
 
     static let arrayClass: PropertyList = ["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]]
-    static let dictionaryClass: PropertyList = ["$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]]
+    static let dictionaryClass: PropertyList = [
+        "$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"],
+    ]
 
     @Test func rejectsArchivesWithoutTheirParts() {
         expectMalformed(located: false) { try KeyedArchive(.array([])) }
@@ -207,7 +219,8 @@ import Testing
     }
 
     @Test func rejectsOutOfRangeUIDs() throws {
-        let archive = try Self.archive(["$null", ["$class": .uid(2), "NS.objects": [.uid(1), .uid(40)]], Self.arrayClass],
+        let archive = try Self.archive(
+            ["$null", ["$class": .uid(2), "NS.objects": [.uid(1), .uid(40)]], Self.arrayClass],
             top: ["root": .uid(1), "bad": .uid(77), "wrong": "text"])
         expectMalformed(located: false) { try archive.topObject(forKey: "bad") as Any }
         expectMalformed(located: false) { try archive.topObject(forKey: "wrong") as Any }
@@ -257,7 +270,9 @@ import Testing
         // Following the cycle one step at a time is fine.
         #expect(try root.decodeArray()[0].decodeArray()[0].uid == 1)
 
-        let selfString = try Self.archive(["$null", ["$class": .uid(2), "NS.string": .uid(1)], ["$classname": "NSString"]])
+        let selfString = try Self.archive([
+            "$null", ["$class": .uid(2), "NS.string": .uid(1)], ["$classname": "NSString"],
+        ])
         expectMalformed(located: false) { try selfString.topObject(forKey: "root")?.decodeString() as Any }
         let selfURL = try Self.archive([
             "$null", ["$class": .uid(2), "NS.relative": .uid(3), "NS.base": .uid(1)], ["$classname": "NSURL"], "x",

@@ -6,9 +6,12 @@ import Testing
     @Test func nanEqualsNaN() {
         #expect(PropertyList.real(.nan) == .real(.nan))
         #expect(PropertyList.real(.nan) == .real(-Double.nan))
-        #expect(PropertyList.real(.nan).hashValue == PropertyList.real(Double(bitPattern: 0x7FF0_0000_0000_0001)).hashValue)
+        #expect(
+            PropertyList.real(.nan).hashValue == PropertyList.real(Double(bitPattern: 0x7FF0_0000_0000_0001)).hashValue)
         #expect(PropertyList.real(.nan) != .real(0))
-        #expect(PropertyList.date(Date(timeIntervalSinceReferenceDate: .nan)) == .date(Date(timeIntervalSinceReferenceDate: .nan)))
+        #expect(
+            PropertyList.date(Date(timeIntervalSinceReferenceDate: .nan))
+                == .date(Date(timeIntervalSinceReferenceDate: .nan)))
         #expect(PropertyList.array([.real(.nan)]) == [.real(.nan)])
     }
 
@@ -102,7 +105,9 @@ import Testing
     }
 
     @Test func descriptionIsReadable() {
-        let plist: PropertyList = ["name": "Ann", "tags": [1, 2.5, true], "bytes": .data(Data([0xAB])), "ref": .uid(3)]
+        let plist: PropertyList = [
+            "name": "Ann", "tags": [1, 2.5, true], "bytes": .data(Data([0xAB])), "ref": .uid(3),
+        ]
         #expect(plist.description == #"["name": "Ann", "tags": [1, 2.5, true], "bytes": <1 bytes: ab>, "ref": uid(3)]"#)
         #expect(PropertyList.dictionary([:]).description == "[:]")
     }
@@ -124,7 +129,8 @@ import Testing
 
     @Test func formatDetectionOfUTF16XML() throws {
         var data = Data([0xFF, 0xFE])
-        for unit in "<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist version=\"1.0\"><string>é</string></plist>".utf16 {
+        let text = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><plist version=\"1.0\"><string>é</string></plist>"
+        for unit in text.utf16 {
             data.append(UInt8(unit & 0xFF))
             data.append(UInt8(unit >> 8))
         }
@@ -134,7 +140,9 @@ import Testing
 
     @Test(arguments: [PropertyList.Format.binary, .xml])
     func decodeRecognisesEncodedFormats(format: PropertyList.Format) throws {
-        let value: PropertyList = ["a": [1, "b", 2.5, false], "when": .date(Date(timeIntervalSinceReferenceDate: 86_400))]
+        let value: PropertyList = [
+            "a": [1, "b", 2.5, false], "when": .date(Date(timeIntervalSinceReferenceDate: 86_400)),
+        ]
         let data = value.encode(format: format)
         #expect(PropertyList.format(of: data) == format)
         #expect(try PropertyList.decode(data) == value)

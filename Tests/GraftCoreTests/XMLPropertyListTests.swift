@@ -92,21 +92,22 @@ import Testing
         XMLPropertyList.appendPlistElement(["NSStoreType": "XML", "n": 1], to: &document, indentation: 2)
         document += Array("\t</metadata>\n</database>\n".utf8)
         let text = String(decoding: document, as: UTF8.self)
-        #expect(text == """
-            <database>
-            \t<metadata>
-            \t\t<plist version="1.0">
-            \t\t<dict>
-            \t\t\t<key>NSStoreType</key>
-            \t\t\t<string>XML</string>
-            \t\t\t<key>n</key>
-            \t\t\t<integer>1</integer>
-            \t\t</dict>
-            \t\t</plist>
-            \t</metadata>
-            </database>
+        #expect(
+            text == """
+                <database>
+                \t<metadata>
+                \t\t<plist version="1.0">
+                \t\t<dict>
+                \t\t\t<key>NSStoreType</key>
+                \t\t\t<string>XML</string>
+                \t\t\t<key>n</key>
+                \t\t\t<integer>1</integer>
+                \t\t</dict>
+                \t\t</plist>
+                \t</metadata>
+                </database>
 
-            """)
+                """)
         let root = try XMLTree.parse(Data(document))
         let plist = try #require(root.child(named: "metadata")?.child(named: "plist"))
         #expect(try XMLPropertyList.decode(element: plist) == ["NSStoreType": "XML", "n": 1])
@@ -115,8 +116,10 @@ import Testing
 
     @Test func writesDatesAsWholeSecondsRoundedDown() {
         func written(_ seconds: Double) -> String {
-            let xml = String(decoding: XMLPropertyList.encode(.date(Date(timeIntervalSinceReferenceDate: seconds))), as: UTF8.self)
-            let start = xml.range(of: "<date>")!.upperBound, end = xml.range(of: "</date>")!.lowerBound
+            let xml = String(
+                decoding: XMLPropertyList.encode(.date(Date(timeIntervalSinceReferenceDate: seconds))), as: UTF8.self)
+            let start = xml.range(of: "<date>")!.upperBound
+            let end = xml.range(of: "</date>")!.lowerBound
             return String(xml[start..<end])
         }
         #expect(written(0) == "2001-01-01T00:00:00Z")
@@ -167,8 +170,11 @@ import Testing
         #expect(plist["spaced"] == 12)
         #expect(plist["max"] == .unsignedInteger(.max))
         #expect(plist["min"] == .integer(.min))
-        #expect(plist["reals"] == [.real(.nan), .real(.infinity), .real(-.infinity), .real(.infinity), .real(-.infinity),
-            1500.0, 0.5, 0.1, 1.0])
+        #expect(
+            plist["reals"] == [
+                .real(.nan), .real(.infinity), .real(-.infinity), .real(.infinity), .real(-.infinity),
+                1500.0, 0.5, 0.1, 1.0,
+            ])
         #expect(plist["fractional date"] == .date(Date(timeIntervalSinceReferenceDate: 1.5)))
         #expect(plist["data"] == .data(Data([0, 1, 2, 3, 4, 5])))
         #expect(plist["unpadded"] == .data(Data([0, 1])))
@@ -187,7 +193,10 @@ import Testing
     static let malformed: [(name: String, xml: String, message: String, line: Int)] = [
         ("not XML", "this is not XML", "XML property list:", 1),
         ("unclosed element", "<plist version=\"1.0\">\n<dict>\n</plist>", "XML property list:", 3),
-        ("unknown element", "<plist>\n<dict>\n<key>a</key>\n<float>1</float>\n</dict>\n</plist>", "unknown element <float>", 4),
+        (
+            "unknown element", "<plist>\n<dict>\n<key>a</key>\n<float>1</float>\n</dict>\n</plist>",
+            "unknown element <float>", 4
+        ),
         ("key without value", "<plist>\n<dict>\n<key>a</key>\n</dict>\n</plist>", "has no value", 3),
         ("value without key", "<plist><dict>\n<string>a</string>\n</dict></plist>", "expected <key>", 2),
         ("key outside dict", "<plist><array>\n<key>a</key></array></plist>", "outside a <dict>", 2),
@@ -202,7 +211,10 @@ import Testing
         ("two values", "<plist>\n<true/><false/></plist>", "exactly one value", 1),
         ("no value", "<plist>\n</plist>", "exactly one value", 1),
         ("nested plist", "<plist><array>\n<plist/></array></plist>", "<plist> inside", 2),
-        ("entity declaration", "<!DOCTYPE plist [<!ENTITY a \"b\">]><plist><string>&a;</string></plist>", "entities", 0),
+        (
+            "entity declaration", "<!DOCTYPE plist [<!ENTITY a \"b\">]><plist><string>&a;</string></plist>", "entities",
+            0
+        ),
     ]
 
     @Test(arguments: malformed)
@@ -213,7 +225,9 @@ import Testing
     }
 
     @Test func rejectsDeepNesting() {
-        let xml = "<plist>" + String(repeating: "<array>", count: 600) + String(repeating: "</array>", count: 600) + "</plist>"
+        let xml =
+            "<plist>" + String(repeating: "<array>", count: 600) + String(repeating: "</array>", count: 600)
+            + "</plist>"
         expectMalformed { try XMLPropertyList.decode(Data(xml.utf8)) }
     }
 

@@ -117,11 +117,12 @@ func expectMalformed(
     } catch let error as GraftError {
         #expect(error.code == .malformedInput, "\(error)", sourceLocation: sourceLocation)
         #expect(
-            !located || error.context.contains {
-                if case .offset = $0 { return true }
-                if case .line = $0 { return true }
-                return false
-            }, "no offset or line in: \(error)", sourceLocation: sourceLocation)
+            !located
+                || error.context.contains {
+                    if case .offset = $0 { return true }
+                    if case .line = $0 { return true }
+                    return false
+                }, "no offset or line in: \(error)", sourceLocation: sourceLocation)
         return error
     } catch {
         Issue.record("expected a GraftError, got \(error)", sourceLocation: sourceLocation)

@@ -73,10 +73,12 @@ enum Tool {
         process.executableURL = tool
         process.arguments = arguments
         let folder = try Scratch.folder()
-        let outURL = folder.appendingPathComponent("stdout"), errURL = folder.appendingPathComponent("stderr")
+        let outURL = folder.appendingPathComponent("stdout")
+        let errURL = folder.appendingPathComponent("stderr")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
         try process.run()
@@ -192,16 +194,29 @@ enum Samples {
         let pick = Int.random(in: 0..<(depth > 3 ? 9 : 11), using: &generator)
         switch pick {
         case 0: return .string(randomString(using: &generator))
-        case 1: return .integer(Int64.random(in: Int64.min...Int64.max, using: &generator) >> UInt64.random(in: 0...63, using: &generator))
+        case 1:
+            return .integer(
+                Int64.random(in: Int64.min...Int64.max, using: &generator)
+                    >> UInt64.random(in: 0...63, using: &generator))
         case 2: return .unsignedInteger(UInt64.random(in: (UInt64(Int64.max) + 1)...UInt64.max, using: &generator))
         case 3: return .real(Double(bitPattern: generator.next()))
         case 4: return .bool(Bool.random(using: &generator))
-        case 5: return .date(Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -2_000_000_000...2_000_000_000, using: &generator))))
-        case 6: return .data(Data((0..<Int.random(in: 0..<40, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        case 5:
+            return .date(
+                Date(
+                    timeIntervalSinceReferenceDate: Double(
+                        Int.random(in: -2_000_000_000...2_000_000_000, using: &generator))))
+        case 6:
+            return .data(
+                Data(
+                    (0..<Int.random(in: 0..<40, using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }))
         case 7: return .uid(UInt64.random(in: 0...1_000, using: &generator))
         case 8: return .string(["alpha", "beta", "gamma"].randomElement(using: &generator)!)
         case 9:
-            return .array((0..<Int.random(in: 0..<6, using: &generator)).map { _ in random(using: &generator, depth: depth + 1) })
+            return .array(
+                (0..<Int.random(in: 0..<6, using: &generator)).map { _ in random(using: &generator, depth: depth + 1) })
         default:
             var dictionary = PropertyList.Dictionary()
             for _ in 0..<Int.random(in: 0..<6, using: &generator) {
@@ -213,6 +228,7 @@ enum Samples {
 
     static func randomString(using generator: inout SeededGenerator) -> String {
         let alphabet: [Character] = Array("abcXYZ019 _-<>&\"'éß€😀\n\t")
-        return String((0..<Int.random(in: 0..<12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+        return String(
+            (0..<Int.random(in: 0..<12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
     }
 }
