@@ -4,7 +4,8 @@ import GraftCore
 /// A model as found on disk: one or more versions, one of them current.
 ///
 /// Reads every form Xcode and Core Data leave behind: an `.xcdatamodeld` (every version, and which is
-/// current), an `.xcdatamodel` folder or its `contents` file, a compiled `.momd` folder or `.mom` file.
+/// current), an `.xcdatamodel` folder or its `contents` file (or an Xcode 3 `elements` file),
+/// a compiled `.momd` folder or `.mom` file.
 /// Stores that carry their model (a SQLite store's model cache) are read by the store modules.
 ///
 /// For example:
@@ -79,7 +80,11 @@ public struct ModelFile: Sendable {
             case "xcdatamodel": return try loadSingle(url)
             case "momd": return try CompiledModelReader.loadBundle(url)
             default:
-                if FileAccess.kind(of: url.appendingPathComponent("contents")).exists { return try loadSingle(url) }
+                if FileAccess.kind(of: url.appendingPathComponent("contents")).exists
+                    || FileAccess.kind(of: url.appendingPathComponent("elements")).exists
+                {
+                    return try loadSingle(url)
+                }
                 throw GraftError(
                     .unsupportedFormat, "is a folder but not an .xcdatamodeld, .xcdatamodel or .momd", context: [.file(url.relativePath)])
             }
@@ -88,6 +93,12 @@ public struct ModelFile: Sendable {
             let model = try XcdatamodelReader.read(contentsOf: url)
             let name = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
             return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+        }
+        if url.lastPathComponent == "elements" && url.deletingLastPathComponent().pathExtension == "xcdatamodel" {
+            let model = try XcodeElementsReader.read(contentsOf: url)
+            let name = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
+            return ModelFile(
+                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
         }
         let data = try FileAccess.read(url)
         if data.starts(with: Array("bplist".utf8)) || fileExtension == "mom" {
@@ -104,7 +115,7 @@ public struct ModelFile: Sendable {
             context: [.file(url.relativePath)])
     }
 
-    /// An `.xcdatamodel` folder: its `contents` (or, from Xcode 3, its `elements`).
+    /// An `.xcdatamodel` folder: its `contents`, or, for a model last saved by Xcode 3, its `elements`.
     private static func loadSingle(_ url: URL) throws -> ModelFile {
         let name = url.deletingPathExtension().lastPathComponent
         let contents = url.appendingPathComponent("contents")
@@ -112,9 +123,8 @@ public struct ModelFile: Sendable {
         if FileAccess.kind(of: contents).exists {
             model = try XcdatamodelReader.read(contentsOf: contents)
         } else if FileAccess.kind(of: url.appendingPathComponent("elements")).exists {
-            throw GraftError(
-                .unsupportedFormat, "is an Xcode 3 model (an 'elements' file, no 'contents'); Graft does not read those yet",
-                context: [.file(url.relativePath)])
+            // Xcode 3 kept the model in a keyed archive named `elements` (and its diagram in `layout`).
+            model = try XcodeElementsReader.read(contentsOf: url.appendingPathComponent("elements"))
         } else {
             throw GraftError(.malformedInput, "the .xcdatamodel folder has no contents file", context: [.file(url.relativePath)])
         }
