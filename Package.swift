@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(name: "GraftModelTests", dependencies: ["GraftModel", "GraftTestSupport"]),
         .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph", "GraftTestSupport"]),
         .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI", "GraftTestSupport"]),
+        .testTarget(name: "GraftSQLiteTests", dependencies: ["GraftSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -95,7 +95,8 @@ struct SQLiteSchema {
     ///
     /// - Parameter numbers: each entity's `Z_ENT` by model index; by default Core Data's numbering of a
     ///   new store (roots by name, each followed depth-first by its subentities).
-    init(model: Model, numbers: [Int]? = nil) {
+    ///   - indexStyle: how indexes are named; Graft writes `.modern`.
+    init(model: Model, numbers: [Int]? = nil, indexStyle: IndexStyle = .modern) {
         self.model = model
         let descriptions = model.descriptions
         entityNumbers = numbers ?? descriptions.map { $0.index + 1 }
@@ -225,7 +226,16 @@ struct SQLiteSchema {
                 }
             }
         }
-        indexStatements = deriveIndexes()
+        indexStatements = deriveIndexes(style: indexStyle)
+    }
+
+    /// How Core Data names indexes of indexed attributes and compound indexes.
+    enum IndexStyle {
+        /// `Z_<Entity>_<name>`, one fetch index per indexed attribute (framework 752 and later in the corpus).
+        case modern
+        /// `<TABLE>_<COLUMN>_INDEX` for indexed attributes and `<TABLE>_<COLUMN>_<COLUMN>…` for compound
+        /// indexes (framework 640 and 641 in the corpus).
+        case legacy
     }
 
     /// Records a join table (or replaces the one at `replacing`) and the to-many storage of both its sides.
@@ -245,6 +255,14 @@ struct SQLiteSchema {
                     orderColumn: join.destinationOrderColumn)
             }
         }
+    }
+
+    /// Whether a relationship is its own inverse (a symmetric `friends` on one entity): such a pair of
+    /// objects is stored once, and read from both columns of its join table.
+    static func isOwnInverse(_ relationship: RelationshipDescription, of entity: EntityDescription, in model: Model) -> Bool {
+        guard let inverse = model.inverse(of: relationship), inverse.name == relationship.name else { return false }
+        let destination = model.descriptions[relationship.destinationIndex]
+        return model.isKind(entity, of: destination) || model.isKind(destination, of: entity)
     }
 
     /// The entity along `start`'s inheritance chain that declares the relationship `name`.
@@ -304,14 +322,12 @@ struct SQLiteSchema {
         return statements
     }
 
-    private func deriveIndexes() -> [String] {
+    private func deriveIndexes(style: IndexStyle) -> [String] {
         var statements: [String] = []
         for table in tables {
             for column in table.columns {
                 switch column.role {
                 case .toOne:
-                    statements.append("CREATE INDEX \(table.name)_\(column.name)_INDEX ON \(table.name) (\(column.name))")
-                case .attribute(let entity, let attribute) where model.descriptions[entity].attributes[attribute].isIndexed:
                     statements.append("CREATE INDEX \(table.name)_\(column.name)_INDEX ON \(table.name) (\(column.name))")
                 default:
                     break
@@ -336,7 +352,32 @@ struct SQLiteSchema {
                 }
                 return parts.joined(separator: ", ")
             }
-            for index in entity.declaration.fetchIndexes {
+            if style == .legacy {
+                for attribute in entity.declaration.attributes where attribute.isIndexed && !attribute.isTransient {
+                    guard let column = columnName(forProperty: attribute.name, of: entity) else { continue }
+                    statements.append("CREATE INDEX \(table.name)_\(column)_INDEX ON \(table.name) (\(column))")
+                }
+                for index in entity.declaration.compoundIndexes {
+                    let columns = index.compactMap { columnName(forProperty: $0, of: entity) }
+                    guard columns.count == index.count else { continue }
+                    statements.append("CREATE INDEX \(table.name)_\(columns.joined(separator: "_")) ON \(table.name) (\(columns.joined(separator: ", ")))")
+                }
+                for constraint in entity.declaration.uniquenessConstraints {
+                    guard let columns = columnList(constraint) else { continue }
+                    statements.append(
+                        "CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(table.name) (\(columns))")
+                }
+                continue
+            }
+            // Indexed attributes become single-property fetch indexes named after the attribute, as
+            // compiled models describe them (store2-52-0: `Z_Message_destructionDate`).
+            var fetchIndexes = entity.declaration.fetchIndexes
+            for attribute in entity.declaration.attributes where attribute.isIndexed && !attribute.isTransient {
+                if !fetchIndexes.contains(where: { $0.name == attribute.name }) {
+                    fetchIndexes.append(FetchIndex(name: attribute.name, elements: [.init(property: attribute.name)]))
+                }
+            }
+            for index in fetchIndexes {
                 guard let columns = columnList(index.elements.map(\.property), ascending: index.elements.map(\.isAscending)) else { continue }
                 statements.append("CREATE INDEX Z_\(entity.name)_\(index.name) ON \(table.name) (\(columns))")
             }
@@ -346,7 +387,12 @@ struct SQLiteSchema {
                     "CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(table.name) (\(columns))")
             }
         }
-        return statements
+        // A name used twice (an index repeated under two descriptions) is created once.
+        var seen: Set<String> = []
+        return statements.filter { statement in
+            let name = statement.split(separator: " ").dropFirst(statement.hasPrefix("CREATE UNIQUE") ? 3 : 2).first.map(String.init) ?? statement
+            return seen.insert(name).inserted
+        }
     }
 
     /// The column holding a property's value (an attribute or a to-one's key).

@@ -23,6 +23,19 @@ public final class SQLiteStoreReader: StoreReader {
     let database: SQLiteDatabase
     let schema: SQLiteSchema
     let url: URL
+    let missingExternalData: MissingExternalData
+    /// Things worth telling the user that did not stop the read (values whose external file is missing).
+    public private(set) var warnings: [String] = []
+
+    /// What to do with a binary value kept in an external file (`.<store>_SUPPORT/_EXTERNAL_DATA`) that
+    /// is not there: Core Data keeps large values outside the store, and copies of stores often leave
+    /// that folder behind.
+    public enum MissingExternalData: Sendable {
+        /// Stop with an error naming the object, the attribute and the file.
+        case fail
+        /// Read the value as absent and add a warning.
+        case omit
+    }
 
     /// Opens a store for reading.
     ///
@@ -30,8 +43,9 @@ public final class SQLiteStoreReader: StoreReader {
     /// - Throws: `GraftError.fileNotFound`, `.malformedInput` (not a Core Data store, corrupt),
     ///   `.notFound` (no model given and no model cache), `.modelMismatch` (the given model's version hashes
     ///   differ from the store's, naming the entities).
-    public init(url: URL, model: Model?) throws {
+    public init(url: URL, model: Model?, missingExternalData: MissingExternalData = .fail) throws {
         self.url = url
+        self.missingExternalData = missingExternalData
         let database = try SQLiteDatabase.openForReading(url)
         let file = try SQLiteStoreFile.read(database, url: url)
         let metadata = StoreMetadata(identifier: file.identifier, values: file.metadata)
@@ -146,9 +160,7 @@ public final class SQLiteStoreReader: StoreReader {
             let join = schema.joinTables[index]
             var pairs = [(ownColumn, otherColumn, orderColumn)]
             // A relationship that is its own inverse is stored once per pair: read both directions.
-            if relationship.inverseIndex == relationship.index && relationship.destinationIndex == entity.index
-                || (relationship.inverseIndex == relationship.index && model.isKind(entity, of: destination))
-            {
+            if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
                 pairs = [(join.sourceColumn, join.destinationColumn, nil), (join.destinationColumn, join.sourceColumn, nil)]
             }
             return try pairs.map { own, other, order in
@@ -183,6 +195,7 @@ public final class SQLiteStoreReader: StoreReader {
             }
         }
         let external = externalDataFolder
+        let policy = missingExternalData
         var lookups: [Int: SQLiteStatement] = [:]
         while try rows.step() {
             let key = rows.int64(0)
@@ -197,7 +210,11 @@ public final class SQLiteStoreReader: StoreReader {
             for (index, attribute) in entity.attributes.enumerated() {
                 guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
                 do {
-                    attributes[index] = try SQLiteValues.read(rows, column, as: attribute, externalData: external)
+                    attributes[index] = try SQLiteValues.read(
+                        rows, column, as: attribute, externalData: external,
+                        missing: policy == .fail ? nil : { path in
+                            self.warnings.append("\(entity.name) p\(key).\(attribute.name): external file \(path) is missing; read as no value")
+                        })
                 } catch let error as GraftError {
                     throw error.at(.key(attribute.name)).at(.object("\(entity.name) p\(key)")).inFile(url.relativePath)
                 }

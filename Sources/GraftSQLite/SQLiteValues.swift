@@ -18,7 +18,8 @@ enum SQLiteValues {
     ///
     /// - Parameter externalData: the folder holding externally stored binary data, if any.
     static func read(
-        _ statement: SQLiteStatement, _ index: Int32, as attribute: Attribute, externalData: URL?
+        _ statement: SQLiteStatement, _ index: Int32, as attribute: Attribute, externalData: URL?,
+        missing: ((String) throws -> Void)? = nil
     ) throws -> Value? {
         let storage = statement.columnType(index)
         guard storage != SQLITE_NULL else { return nil }
@@ -59,7 +60,7 @@ enum SQLiteValues {
             if let text = statement.text(index), let uuid = UUID(uuidString: text) { return .uuid(uuid) }
             throw GraftError(.malformedInput, "a UUID must be 16 bytes, found \(bytes.count)")
         case .binary where attribute.allowsExternalBinaryDataStorage:
-            return .data(try external(statement.data(index) ?? Data(), folder: externalData))
+            return try external(statement.data(index) ?? Data(), folder: externalData, missing: missing).map { .data($0) }
         case .binary, .transformable, .objectID, .composite, .undefined:
             return .data(statement.data(index) ?? Data())
         }
@@ -106,21 +107,25 @@ enum SQLiteValues {
     private static let posix = Locale(identifier: "en_US_POSIX")
 
     /// Reads an externally stored value: 0x01 + inline bytes, or 0x02 + a file name (NUL-terminated).
-    private static func external(_ stored: Data, folder: URL?) throws -> Data {
+    ///
+    /// - Parameter missing: called with the file's path when it does not exist; when `nil`, or when it
+    ///   returns, the value is read as absent after the call; it may throw to fail the read instead.
+    private static func external(_ stored: Data, folder: URL?, missing: ((String) throws -> Void)?) throws -> Data? {
         guard let marker = stored.first else { return stored }
         switch marker {
-        case 1: return stored.dropFirst()
+        case 1: return Data(stored.dropFirst())
         case 2:
             let name = String(decoding: stored.dropFirst().prefix { $0 != 0 }, as: UTF8.self)
-            guard let folder else {
-                throw GraftError(.notFound, "the value is stored in external file '\(name)', but the store has no external data folder")
+            let file = folder?.appendingPathComponent(name)
+            if let file, let contents = try? Data(contentsOf: file) { return contents }
+            let path = file?.relativePath ?? name
+            guard let missing else {
+                throw GraftError(
+                    .notFound, "the value is kept in the external file \(path), which is missing",
+                    context: [.file(path)])
             }
-            let file = folder.appendingPathComponent(name)
-            do {
-                return try Data(contentsOf: file)
-            } catch {
-                throw GraftError(.notFound, "the externally stored value '\(name)' is missing", context: [.file(file.relativePath)])
-            }
+            try missing(path)
+            return nil
         default:
             // Stores written before external storage was switched on hold plain bytes.
             return stored
