@@ -64,12 +64,18 @@ struct InspectTests {
         #expect(store.status == 0)
         #expect(momd.status == 0)
         func hashes(_ text: String) throws -> [String: String] {
-            let json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            var json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            if let model = json?["model"] as? [String: Any] { json = model }  // a store nests its model
             let entities = json?["entities"] as? [[String: Any]] ?? []
             return Dictionary(uniqueKeysWithValues: entities.map { ($0["name"] as! String, $0["versionHash"] as! String) })
         }
         #expect(try hashes(store.output) == hashes(momd.output))
         #expect(try hashes(store.output).count == 4)
+        let json = try JSONSerialization.jsonObject(with: Data(store.output.utf8)) as? [String: Any]
+        #expect(json?["format"] as? String == "sqlite")
+        #expect(json?["uuid"] as? String == "753753D3-A961-4901-AB05-8CC48B1D3853")
+        #expect((json?["counts"] as? [String: Int])?.values.reduce(0, +) == 145)
+        #expect((json?["metadata"] as? [String: Any])?["NSStoreType"] as? String == "SQLite")
     }
 
     @Test func problemsAreReportedWithThePathAndStatus1() throws {
