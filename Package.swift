@@ -43,8 +43,11 @@ let package = Package(
         .target(name: "GraftGraph", dependencies: ["GraftModel"]),
         // Core Data's SQLite store.
         .target(name: "GraftSQLite", dependencies: ["GraftGraph", "CSQLite"]),
+        // Moving documents between formats: format detection, conversion, verification (later: selection,
+        // clipboard documents, pasting).
+        .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite"]),
         // The public face.
-        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite"]),
+        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftInterchange"]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),

@@ -1,5 +1,6 @@
 // The public face of Graft: one import gives models, the object graph, stores and errors.
 @_exported import GraftCore
 @_exported import GraftGraph
+@_exported import GraftInterchange
 @_exported import GraftModel
 @_exported import GraftSQLite

@@ -15,6 +15,7 @@ public struct GraftCommand: ParsableCommand {
             // Add subcommands here, in the order the help lists them, keeping `help` last.
 
             InspectCommand.self,
+            ConvertCommand.self,
             HelpCommand.self,
         ])
 

@@ -94,6 +94,7 @@ enum ValueConversion {
         if let objects = value as? [ManagedObject] { return objects }
         if let objects = value as? Set<ManagedObject> { return Array(objects) }
         if let set = value as? RelationshipSet { return try set.allObjects() }
+        if let sequence = value as? any Sequence<ManagedObject> { return Array(sequence) }
         if let objects = value as? [Any] {
             return try objects.map {
                 guard let object = $0 as? ManagedObject else {

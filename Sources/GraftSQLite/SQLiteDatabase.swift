@@ -130,6 +130,9 @@ final class SQLiteDatabase {
         }
     }
 
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
     /// Whether a table with this name exists.
     func hasTable(_ name: String) throws -> Bool {
         let statement = try prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")

@@ -142,7 +142,7 @@ public final class SQLiteStoreReader: StoreReader {
         }
     }
 
-    private func quoted(_ name: String) -> String { "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }
+    private func quoted(_ name: String) -> String { SQLiteName.quoted(name) }
 
     /// A cursor for one to-many of the entities in `table`.
     private func cursors(for relationship: RelationshipDescription, of entity: EntityDescription) throws -> [RelatedCursor] {
@@ -177,12 +177,10 @@ public final class SQLiteStoreReader: StoreReader {
     }
 
     private func readTable(_ tableIndex: Int, _ body: (Snapshot) throws -> Void) throws {
+        var decoder = SQLiteRowDecoder(
+            schema: schema, table: tableIndex, database: database, path: url.relativePath, externalData: externalDataFolder)
+        let rows = try database.prepare(decoder.selectClause + " ORDER BY t.Z_PK")
         let table = schema.tables[tableIndex]
-        let columns = table.columns.filter { !$0.name.isEmpty }
-        var position: [String: Int32] = [:]
-        for (offset, column) in columns.enumerated() { position[column.name] = Int32(offset) }
-        let select = "SELECT \(columns.map { quoted($0.name) }.joined(separator: ", ")) FROM \(quoted(table.name)) ORDER BY Z_PK"
-        let rows = try database.prepare(select)
 
         // One set of cursors per to-many, shared by every entity of the table that has it.
         var toManyCursors: [String: [RelatedCursor]] = [:]
@@ -194,82 +192,20 @@ public final class SQLiteStoreReader: StoreReader {
                 if toManyCursors[key] == nil { toManyCursors[key] = try cursors(for: relationship, of: declarer) }
             }
         }
-        let external = externalDataFolder
-        let policy = missingExternalData
-        var lookups: [Int: SQLiteStatement] = [:]
+        let missing: ((String) throws -> Void)? =
+            missingExternalData == .fail
+            ? nil
+            : { path in self.warnings.append("external file \(path) is missing; its value is read as no value") }
         while try rows.step() {
-            let key = rows.int64(0)
-            let number = Int(rows.int64(1))
-            guard let entityIndex = schema.entity(forNumber: number) else {
-                throw GraftError(
-                    .malformedInput, "row \(key) of table \(table.name) has entity number \(number), which the model does not have",
-                    context: [.file(url.relativePath)])
-            }
-            let entity = model.descriptions[entityIndex]
-            var attributes = [Value?](repeating: nil, count: entity.attributes.count)
-            for (index, attribute) in entity.attributes.enumerated() {
-                guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
-                do {
-                    attributes[index] = try SQLiteValues.read(
-                        rows, column, as: attribute, externalData: external,
-                        missing: policy == .fail ? nil : { path in
-                            self.warnings.append("\(entity.name) p\(key).\(attribute.name): external file \(path) is missing; read as no value")
-                        })
-                } catch let error as GraftError {
-                    throw error.at(.key(attribute.name)).at(.object("\(entity.name) p\(key)")).inFile(url.relativePath)
+            let snapshot = try decoder.snapshot(of: rows, missing: missing) { relationship, entity, key in
+                let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: self.model)
+                var refs: [ObjectRef] = []
+                for cursor in toManyCursors["\(declarer.index).\(relationship.name)"] ?? [] {
+                    refs += try cursor.take(key)
                 }
+                return refs
             }
-            var relationships: [RelationshipValue] = []
-            relationships.reserveCapacity(entity.relationships.count)
-            for relationship in entity.relationships {
-                if relationship.isTransient {
-                    relationships.append(relationship.isToMany ? .toMany([]) : .toOne(nil))
-                } else if relationship.isToMany {
-                    let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: model)
-                    var refs: [ObjectRef] = []
-                    for cursor in toManyCursors["\(declarer.index).\(relationship.name)"] ?? [] {
-                        refs += try cursor.take(key)
-                    }
-                    relationships.append(.toMany(refs))
-                } else {
-                    guard let columns = schema.toOneColumns[entityIndex][relationship.index],
-                        let keyColumn = position[columns.key], !rows.isNull(keyColumn)
-                    else {
-                        relationships.append(.toOne(nil))
-                        continue
-                    }
-                    let target = rows.int64(keyColumn)
-                    let destination = model.descriptions[relationship.destinationIndex]
-                    var targetEntity = destination.index
-                    if !destination.descendantIndices.isEmpty {
-                        if let entityColumn = columns.entity.flatMap({ position[$0] }), !rows.isNull(entityColumn),
-                            let found = schema.entity(forNumber: Int(rows.int64(entityColumn)))
-                        {
-                            targetEntity = found
-                        } else {
-                            targetEntity = try lookUpEntity(of: target, in: destination, statements: &lookups)
-                        }
-                    }
-                    relationships.append(.toOne(ObjectRef(entity: targetEntity, key: target)))
-                }
-            }
-            try body(Snapshot(ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships))
+            try body(snapshot)
         }
-    }
-
-    /// The exact entity of the object with `key` in `destination`'s table (for stores that lack the
-    /// destination-entity column).
-    private func lookUpEntity(of key: Int64, in destination: EntityDescription, statements: inout [Int: SQLiteStatement]) throws -> Int {
-        let tableIndex = schema.tableOfEntity[destination.index]
-        if statements[tableIndex] == nil {
-            statements[tableIndex] = try database.prepare("SELECT Z_ENT FROM \(quoted(schema.tables[tableIndex].name)) WHERE Z_PK = ?")
-        }
-        let statement = statements[tableIndex]!
-        defer { statement.reset() }
-        try statement.bind(key, at: 1)
-        guard try statement.step(), let entity = schema.entity(forNumber: Int(statement.int64(0))) else {
-            return destination.index
-        }
-        return entity
     }
 }

@@ -1,0 +1,78 @@
+import Foundation
+import Graft
+
+extension StoreFormat: ArgumentValue {}
+
+/// `graft convert`: a whole document from one store format to another.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert a whole store document between the SQLite, XML and binary formats.",
+        discussion: """
+            The input's format is recognised by its content; the output's comes from --to or from its \
+            extension (.sqlite, .xml, .binary). Objects stream from reader to writer, so documents of \
+            millions of objects convert in bounded memory. The input is never changed; the output is written \
+            to a temporary file beside it and renamed into place when complete, so a failed conversion \
+            leaves nothing behind. An existing output is replaced only with --force.
+            """,
+        examples: [
+            CommandExample("graft convert App.sqlite App.xml", "Write the store as Core Data XML."),
+            CommandExample(
+                "graft convert Library.xml Library.sqlite --verify", "Convert, then compare the result object by object."),
+        ])
+
+    static var arguments: [Argument<ConvertCommand>] {
+        [
+            .positional(\.input, name: "in", help: "The store document to read."),
+            .positional(\.output, name: "out", help: "The document to write."),
+            .option(\.format, name: "to", valueName: "format", help: "The output format (by default, from OUT's extension)."),
+            .option(\.model, name: "model", valueName: "path", help: "The model to read IN with (by default, the one IN carries)."),
+            .flag(\.force, name: "force", short: "f", help: "Replace OUT if it exists."),
+            .flag(\.verify, name: "verify", help: "Read OUT back and compare it with IN, object by object."),
+            .flag(\.omitMissingExternalData, name: "omit-missing-external-data", help: "Read binary values whose external file is missing as empty, with a warning, instead of failing."),
+            .flag(\.quiet, name: "quiet", short: "q", help: "Print no progress and no summary."),
+        ]
+    }
+
+    var input: PathArgument = ""
+    var output: PathArgument = ""
+    var format: StoreFormat?
+    var model: PathArgument?
+    var force = false
+    var verify = false
+    var omitMissingExternalData = false
+    var quiet = false
+
+    mutating func validate() throws {
+        if input.isStandardStream || output.isStandardStream {
+            throw UsageError("convert reads and writes files; '-' (standard input or output) is not supported")
+        }
+    }
+
+    func run(_ context: CommandContext) throws {
+        let inputURL = URL(fileURLWithPath: input.path)
+        let outputURL = URL(fileURLWithPath: output.path)
+        let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
+        var options = Conversion.Options(
+            format: format, model: chosenModel, overwrite: force, verify: verify,
+            missingExternalData: omitMissingExternalData ? .omit : .fail)
+        options.overwrite = force
+        let showProgress = !quiet && context.isErrorTerminal
+        let started = Date()
+        var shown = false
+        let report = try Conversion.convert(from: inputURL, to: outputURL, options: options) { done, total in
+            guard showProgress, done >= 50_000 || shown else { return }
+            shown = true
+            let share = total.map { $0 > 0 ? " (\(done * 100 / $0)%)" : "" } ?? ""
+            context.printError("\rconverting: \(done)\(total.map { " of \($0)" } ?? "") objects\(share)", terminator: "")
+        }
+        if shown { context.printError("") }
+        guard !quiet else { return }
+        for warning in report.warnings.prefix(20) { context.printError("warning: \(warning)") }
+        if report.warnings.count > 20 { context.printError("warning: … and \(report.warnings.count - 20) more") }
+        let seconds = Date().timeIntervalSince(started)
+        context.print(
+            "Converted \(report.objects) objects from \(report.inputFormat) to \(report.outputFormat): \(output.path)"
+                + (verify ? " (verified: no differences)" : "") + String(format: " in %.1f s", seconds))
+    }
+}

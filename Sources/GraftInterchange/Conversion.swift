@@ -1,0 +1,119 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+import GraftSQLite
+
+/// Converts whole documents between store formats, streaming snapshots from a reader to a writer with
+/// no context in between, so memory stays bounded whatever the document's size.
+///
+/// For example:
+///
+/// ```swift
+/// let report = try Conversion.convert(from: input, to: output, options: .init(format: .xml))
+/// print(report.objects)
+/// ```
+public enum Conversion {
+    public struct Options: Sendable {
+        /// The output format; by default the one the output's extension names.
+        public var format: StoreFormat?
+        /// The model to read the input with; by default the input's own.
+        public var model: Model?
+        /// Replace an existing output.
+        public var overwrite: Bool
+        /// Read the output back and compare it with the input, object by object.
+        public var verify: Bool
+        /// How to treat binary values kept in missing external files.
+        public var missingExternalData: SQLiteStoreReader.MissingExternalData
+
+        public init(
+            format: StoreFormat? = nil, model: Model? = nil, overwrite: Bool = false, verify: Bool = false,
+            missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+        ) {
+            self.format = format
+            self.model = model
+            self.overwrite = overwrite
+            self.verify = verify
+            self.missingExternalData = missingExternalData
+        }
+    }
+
+    /// What a conversion did.
+    public struct Report: Sendable {
+        public var inputFormat: StoreFormat
+        public var outputFormat: StoreFormat
+        /// Objects per entity, each under its own entity.
+        public var counts: [String: Int]
+        public var objects: Int { counts.values.reduce(0, +) }
+        /// Differences `verify` found (empty when it found none or did not run).
+        public var differences: [String]
+        public var warnings: [String]
+    }
+
+    /// Converts `input` into a new document at `output`.
+    ///
+    /// The input is never changed. The output is written into a temporary file beside it and renamed
+    /// into place only when complete; on any failure nothing is left at `output`.
+    ///
+    /// - Parameter progress: called now and then with the objects written so far and the total, when known.
+    /// - Throws: `GraftError.alreadyExists` when `output` exists and `overwrite` is off; the reader's and
+    ///   writer's errors; `GraftError.validationFailed` when `verify` finds differences (the output is
+    ///   kept, since it was written completely; the error lists the differences).
+    public static func convert(
+        from input: URL, to output: URL, options: Options = Options(),
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> Report {
+        let inputFormat = try StoreFormat.detect(input)
+        guard let outputFormat = options.format ?? StoreFormat.forExtension(output) else {
+            throw GraftError(
+                .unsupportedFormat, "cannot tell the output format from its name; give --to sqlite|xml|binary",
+                context: [.file(output.relativePath)])
+        }
+        if input.standardizedFileURL.resolvingSymlinksInPath() == output.standardizedFileURL.resolvingSymlinksInPath() {
+            throw GraftError(.invalidOperation, "the output is the input; choose another path", context: [.file(output.relativePath)])
+        }
+        if !options.overwrite && FileAccess.kind(of: output).exists {
+            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(output.relativePath)])
+        }
+        let reader = try StoreFormats.reader(
+            for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData)
+        let metadata = StoreMetadata.make(
+            for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
+            keeping: reader.metadata.values)
+        var writer = try StoreFormats.writer(
+            for: output, format: outputFormat, model: reader.model, metadata: metadata, overwrite: options.overwrite)
+        var counts: [String: Int] = [:]
+        let total = reader.objectCount
+        var done = 0
+        do {
+            try reader.forEachSnapshot { snapshot in
+                try writer.write(snapshot)
+                counts[reader.model.descriptions[snapshot.ref.entity].name, default: 0] += 1
+                done += 1
+                if done % 10_000 == 0 { progress?(done, total) }
+            }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
+        progress?(done, total)
+        var report = Report(
+            inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],
+            warnings: (reader as? SQLiteStoreReader)?.warnings ?? [])
+        if options.verify {
+            let written = try StoreFormats.reader(for: output, format: outputFormat, model: reader.model)
+            let again = try StoreFormats.reader(
+                for: input, format: inputFormat, model: reader.model, missingExternalData: options.missingExternalData)
+            report.differences = try Verification.differences(between: again, and: written)
+            if !report.differences.isEmpty {
+                throw GraftError(
+                    .validationFailed,
+                    "the output differs from the input in \(report.differences.count) place\(report.differences.count == 1 ? "" : "s")",
+                    context: [.file(output.relativePath)],
+                    underlying: report.differences.prefix(50).map { GraftError(.validationFailed, $0) })
+            }
+        }
+        return report
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+import GraftSQLite
+
+/// The three store formats Core Data writes, recognised by content.
+public enum StoreFormat: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite
+    case xml
+    case binary
+
+    public var description: String { rawValue }
+
+    /// `NSStoreType` for the format.
+    public var storeType: StoreMetadata.StoreType {
+        switch self {
+        case .sqlite: return .sqlite
+        case .xml: return .xml
+        case .binary: return .binary
+        }
+    }
+
+    /// The format of an existing file, from its first bytes.
+    ///
+    /// - Throws: `GraftError.fileNotFound`, or `GraftError.unsupportedFormat` for a file that is none of
+    ///   the three.
+    public static func detect(_ url: URL) throws -> StoreFormat {
+        let kind = FileAccess.kind(of: url)
+        guard kind.exists else { throw GraftError(.fileNotFound, "no such file", context: [.file(url.relativePath)]) }
+        guard !kind.isDirectory else {
+            throw GraftError(.unsupportedFormat, "is a folder, not a store", context: [.file(url.relativePath)])
+        }
+        let prefix: Data
+        do {
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            prefix = try handle.read(upToCount: 4096) ?? Data()
+        } catch {
+            throw GraftError(.io, "cannot be read: \(error.localizedDescription)", context: [.file(url.relativePath)])
+        }
+        if let format = detect(prefix: prefix) { return format }
+        throw GraftError(
+            .unsupportedFormat, "is not a Core Data store (SQLite, XML or binary)", context: [.file(url.relativePath)])
+    }
+
+    /// The format whose signature starts `prefix`, if any.
+    public static func detect(prefix: Data) -> StoreFormat? {
+        if prefix.starts(with: Data("SQLite format 3\0".utf8)) { return .sqlite }
+        for format in allCases where format != .sqlite {
+            if StoreFormats.recognizes(format, prefix: prefix) { return format }
+        }
+        return nil
+    }
+
+    /// The format a file name suggests (`.sqlite`, `.xml`, `.binary`, …), for outputs that do not exist yet.
+    public static func forExtension(_ url: URL) -> StoreFormat? {
+        switch url.pathExtension.lowercased() {
+        case "sqlite", "sqlite3", "db", "store", "wiredatabase": return .sqlite
+        case "xml": return .xml
+        case "binary", "bin", "cdbinary": return .binary
+        default: return nil
+        }
+    }
+}
+
+/// Opens readers, writers and stores of every format.
+public enum StoreFormats {
+    /// Whether `prefix` starts a document of `format`.
+    static func recognizes(_ format: StoreFormat, prefix: Data) -> Bool {
+        switch format {
+        case .sqlite: return prefix.starts(with: Data("SQLite format 3\0".utf8))
+        case .xml: return false
+        case .binary: return false
+        }
+    }
+
+    /// A streaming reader for a document.
+    ///
+    /// - Parameter model: the model to read with; `nil` uses the model the document carries.
+    public static func reader(
+        for url: URL, format: StoreFormat, model: Model?,
+        missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+    ) throws -> any StoreReader {
+        switch format {
+        case .sqlite: return try SQLiteStoreReader(url: url, model: model, missingExternalData: missingExternalData)
+        case .xml, .binary:
+            throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+        }
+    }
+
+    /// A writer for a new document.
+    public static func writer(
+        for url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
+    ) throws -> any StoreWriter {
+        switch format {
+        case .sqlite: return try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
+        case .xml, .binary:
+            throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+        }
+    }
+
+    /// A store to edit through a context: SQLite saves incrementally; XML and binary documents are read
+    /// whole and rewritten atomically on save.
+    public static func open(_ url: URL, model: Model?) throws -> any PersistentStore {
+        switch try StoreFormat.detect(url) {
+        case .sqlite: return try SQLiteStore.open(url, model: model)
+        case let format:
+            throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+        }
+    }
+}

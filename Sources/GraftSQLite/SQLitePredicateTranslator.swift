@@ -1,0 +1,307 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// A value bound to a SQL parameter.
+enum SQLBinding {
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob(Data)
+
+    func bind(to statement: SQLiteStatement, at index: Int32) throws {
+        switch self {
+        case .integer(let value): try statement.bind(value, at: index)
+        case .real(let value): try statement.bind(value, at: index)
+        case .text(let value): try statement.bind(value, at: index)
+        case .blob(let value): try statement.bind(value, at: index)
+        }
+    }
+}
+
+/// Turns predicates and sort descriptors into SQL over an entity's table, where SQL gives exactly the
+/// answer evaluation in memory gives; what it cannot translate is left to the context.
+///
+/// Translated: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`, `BETWEEN`, `IN` a list) of an attribute with a
+/// constant, string `==`/`!=`/`BEGINSWITH`/`ENDSWITH`/`CONTAINS` without `[c]`/`[d]`, `nil` tests, a to-one
+/// compared with an object or followed to an attribute of its destination, `@count` of a to-many, and
+/// `AND`/`OR`/`NOT` of these. Strings are left out of `ORDER BY` (SQLite orders bytes, Swift orders
+/// characters).
+struct SQLPredicateTranslator {
+    let schema: SQLiteSchema
+    let entity: EntityDescription
+    let alias: String
+
+    var model: Model { schema.model }
+
+    /// SQL for as much of `predicate` as translates, and whether that was all of it. A top-level `AND`
+    /// keeps its translatable parts; anything else translates whole or not at all.
+    func translate(_ predicate: GraftPredicate) -> (sql: String?, bindings: [SQLBinding], complete: Bool) {
+        if case .and(let parts) = predicate {
+            var clauses: [String] = []
+            var bindings: [SQLBinding] = []
+            var complete = true
+            for part in parts {
+                if let (sql, values) = condition(part) {
+                    clauses.append("(\(sql))")
+                    bindings += values
+                } else {
+                    complete = false
+                }
+            }
+            return (clauses.isEmpty ? nil : clauses.joined(separator: " AND "), bindings, complete)
+        }
+        if let (sql, values) = condition(predicate) { return (sql, values, true) }
+        return (nil, [], false)
+    }
+
+    /// SQL that holds exactly when `predicate` does, or `nil`.
+    func condition(_ predicate: GraftPredicate) -> (String, [SQLBinding])? {
+        switch predicate {
+        case .truePredicate: return ("1", [])
+        case .falsePredicate: return ("0", [])
+        case .and(let parts), .or(let parts):
+            let isAnd = { if case .and = predicate { return true } else { return false } }()
+            guard !parts.isEmpty else { return (isAnd ? "1" : "0", []) }
+            var clauses: [String] = []
+            var bindings: [SQLBinding] = []
+            for part in parts {
+                guard let (sql, values) = condition(part) else { return nil }
+                clauses.append("(\(sql))")
+                bindings += values
+            }
+            return (clauses.joined(separator: isAnd ? " AND " : " OR "), bindings)
+        case .not(let inner):
+            // A comparison with NULL is unknown in SQL but false in memory: make it false before NOT.
+            guard let (sql, values) = condition(inner) else { return nil }
+            return ("NOT COALESCE((\(sql)), 0)", values)
+        case .comparison(let comparison):
+            return self.comparison(comparison)
+        }
+    }
+
+    // MARK: Comparisons
+
+    private func comparison(_ comparison: GraftPredicate.Comparison) -> (String, [SQLBinding])? {
+        guard comparison.modifier == .direct else { return nil }
+        var left = comparison.left
+        var right = comparison.right
+        var op = comparison.operator
+        if case .keyPath = right, !isKeyPath(left) {
+            guard let flipped = Self.flipped(op) else { return nil }
+            swap(&left, &right)
+            op = flipped
+        }
+        guard case .keyPath(let path) = left else { return nil }
+        let keys = path.components
+        // attribute
+        if keys.count == 1, case .key(let name) = keys[0], let index = entity.attributeIndexByName[name] {
+            return attributeComparison(entity: entity, attribute: index, alias: alias, op, right, options: comparison.options)
+        }
+        // to-one compared with an object or nil
+        if keys.count == 1, case .key(let name) = keys[0], let relationship = entity.relationship(named: name), !relationship.isToMany {
+            return toOneComparison(relationship, op, right)
+        }
+        // to-one followed to an attribute
+        if keys.count == 2, case .key(let name) = keys[0], case .key(let attributeName) = keys[1],
+            let relationship = entity.relationship(named: name), !relationship.isToMany,
+            let columns = schema.toOneColumns[entity.index][relationship.index]
+        {
+            let destination = model.descriptions[relationship.destinationIndex]
+            guard let attribute = destination.attributeIndexByName[attributeName] else { return nil }
+            // Only comparisons that are false when the destination is missing (no nil, no !=).
+            if case .null = right { return nil }
+            if op == .notEqualTo { return nil }
+            guard let (inner, values) = attributeComparison(entity: destination, attribute: attribute, alias: "d", op, right, options: comparison.options)
+            else { return nil }
+            let table = SQLiteName.quoted(schema.tables[schema.tableOfEntity[destination.index]].name)
+            return ("\(alias).\(SQLiteName.quoted(columns.key)) IN (SELECT d.Z_PK FROM \(table) d WHERE \(inner))", values)
+        }
+        // @count of a to-many
+        if keys.count == 2, case .key(let name) = keys[0], case .collectionOperator(.count) = keys[1],
+            let relationship = entity.relationship(named: name), relationship.isToMany,
+            case .constant(let constant) = right, let number = Self.integer(constant), let sqlOp = Self.sqlOperator(op)
+        {
+            guard let count = countExpression(relationship) else { return nil }
+            return ("\(count) \(sqlOp) ?", [.integer(number)])
+        }
+        return nil
+    }
+
+    private func isKeyPath(_ expression: GraftPredicate.Expression) -> Bool {
+        if case .keyPath = expression { return true }
+        return false
+    }
+
+    private func attributeComparison(
+        entity: EntityDescription, attribute index: Int, alias: String, _ op: GraftPredicate.Operator,
+        _ right: GraftPredicate.Expression, options: ComparisonOptions
+    ) -> (String, [SQLBinding])? {
+        guard let name = schema.attributeColumns[entity.index][index] else { return nil }
+        let attribute = entity.attributes[index]
+        if attribute.type == .binary && attribute.allowsExternalBinaryDataStorage { return nil }
+        let column = "\(alias).\(SQLiteName.quoted(name))"
+        if case .null = right {
+            switch op {
+            case .equalTo: return ("\(column) IS NULL", [])
+            case .notEqualTo: return ("\(column) IS NOT NULL", [])
+            default: return nil
+            }
+        }
+        let isString = attribute.type == .string || attribute.type == .uri
+        if isString && !options.isEmpty { return nil }
+        switch op {
+        case .equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
+            guard case .constant(let constant) = right, let binding = Self.binding(constant, for: attribute.type) else { return nil }
+            if isString && op != .equalTo && op != .notEqualTo { return nil }
+            let sqlOp = Self.sqlOperator(op)!
+            if op == .notEqualTo { return ("(\(column) != ? OR \(column) IS NULL)", [binding]) }
+            return ("\(column) \(sqlOp) ?", [binding])
+        case .between:
+            guard case .aggregate(let bounds) = right, bounds.count == 2, !isString,
+                case .constant(let low) = bounds[0], case .constant(let high) = bounds[1],
+                let lowBinding = Self.binding(low, for: attribute.type), let highBinding = Self.binding(high, for: attribute.type)
+            else { return nil }
+            return ("\(column) BETWEEN ? AND ?", [lowBinding, highBinding])
+        case .in:
+            guard case .aggregate(let members) = right else { return nil }
+            var bindings: [SQLBinding] = []
+            for member in members {
+                guard case .constant(let constant) = member, let binding = Self.binding(constant, for: attribute.type) else { return nil }
+                bindings.append(binding)
+            }
+            guard !bindings.isEmpty else { return ("0", []) }
+            return ("\(column) IN (\(Array(repeating: "?", count: bindings.count).joined(separator: ", ")))", bindings)
+        case .beginsWith, .endsWith, .contains:
+            guard attribute.type == .string, case .constant(.string(let text)) = right else { return nil }
+            if text.isEmpty { return ("\(column) IS NOT NULL", []) }
+            switch op {
+            case .beginsWith: return ("substr(\(column), 1, length(?)) = ?", [.text(text), .text(text)])
+            case .endsWith: return ("substr(\(column), -length(?)) = ?", [.text(text), .text(text)])
+            default: return ("instr(\(column), ?) > 0", [.text(text)])
+            }
+        default:
+            return nil
+        }
+    }
+
+    private func toOneComparison(_ relationship: RelationshipDescription, _ op: GraftPredicate.Operator, _ right: GraftPredicate.Expression)
+        -> (String, [SQLBinding])?
+    {
+        guard let columns = schema.toOneColumns[entity.index][relationship.index], op == .equalTo || op == .notEqualTo else {
+            return nil
+        }
+        let column = "\(alias).\(SQLiteName.quoted(columns.key))"
+        if case .null = right { return (op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL", []) }
+        guard case .object(let reference) = right, let object = reference.object as? ManagedObject, !object.objectID.isTemporary
+        else { return nil }
+        var sql = "\(column) = ?"
+        var bindings: [SQLBinding] = [.integer(object.objectID.key)]
+        if let entityColumn = columns.entity {
+            sql += " AND \(alias).\(SQLiteName.quoted(entityColumn)) = ?"
+            bindings.append(.integer(Int64(schema.entityNumbers[object.objectID.entity])))
+        }
+        if op == .notEqualTo { return ("NOT COALESCE((\(sql)), 0)", bindings) }
+        return (sql, bindings)
+    }
+
+    private func countExpression(_ relationship: RelationshipDescription) -> String? {
+        guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return nil }
+        switch storage {
+        case .inverseColumn(let table, let column, _):
+            return "(SELECT count(*) FROM \(SQLiteName.quoted(schema.tables[table].name)) c WHERE c.\(SQLiteName.quoted(column)) = \(alias).Z_PK)"
+        case .joinTable(let index, let own, _, _):
+            if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) { return nil }
+            return "(SELECT count(*) FROM \(SQLiteName.quoted(schema.joinTables[index].name)) j WHERE j.\(SQLiteName.quoted(own)) = \(alias).Z_PK)"
+        }
+    }
+
+    // MARK: Sorting
+
+    /// `ORDER BY` terms for the descriptors, or `nil` when one cannot be ordered the way memory orders it.
+    func orderBy(_ descriptors: [GraftSortDescriptor]) -> String? {
+        var terms: [String] = []
+        for descriptor in descriptors {
+            guard descriptor.keyPath.components.count == 1, case .key(let name) = descriptor.keyPath.components[0],
+                let index = entity.attributeIndexByName[name], let column = schema.attributeColumns[entity.index][index]
+            else { return nil }
+            switch entity.attributes[index].type {
+            case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date: break
+            default: return nil
+            }
+            terms.append("\(alias).\(SQLiteName.quoted(column)) \(descriptor.ascending ? "ASC" : "DESC")")
+        }
+        terms.append("\(alias).Z_PK")
+        return terms.joined(separator: ", ")
+    }
+
+    // MARK: Values
+
+    static func sqlOperator(_ op: GraftPredicate.Operator) -> String? {
+        switch op {
+        case .equalTo: return "="
+        case .notEqualTo: return "!="
+        case .lessThan: return "<"
+        case .lessThanOrEqualTo: return "<="
+        case .greaterThan: return ">"
+        case .greaterThanOrEqualTo: return ">="
+        default: return nil
+        }
+    }
+
+    static func flipped(_ op: GraftPredicate.Operator) -> GraftPredicate.Operator? {
+        switch op {
+        case .equalTo, .notEqualTo: return op
+        case .lessThan: return .greaterThan
+        case .lessThanOrEqualTo: return .greaterThanOrEqualTo
+        case .greaterThan: return .lessThan
+        case .greaterThanOrEqualTo: return .lessThanOrEqualTo
+        default: return nil
+        }
+    }
+
+    static func integer(_ value: Value) -> Int64? {
+        switch value {
+        case .integer(let number): return number
+        case .double(let number): return number.rounded() == number ? Int64(exactly: number) : nil
+        case .bool(let flag): return flag ? 1 : 0
+        default: return nil
+        }
+    }
+
+    /// The binding for a constant compared with an attribute of `type`, or `nil` when SQL would compare
+    /// it differently than memory does.
+    static func binding(_ value: Value, for type: AttributeType) -> SQLBinding? {
+        switch type {
+        case .integer16, .integer32, .integer64, .boolean:
+            switch value {
+            case .integer(let number): return .integer(number)
+            case .bool(let flag): return .integer(flag ? 1 : 0)
+            case .double(let number): return number.isFinite ? .real(number) : nil
+            default: return nil
+            }
+        case .double, .float, .decimal:
+            switch value {
+            case .integer(let number): return .integer(number)
+            case .double(let number): return number.isNaN ? nil : .real(number)
+            case .decimal: return nil
+            default: return nil
+            }
+        case .date:
+            if case .date(let date) = value { return .real(date.timeIntervalSinceReferenceDate) }
+            return nil
+        case .string:
+            if case .string(let text) = value { return .text(text) }
+            return nil
+        case .uri:
+            if case .uri(let url) = value { return .text(url.absoluteString) }
+            return nil
+        case .uuid:
+            if case .uuid(let uuid) = value { return .blob(withUnsafeBytes(of: uuid.uuid) { Data($0) }) }
+            return nil
+        default:
+            return nil
+        }
+    }
+}

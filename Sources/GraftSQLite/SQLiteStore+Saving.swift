@@ -1,0 +1,191 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+extension SQLiteStore {
+    /// Writes a context's changes in one transaction: new rows, changed rows (with `Z_OPT` counting the
+    /// change), deleted rows and their join rows, to-many join rows and order keys, and each tree's
+    /// highest key in `Z_PRIMARYKEY`. On any failure the transaction is rolled back and the store is as
+    /// it was.
+    public func save(_ changes: StoreChanges) throws {
+        guard !changes.isEmpty else { return }
+        try database.execute("BEGIN IMMEDIATE")
+        do {
+            var writer = RowWriter(store: self)
+            for snapshot in changes.inserted { try writer.insert(snapshot) }
+            for snapshot in changes.updated { try writer.update(snapshot) }
+            for snapshot in changes.inserted + changes.updated { try writer.writeToManys(snapshot) }
+            for ref in changes.deleted { try writer.delete(ref) }
+            try writer.recordHighestKeys(changes.inserted)
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+        }
+    }
+
+    /// Row-level writes for one save.
+    private struct RowWriter {
+        let store: SQLiteStore
+        var statements: [String: SQLiteStatement] = [:]
+
+        var schema: SQLiteSchema { store.schema }
+        var model: Model { store.model }
+
+        init(store: SQLiteStore) { self.store = store }
+
+        mutating func statement(_ sql: String) throws -> SQLiteStatement {
+            if let statement = statements[sql] { return statement }
+            let statement = try store.database.prepare(sql)
+            statements[sql] = statement
+            return statement
+        }
+
+        /// The columns an entity's row sets, with their values.
+        private func columnValues(of snapshot: Snapshot) throws -> [(String, (SQLiteStatement, Int32) throws -> Void)] {
+            let entity = model.descriptions[snapshot.ref.entity]
+            var values: [(String, (SQLiteStatement, Int32) throws -> Void)] = []
+            for (index, attribute) in entity.attributes.enumerated() {
+                guard let column = schema.attributeColumns[entity.index][index] else { continue }
+                let value = snapshot.attributes[index]
+                values.append((column, { try SQLiteValues.bind(value, as: attribute, to: $0, at: $1) }))
+            }
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard let columns = schema.toOneColumns[entity.index][relationship.index] else { continue }
+                let target = snapshot.relationships[relationship.index].refs.first
+                values.append((columns.key, { statement, index in
+                    if let target { try statement.bind(target.key, at: index) } else { try statement.bindNull(at: index) }
+                }))
+                if let entityColumn = columns.entity {
+                    let number = target.map { Int64(schema.entityNumbers[$0.entity]) }
+                    values.append((entityColumn, { statement, index in
+                        if let number { try statement.bind(number, at: index) } else { try statement.bindNull(at: index) }
+                    }))
+                }
+            }
+            return values
+        }
+
+        mutating func insert(_ snapshot: Snapshot) throws {
+            let table = schema.tables[schema.tableOfEntity[snapshot.ref.entity]].name
+            let values = try columnValues(of: snapshot)
+            let names = ["Z_PK", "Z_ENT", "Z_OPT"] + values.map(\.0)
+            let sql = "INSERT INTO \(SQLiteName.quoted(table)) (\(names.map(SQLiteName.quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+            let statement = try self.statement(sql)
+            try statement.bind(snapshot.ref.key, at: 1)
+            try statement.bind(Int64(schema.entityNumbers[snapshot.ref.entity]), at: 2)
+            try statement.bind(Int64(1), at: 3)
+            for (offset, value) in values.enumerated() { try value.1(statement, Int32(offset + 4)) }
+            try statement.run()
+        }
+
+        mutating func update(_ snapshot: Snapshot) throws {
+            let table = schema.tables[schema.tableOfEntity[snapshot.ref.entity]].name
+            let values = try columnValues(of: snapshot)
+            let sets = (values.map { "\(SQLiteName.quoted($0.0)) = ?" } + ["Z_OPT = Z_OPT + 1"]).joined(separator: ", ")
+            let statement = try self.statement("UPDATE \(SQLiteName.quoted(table)) SET \(sets) WHERE Z_PK = ?")
+            for (offset, value) in values.enumerated() { try value.1(statement, Int32(offset + 1)) }
+            try statement.bind(snapshot.ref.key, at: Int32(values.count + 1))
+            try statement.run()
+            if store.database.changes == 0 {
+                throw GraftError(.notFound, "the object no longer exists in the store", context: [.object("\(model.descriptions[snapshot.ref.entity].name) p\(snapshot.ref.key)")])
+            }
+        }
+
+        /// Join rows and order keys for the loaded to-manys of a new or changed object.
+        mutating func writeToManys(_ snapshot: Snapshot) throws {
+            let entity = model.descriptions[snapshot.ref.entity]
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard case .toMany(let refs) = snapshot.relationships[relationship.index],
+                    let storage = schema.toManyStorage[entity.index][relationship.index]
+                else { continue }
+                switch storage {
+                case .inverseColumn(let table, _, let orderColumn):
+                    guard let orderColumn else { continue }
+                    let statement = try self.statement(
+                        "UPDATE \(SQLiteName.quoted(schema.tables[table].name)) SET \(SQLiteName.quoted(orderColumn)) = ? WHERE Z_PK = ?")
+                    for (position, ref) in refs.enumerated() {
+                        try statement.bind(SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep, at: 1)
+                        try statement.bind(ref.key, at: 2)
+                        try statement.run()
+                    }
+                case .joinTable(let index, let own, let other, let orderColumn):
+                    let join = schema.joinTables[index]
+                    let name = SQLiteName.quoted(join.name)
+                    if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
+                        // Stored once per pair, under either column.
+                        let clear = try statement("DELETE FROM \(name) WHERE \(SQLiteName.quoted(join.sourceColumn)) = ? OR \(SQLiteName.quoted(join.destinationColumn)) = ?")
+                        try clear.bind(snapshot.ref.key, at: 1)
+                        try clear.bind(snapshot.ref.key, at: 2)
+                        try clear.run()
+                        let add = try statement("INSERT OR IGNORE INTO \(name) (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) VALUES (?, ?)")
+                        for ref in refs {
+                            try add.bind(min(ref.key, snapshot.ref.key), at: 1)
+                            try add.bind(max(ref.key, snapshot.ref.key), at: 2)
+                            try add.run()
+                        }
+                        continue
+                    }
+                    // Remove pairs no longer present, add the new ones, then set this side's order.
+                    let keep = refs.map { String($0.key) }.joined(separator: ", ")
+                    let clear = try statement(
+                        "DELETE FROM \(name) WHERE \(SQLiteName.quoted(own)) = ?" + (refs.isEmpty ? "" : " AND \(SQLiteName.quoted(other)) NOT IN (\(keep))"))
+                    try clear.bind(snapshot.ref.key, at: 1)
+                    try clear.run()
+                    let add = try statement("INSERT OR IGNORE INTO \(name) (\(SQLiteName.quoted(own)), \(SQLiteName.quoted(other))) VALUES (?, ?)")
+                    for ref in refs {
+                        try add.bind(snapshot.ref.key, at: 1)
+                        try add.bind(ref.key, at: 2)
+                        try add.run()
+                    }
+                    if let orderColumn {
+                        let order = try statement(
+                            "UPDATE \(name) SET \(SQLiteName.quoted(orderColumn)) = ? WHERE \(SQLiteName.quoted(own)) = ? AND \(SQLiteName.quoted(other)) = ?")
+                        for (position, ref) in refs.enumerated() {
+                            try order.bind(SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep, at: 1)
+                            try order.bind(snapshot.ref.key, at: 2)
+                            try order.bind(ref.key, at: 3)
+                            try order.run()
+                        }
+                    }
+                }
+            }
+        }
+
+        mutating func delete(_ ref: ObjectRef) throws {
+            let entity = model.descriptions[ref.entity]
+            let table = schema.tables[schema.tableOfEntity[entity.index]].name
+            let statement = try self.statement("DELETE FROM \(SQLiteName.quoted(table)) WHERE Z_PK = ?")
+            try statement.bind(ref.key, at: 1)
+            try statement.run()
+            // Join rows that mention the object.
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard case .joinTable(let index, let own, let other, _)? = schema.toManyStorage[entity.index][relationship.index] else {
+                    continue
+                }
+                let columns = SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) ? [own, other] : [own]
+                for column in columns {
+                    let clear = try self.statement("DELETE FROM \(SQLiteName.quoted(schema.joinTables[index].name)) WHERE \(SQLiteName.quoted(column)) = ?")
+                    try clear.bind(ref.key, at: 1)
+                    try clear.run()
+                }
+            }
+        }
+
+        /// Raises each tree's `Z_MAX` to the highest key saved.
+        mutating func recordHighestKeys(_ inserted: [Snapshot]) throws {
+            var highest: [Int: Int64] = [:]
+            for snapshot in inserted {
+                let root = model.descriptions[snapshot.ref.entity].rootIndex
+                highest[root] = max(highest[root] ?? 0, snapshot.ref.key)
+            }
+            let statement = try self.statement("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
+            for (root, key) in highest {
+                try statement.bind(key, at: 1)
+                try statement.bind(Int64(schema.entityNumbers[root]), at: 2)
+                try statement.run()
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// A Core Data SQLite store opened for a context: objects are read on demand (a fetch reads only the
+/// rows it needs; to-manys are read when first used), and saves write only what changed, in one
+/// transaction.
+///
+/// For example:
+///
+/// ```swift
+/// let store = try SQLiteStore.open(url, model: nil)          // the store's own model
+/// let context = ObjectContext(store: store)
+/// var request = FetchRequest(entityName: "Employee")
+/// request.predicate = try GraftPredicate(format: "salary > 50000")
+/// request.fetchLimit = 100
+/// let employees = try context.fetch(request)                  // reads about 100 rows
+/// ```
+public final class SQLiteStore: PersistentStore {
+    public let url: URL
+    public let model: Model
+    public private(set) var metadata: StoreMetadata
+    public var identifier: String { metadata.identifier }
+    let database: SQLiteDatabase
+    let schema: SQLiteSchema
+    /// The last key handed out per root entity.
+    private var lastKeys: [Int: Int64] = [:]
+    private var rowStatements: [Int: SQLiteStatement] = [:]
+
+    private init(url: URL, model: Model, metadata: StoreMetadata, database: SQLiteDatabase, schema: SQLiteSchema) {
+        self.url = url
+        self.model = model
+        self.metadata = metadata
+        self.database = database
+        self.schema = schema
+    }
+
+    /// Opens an existing store for reading and saving.
+    ///
+    /// - Parameter model: the model to use; `nil` uses the store's model cache.
+    /// - Throws: `GraftError.fileNotFound`, `.malformedInput`, `.notFound` (no model), `.modelMismatch`.
+    public static func open(_ url: URL, model: Model?) throws -> SQLiteStore {
+        let database = try SQLiteDatabase.openForWriting(url)
+        let file = try SQLiteStoreFile.read(database, url: url)
+        let metadata = StoreMetadata(identifier: file.identifier, values: file.metadata)
+        let chosen: Model
+        if let model {
+            try metadata.check(against: model, path: url.relativePath)
+            chosen = model
+        } else {
+            chosen = try file.cachedModel()
+        }
+        try database.execute("PRAGMA foreign_keys = OFF")
+        let schema = try SQLiteSchema.discover(in: database, model: chosen)
+        return SQLiteStore(url: url, model: chosen, metadata: metadata, database: database, schema: schema)
+    }
+
+    /// Creates a new, empty store for `model` and opens it.
+    ///
+    /// - Throws: `GraftError.alreadyExists` when something is at `url`.
+    public static func create(_ url: URL, model: Model, metadata: StoreMetadata? = nil) throws -> SQLiteStore {
+        let writer = try SQLiteStoreWriter(
+            url: url, model: model, metadata: metadata ?? StoreMetadata.make(for: model, storeType: .sqlite), overwrite: false)
+        try writer.finish()
+        return try open(url, model: model)
+    }
+
+    // MARK: Reading
+
+    public func snapshot(for ref: ObjectRef) throws -> Snapshot? {
+        let tableIndex = schema.tableOfEntity[ref.entity]
+        var decoder = SQLiteRowDecoder(schema: schema, table: tableIndex, database: database, path: url.relativePath, externalData: externalDataFolder)
+        if rowStatements[tableIndex] == nil {
+            rowStatements[tableIndex] = try database.prepare(decoder.selectClause + " WHERE t.Z_PK = ?")
+        }
+        let statement = rowStatements[tableIndex]!
+        defer { statement.reset() }
+        try statement.bind(ref.key, at: 1)
+        guard try statement.step() else { return nil }
+        let snapshot = try decoder.snapshot(of: statement) { _, _, _ in nil }
+        guard snapshot.ref.entity == ref.entity else { return nil }
+        return snapshot
+    }
+
+    public func relatedRefs(of ref: ObjectRef, relationship index: Int) throws -> [ObjectRef] {
+        let entity = model.descriptions[ref.entity]
+        let relationship = entity.relationships[index]
+        guard let storage = schema.toManyStorage[entity.index][index] else { return [] }
+        let destination = model.descriptions[relationship.destinationIndex]
+        switch storage {
+        case .inverseColumn(let table, let column, let order):
+            let orderBy = order.map { "\(SQLiteName.quoted($0)), " } ?? ""
+            let statement = try database.prepare(
+                "SELECT Z_PK, Z_ENT FROM \(SQLiteName.quoted(schema.tables[table].name)) WHERE \(SQLiteName.quoted(column)) = ? ORDER BY \(orderBy)Z_PK")
+            try statement.bind(ref.key, at: 1)
+            var refs: [ObjectRef] = []
+            while try statement.step() {
+                guard let found = schema.entity(forNumber: Int(statement.int64(1))) else { continue }
+                refs.append(ObjectRef(entity: found, key: statement.int64(0)))
+            }
+            return refs
+        case .joinTable(let join, let own, let other, let order):
+            let table = schema.joinTables[join]
+            let destinationTable = schema.tables[schema.tableOfEntity[destination.index]].name
+            var pairs = [(own, other, order)]
+            if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
+                pairs = [(table.sourceColumn, table.destinationColumn, nil), (table.destinationColumn, table.sourceColumn, nil)]
+            }
+            var refs: [ObjectRef] = []
+            for (own, other, order) in pairs {
+                let orderBy = order.map { "j.\(SQLiteName.quoted($0)), " } ?? ""
+                let statement = try database.prepare(
+                    "SELECT j.\(SQLiteName.quoted(other)), d.Z_ENT FROM \(SQLiteName.quoted(table.name)) j JOIN \(SQLiteName.quoted(destinationTable)) d ON d.Z_PK = j.\(SQLiteName.quoted(other)) WHERE j.\(SQLiteName.quoted(own)) = ? ORDER BY \(orderBy)j.\(SQLiteName.quoted(other))")
+                try statement.bind(ref.key, at: 1)
+                while try statement.step() {
+                    guard let found = schema.entity(forNumber: Int(statement.int64(1))) else { continue }
+                    refs.append(ObjectRef(entity: found, key: statement.int64(0)))
+                }
+            }
+            return refs
+        }
+    }
+
+    /// The folder Core Data keeps externally stored binary data in.
+    var externalDataFolder: URL {
+        url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
+    }
+
+    public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
+        if lastKeys[rootEntity] == nil {
+            let table = schema.tables[schema.tableOfEntity[rootEntity]].name
+            let recorded = try database.prepare("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+            try recorded.bind(Int64(schema.entityNumbers[rootEntity]), at: 1)
+            let zMax = try recorded.step() ? recorded.int64(0) : 0
+            let highest = try database.prepare("SELECT max(Z_PK) FROM \(SQLiteName.quoted(table))")
+            let rows = try highest.step() ? highest.int64(0) : 0
+            lastKeys[rootEntity] = max(zMax, rows)
+        }
+        let first = lastKeys[rootEntity]! + 1
+        lastKeys[rootEntity] = first + Int64(count) - 1
+        return (0..<Int64(count)).map { first + $0 }
+    }
+}
