@@ -43,8 +43,10 @@ let package = Package(
         .target(name: "GraftGraph", dependencies: ["GraftModel"]),
         // Core Data's SQLite store.
         .target(name: "GraftSQLite", dependencies: ["GraftGraph", "CSQLite"]),
+        // Core Data's binary store (NSBinaryStoreType).
+        .target(name: "GraftBinary", dependencies: ["GraftGraph"]),
         // The public face.
-        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite"]),
+        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftBinary"]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
@@ -55,6 +57,7 @@ let package = Package(
         .testTarget(name: "GraftModelTests", dependencies: ["GraftModel", "GraftTestSupport"]),
         .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph", "GraftTestSupport"]),
         .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI", "GraftTestSupport"]),
+        .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
