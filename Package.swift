@@ -43,11 +43,15 @@ let package = Package(
         .target(name: "GraftGraph", dependencies: ["GraftModel"]),
         // Core Data's SQLite store.
         .target(name: "GraftSQLite", dependencies: ["GraftGraph", "CSQLite"]),
+        // Core Data's binary store (NSBinaryStoreType).
+        .target(name: "GraftBinary", dependencies: ["GraftGraph"]),
         // Moving documents between formats: format detection, conversion, verification (later: selection,
         // clipboard documents, pasting).
-        .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite"]),
+        .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite", "GraftBinary"]),
         // The public face.
-        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftInterchange"]),
+        .target(
+            name: "Graft",
+            dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftBinary", "GraftInterchange"]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
@@ -59,6 +63,7 @@ let package = Package(
         .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph", "GraftTestSupport"]),
         .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI", "GraftTestSupport"]),
         .testTarget(name: "GraftSQLiteTests", dependencies: ["GraftSQLite", "GraftTestSupport"]),
+        .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

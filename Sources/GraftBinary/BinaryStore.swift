@@ -1,0 +1,60 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Core Data's binary store (`NSBinaryStoreType`) as a whole document: recognised by its first bytes,
+/// opened into memory, and written back whole on every save.
+///
+/// For example:
+///
+/// ```swift
+/// let store = try BinaryStore.open(url: documentURL, model: model)
+/// let context = ObjectContext(store: store)
+/// // … edit …
+/// try context.save()   // rewrites documentURL atomically
+/// ```
+public enum BinaryStore {
+    /// Whether a file starting with these bytes is a binary store (its first eight bytes are
+    /// `CoreData`). Eight bytes are enough; fewer never match.
+    public static func isBinaryStore(_ prefix: Data) -> Bool {
+        prefix.count >= BinaryStoreLayout.magic.count
+            && prefix.prefix(BinaryStoreLayout.magic.count).elementsEqual(BinaryStoreLayout.magic)
+    }
+
+    /// Opens a binary store as an in-memory store whose saves rewrite the file.
+    ///
+    /// Each save writes the whole document to a temporary file beside `url` and renames it over
+    /// `url`; a failed save leaves the file as it was.
+    ///
+    /// - Parameter model: the store's model; `nil` uses the model the store carries.
+    /// - Throws: what ``BinaryStoreReader/init(url:model:)`` throws.
+    public static func open(url: URL, model: Model? = nil) throws -> InMemoryStore {
+        let reader = try BinaryStoreReader(url: url, model: model)
+        let storeModel = reader.model
+        return try InMemoryStore(reading: reader) { snapshots, metadata in
+            try write(snapshots, to: url, model: storeModel, metadata: metadata, overwrite: true)
+        }
+    }
+
+    /// Writes a whole document: every snapshot, then finishes; nothing is left behind on failure.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try BinaryStore.write(store.allSnapshots, to: url, model: model,
+    ///                       metadata: StoreMetadata.make(for: model, storeType: .binary))
+    /// ```
+    public static func write<S: Sequence>(
+        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool = false
+    ) throws where S.Element == Snapshot {
+        var writer = try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
+        do {
+            for snapshot in snapshots { try writer.write(snapshot) }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
+    }
+}

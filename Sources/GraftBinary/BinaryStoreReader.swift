@@ -1,0 +1,496 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Reads a Core Data binary store (`NSBinaryStoreType`) as a stream of snapshots.
+///
+/// The file is mapped into memory; opening it checks the header against the file size, reads the
+/// metadata, checks the model's version hashes and indexes every node of the object map (key, entity),
+/// so that a relationship's keys can be turned into exact references. ``forEachSnapshot(_:)`` then
+/// decodes one node at a time.
+///
+/// For example:
+///
+/// ```swift
+/// let reader = try BinaryStoreReader(url: storeURL, model: model)
+/// try reader.forEachSnapshot { snapshot in print(snapshot.ref) }
+/// ```
+public struct BinaryStoreReader: StoreReader {
+    public let url: URL
+    public let model: Model
+    public let metadata: StoreMetadata
+    public let header: BinaryStoreHeader
+    private let data: Data
+    private let index: NodeIndex
+
+    /// Every node's key, entity and place in the map, in map order.
+    private struct NodeIndex {
+        var keys: [Int64] = []
+        var entities: [Int32] = []
+        var nodes: [Int] = []
+        var positionByKey: [Int64: Int32] = [:]
+    }
+
+    public var objectCount: Int? { index.keys.count }
+
+    /// Opens a binary store.
+    ///
+    /// - Parameters:
+    ///   - model: the store's model; when `nil`, the model the store carries in its metadata
+    ///     (`GraftModelCache`) is used.
+    /// - Throws: `GraftError.fileNotFound`; `GraftError.malformedInput` naming the byte offset, node or
+    ///   field that is wrong; `GraftError.unsupportedFormat` for another format version;
+    ///   `GraftError.notFound` when `model` is `nil` and the store carries no model;
+    ///   `GraftError.modelMismatch` when the store was written with a different model.
+    public init(url: URL, model: Model?) throws {
+        self.url = url
+        let path = url.relativePath
+        do {
+            data = try Self.readFile(url)
+            header = try BinaryStoreHeader(decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
+            metadata = try Self.readMetadata(
+                data.subdata(in: header.metadataRange), offset: header.metadataRange.lowerBound)
+            if let model {
+                self.model = model
+            } else {
+                guard let cache = metadata.values[BinaryStoreLayout.modelCacheKey]?.dataValue else {
+                    throw GraftError(
+                        .notFound,
+                        "the store carries no model of its own (no \(BinaryStoreLayout.modelCacheKey) in its metadata); "
+                            + "give its model with --model")
+                }
+                self.model = try CompiledModelReader.read(
+                    RawDeflate.inflate(cache), path: "\(path) (\(BinaryStoreLayout.modelCacheKey))")
+            }
+            try metadata.check(against: self.model, path: path)
+            let (header, model) = (header, self.model)
+            index = try data.withUnsafeBytes { raw in
+                let archive = try Self.mapArchive(raw, header: header)
+                return try Self.buildIndex(archive, model: model)
+            }
+        } catch let error as GraftError {
+            throw error.context.first == .file(path) ? error : error.inFile(path)
+        }
+    }
+
+    private static func readFile(_ url: URL) throws -> Data {
+        let kind = FileAccess.kind(of: url)
+        guard kind.exists else { throw GraftError(.fileNotFound, "no such file") }
+        guard !kind.isDirectory else { throw GraftError(.io, "is a folder, not a binary store") }
+        do {
+            return try Data(contentsOf: url, options: .alwaysMapped)
+        } catch {
+            throw GraftError(.io, "cannot be read: \(error.localizedDescription)")
+        }
+    }
+
+    private static func readMetadata(_ bytes: Data, offset: Int) throws -> StoreMetadata {
+        do {
+            let archive = try KeyedArchive(data: bytes)
+            guard let root = try archive.topObject(forKey: BinaryStoreLayout.metadataRootKey) else {
+                throw GraftError(.malformedInput, "the archive has no '\(BinaryStoreLayout.metadataRootKey)' object")
+            }
+            guard let values = try root.decodePropertyList().dictionaryValue else {
+                throw GraftError(
+                    .malformedInput, "the metadata is \(root.kindDescriptionForMessages), not a dictionary")
+            }
+            let identifier = values["NSStoreUUID"]?.stringValue ?? UUID().uuidString
+            return StoreMetadata(identifier: identifier, values: values)
+        } catch let error as GraftError {
+            var error = error
+            error.message = "metadata (bytes from \(offset)): " + error.message
+            throw error
+        }
+    }
+
+    private static func mapArchive(_ raw: UnsafeRawBufferPointer, header: BinaryStoreHeader) throws -> ArchiveView {
+        let bytes = UnsafeRawBufferPointer(rebasing: raw[header.mapRange])
+        return try ArchiveView(PlistView(bytes, baseOffset: header.mapRange.lowerBound, name: "object map"))
+    }
+
+    // MARK: Index
+
+    private static func buildIndex(_ archive: ArchiveView, model: Model) throws -> NodeIndex {
+        let plist = archive.plist
+        let key = BinaryStoreLayout.mapRootKey
+        guard let root = try archive.topObject(key) else {
+            throw GraftError(.malformedInput, "object map: the archive has no '\(key)' object")
+        }
+        guard let rootFields = try archive.fields(of: root), let keysField = try archive.field(.keys, in: rootFields),
+            let objectsField = try archive.field(.objects, in: rootFields),
+            case .array(let keysStart, let count) = try plist.object(keysField),
+            case .array(let objectsStart, let objectCount) = try plist.object(objectsField)
+        else {
+            throw GraftError(.malformedInput, "object map: '\(key)' is not a dictionary (no NS.keys and NS.objects)")
+        }
+        guard count == objectCount else {
+            throw GraftError(.malformedInput, "object map: '\(key)' has \(count) keys but \(objectCount) nodes")
+        }
+        var index = NodeIndex()
+        index.keys.reserveCapacity(count)
+        index.entities.reserveCapacity(count)
+        index.nodes.reserveCapacity(count)
+        index.positionByKey.reserveCapacity(count)
+        var entityByName: [Int: Int32] = [:]
+        for position in 0..<count {
+            let where_ = "\(key) entry \(position)"
+            guard let keyObject = try archive.follow(plist.element(position, from: keysStart), context: where_),
+                case .integer(let primaryKey) = try plist.object(keyObject)
+            else {
+                throw GraftError(.malformedInput, "object map: the key of \(where_) is not an integer")
+            }
+            let place = "node p\(primaryKey)"
+            guard let node = try archive.follow(plist.element(position, from: objectsStart), context: place),
+                let fields = try archive.fields(of: node)
+            else {
+                throw GraftError(.malformedInput, "object map: \(place) is not an archived object")
+            }
+            let keyField = try archive.field(.primaryKey, in: fields) ?? archive.field(.legacyPrimaryKey, in: fields)
+            guard let keyField, let keyValue = try archive.follow(keyField, context: place),
+                case .integer(let nodeKey) = try plist.object(keyValue)
+            else {
+                throw GraftError(
+                    .malformedInput, "object map: \(place) has no integer \(BinaryStoreLayout.NodeKey.primaryKey)")
+            }
+            guard nodeKey == primaryKey else {
+                throw GraftError(
+                    .malformedInput,
+                    "object map: \(place) says its primary key is \(nodeKey), but the map files it under \(primaryKey)")
+            }
+            guard let nameField = try archive.field(.entityName, in: fields),
+                let nameObject = try archive.follow(nameField, context: place)
+            else {
+                throw GraftError(
+                    .malformedInput, "object map: \(place) has no \(BinaryStoreLayout.NodeKey.entityName)")
+            }
+            let entityIndex: Int32
+            if let known = entityByName[nameObject] {
+                entityIndex = known
+            } else {
+                guard let name = plist.string(try plist.object(nameObject)) else {
+                    throw GraftError(.malformedInput, "object map: the entity name of \(place) is not a string")
+                }
+                guard let entity = model.entity(named: name) else {
+                    throw GraftError(
+                        .malformedInput,
+                        "object map: \(place) names the entity '\(name)', which the model does not have",
+                        context: [.entity(name)])
+                }
+                guard !entity.isAbstract else {
+                    throw GraftError(
+                        .malformedInput, "object map: \(place) belongs to the abstract entity '\(name)'",
+                        context: [.entity(name)])
+                }
+                entityIndex = Int32(entity.index)
+                entityByName[nameObject] = entityIndex
+            }
+            guard index.positionByKey.updateValue(Int32(position), forKey: primaryKey) == nil else {
+                throw GraftError(.malformedInput, "object map: the primary key \(primaryKey) appears twice")
+            }
+            index.keys.append(primaryKey)
+            index.entities.append(entityIndex)
+            index.nodes.append(node)
+        }
+        return index
+    }
+
+    // MARK: Snapshots
+
+    public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
+        let path = url.relativePath
+        let slots = model.descriptions.map { BinaryStoreLayout.attributeSlots(of: $0) }
+        do {
+            try data.withUnsafeBytes { raw in
+                var decoder = NodeDecoder(archive: try Self.mapArchive(raw, header: header), model: model, slots: slots)
+                for position in index.keys.indices {
+                    let snapshot = try decoder.snapshot(
+                        key: index.keys[position], entity: Int(index.entities[position]), node: index.nodes[position],
+                        resolve: resolve)
+                    try body(snapshot)
+                }
+            }
+        } catch let error as GraftError {
+            throw error.context.first == .file(path) ? error : error.inFile(path)
+        }
+    }
+
+    /// The exact reference of the object with this key, if the document has it.
+    private func resolve(_ key: Int64) -> ObjectRef? {
+        guard let position = index.positionByKey[key] else { return nil }
+        return ObjectRef(entity: Int(index.entities[Int(position)]), key: key)
+    }
+}
+
+extension ArchivedObject {
+    fileprivate var kindDescriptionForMessages: String { className.map { "an \($0)" } ?? "a \(rawValue.typeName)" }
+}
+
+/// Decodes nodes of the object map into snapshots.
+private struct NodeDecoder {
+    let archive: ArchiveView
+    let model: Model
+    let slots: [[Int]]
+    /// Relationship-name string objects already read.
+    var names: [Int: String] = [:]
+
+    var plist: PlistView { archive.plist }
+
+    mutating func snapshot(
+        key: Int64, entity entityIndex: Int, node: Int, resolve: (Int64) -> ObjectRef?
+    ) throws
+        -> Snapshot
+    {
+        let entity = model.descriptions[entityIndex]
+        var snapshot = Snapshot(entity: entity, key: key)
+        let place = "\(entity.name) p\(key)"
+        func failure(_ message: String, key name: String? = nil, code: GraftError.Code = .malformedInput) -> GraftError
+        {
+            var context: [GraftError.Location] = [.entity(entity.name), .object("p\(key)")]
+            if let name { context.append(.key(name)) }
+            return GraftError(code, message, context: context)
+        }
+        guard let fields = try archive.fields(of: node) else { throw failure("the node is not an archived object") }
+
+        // Attributes.
+        let slots = self.slots[entityIndex]
+        if let valuesField = try archive.field(.attributeValues, in: fields),
+            let values = try archive.follow(valuesField, context: place)
+        {
+            let (start, count) = try archive.elements(of: values, context: "\(place) NSAttributeValues")
+            guard count == slots.count else {
+                throw failure(
+                    "NSAttributeValues has \(count) values, but \(entity.name) has \(slots.count) stored attributes",
+                    key: BinaryStoreLayout.NodeKey.attributeValues)
+            }
+            for (slot, attributeIndex) in slots.enumerated() {
+                let attribute = entity.attributes[attributeIndex]
+                guard let value = try archive.follow(plist.element(slot, from: start), context: place) else { continue }
+                do {
+                    snapshot.attributes[attributeIndex] = try decodeValue(
+                        value, form: BinaryStoreLayout.archivedForm(of: attribute.type), depth: 0)
+                } catch let error as ValueMismatch {
+                    throw failure(
+                        "holds \(error.found) where a \(attribute.type) value belongs", key: attribute.name,
+                        code: .typeMismatch)
+                }
+            }
+        }
+
+        // Relationships.
+        if let relatedField = try archive.field(.relatedNodes, in: fields),
+            let related = try archive.follow(relatedField, context: place)
+        {
+            guard let relatedFields = try archive.fields(of: related),
+                let keysField = try archive.field(.keys, in: relatedFields),
+                let objectsField = try archive.field(.objects, in: relatedFields),
+                case .array(let keysStart, let count) = try plist.object(keysField),
+                case .array(let objectsStart, let objectsCount) = try plist.object(objectsField), count == objectsCount
+            else {
+                throw failure("NSRelatedNodes is not a dictionary", key: BinaryStoreLayout.NodeKey.relatedNodes)
+            }
+            for entry in 0..<count {
+                guard let nameObject = try archive.follow(plist.element(entry, from: keysStart), context: place) else {
+                    throw failure("NSRelatedNodes has a $null key", key: BinaryStoreLayout.NodeKey.relatedNodes)
+                }
+                let name = try relationshipName(nameObject) {
+                    failure(
+                        "NSRelatedNodes has a key that is not a string", key: BinaryStoreLayout.NodeKey.relatedNodes)
+                }
+                guard let relationshipIndex = entity.relationshipIndexByName[name] else {
+                    throw failure(
+                        "the node has the relationship '\(name)', which \(entity.name) does not have", key: name,
+                        code: .modelMismatch)
+                }
+                let relationship = entity.relationships[relationshipIndex]
+                let destination = model.destination(of: relationship)
+                var refs: [ObjectRef] = []
+                if let list = try archive.follow(plist.element(entry, from: objectsStart), context: place) {
+                    let (start, elementCount) = try archive.elements(of: list, context: "\(place) \(name)")
+                    refs.reserveCapacity(elementCount)
+                    for position in 0..<elementCount {
+                        guard let element = try archive.follow(plist.element(position, from: start), context: place),
+                            case .integer(let target) = try plist.object(element)
+                        else {
+                            throw failure("element \(position) is not a primary key", key: name)
+                        }
+                        guard let ref = resolve(target) else {
+                            throw failure(
+                                "refers to the primary key \(target), which no object in the document has", key: name)
+                        }
+                        let targetEntity = model.descriptions[ref.entity]
+                        guard model.isKind(targetEntity, of: destination) else {
+                            throw failure(
+                                "refers to p\(target), a \(targetEntity.name), where a \(destination.name) belongs",
+                                key: name)
+                        }
+                        refs.append(ref)
+                    }
+                }
+                if relationship.isToMany {
+                    snapshot.relationships[relationshipIndex] = .toMany(refs)
+                } else {
+                    guard refs.count <= 1 else {
+                        throw failure("the to-one relationship holds \(refs.count) objects", key: name)
+                    }
+                    snapshot.relationships[relationshipIndex] = .toOne(refs.first)
+                }
+            }
+        }
+        return snapshot
+    }
+
+    private mutating func relationshipName(_ object: Int, failure: () -> GraftError) throws -> String {
+        if let known = names[object] { return known }
+        guard let name = plist.string(try plist.object(object)) else { throw failure() }
+        names[object] = name
+        return name
+    }
+
+    /// A value of the wrong kind for its attribute.
+    struct ValueMismatch: Error {
+        let found: String
+    }
+
+    /// Decodes one attribute value (already followed from its UID).
+    func decodeValue(_ reference: Int, form: BinaryStoreLayout.ArchivedForm, depth: Int) throws -> Value {
+        let object = try plist.object(reference)
+        func mismatch() -> ValueMismatch {
+            if case .dictionary(let start, let count) = object,
+                let name = try? archive.className(of: ArchiveView.Fields(start: start, count: count))
+            {
+                return ValueMismatch(found: "an \(name)")
+            }
+            let article = "aeiouAEIOU".contains(object.typeName.first ?? "x") ? "an" : "a"
+            return ValueMismatch(found: "\(article) \(object.typeName)")
+        }
+        func field(_ key: ArchiveKey) throws -> Int? {
+            guard case .dictionary(let start, let count) = object,
+                let value = try archive.field(key, in: ArchiveView.Fields(start: start, count: count))
+            else { return nil }
+            return try archive.follow(value, context: key.name)
+        }
+        switch form {
+        case .string:
+            if let string = plist.string(object) { return .string(string) }
+            if let inner = try field(.string), let string = plist.string(try plist.object(inner)) {
+                return .string(string)
+            }
+            if let inner = try field(.bytes), case .data(let start, let count) = try plist.object(inner),
+                let string = String(validating: plist.data(start, count), as: UTF8.self)
+            {
+                return .string(string)
+            }
+            throw mismatch()
+        case .integer:
+            switch object {
+            case .integer(let value): return .integer(value)
+            case .bool(let value): return .integer(value ? 1 : 0)
+            default: throw mismatch()
+            }
+        case .boolean:
+            switch object {
+            case .bool(let value): return .bool(value)
+            case .integer(let value): return .bool(value != 0)
+            default: throw mismatch()
+            }
+        case .real:
+            switch object {
+            case .real(let value): return .double(value)
+            case .integer(let value): return .double(Double(value))
+            default: throw mismatch()
+            }
+        case .decimalNumber:
+            switch object {
+            case .integer(let value): return .decimal(Decimal(value))
+            case .real(let value): return .decimal(Decimal(value))
+            case .dictionary:
+                return .decimal(try decodeDecimal(field: field, mismatch: mismatch))
+            default: throw mismatch()
+            }
+        case .date:
+            if case .date(let seconds) = object { return .date(Date(timeIntervalSinceReferenceDate: seconds)) }
+            guard let time = try field(.time) else { throw mismatch() }
+            switch try plist.object(time) {
+            case .real(let seconds): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            case .integer(let seconds): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
+            default: throw mismatch()
+            }
+        case .data:
+            if case .data(let start, let count) = object { return .data(plist.data(start, count)) }
+            if let inner = try field(.data), case .data(let start, let count) = try plist.object(inner) {
+                return .data(plist.data(start, count))
+            }
+            throw mismatch()
+        case .uuid:
+            guard let inner = try field(.uuidBytes), case .data(let start, let count) = try plist.object(inner),
+                count == 16
+            else { throw mismatch() }
+            let b = [UInt8](plist.data(start, count))
+            return .uuid(
+                UUID(
+                    uuid: (
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                        b[15]
+                    )))
+        case .url:
+            guard depth < 8, let relative = try field(.urlRelative),
+                let text = plist.string(try plist.object(relative))
+            else { throw mismatch() }
+            var base: URL?
+            if let baseObject = try field(.urlBase) {
+                guard case .uri(let url) = try decodeValue(baseObject, form: .url, depth: depth + 1) else {
+                    throw mismatch()
+                }
+                base = url
+            }
+            guard let url = URL(string: text, relativeTo: base) else {
+                throw ValueMismatch(found: "the URL text '\(text)'")
+            }
+            return .uri(base == nil ? url : url.absoluteURL)
+        case .byValue:
+            switch object {
+            case .integer(let value): return .integer(value)
+            case .real(let value): return .double(value)
+            case .bool(let value): return .bool(value)
+            case .date(let seconds): return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            case .data(let start, let count): return .data(plist.data(start, count))
+            case .asciiString, .utf16String: return .string(plist.string(object) ?? "")
+            case .dictionary:
+                if try field(.time) != nil { return try decodeValue(reference, form: .date, depth: depth) }
+                if try field(.uuidBytes) != nil { return try decodeValue(reference, form: .uuid, depth: depth) }
+                if try field(.urlRelative) != nil { return try decodeValue(reference, form: .url, depth: depth) }
+                if try field(.decimalMantissa) != nil {
+                    return try decodeValue(reference, form: .decimalNumber, depth: depth)
+                }
+                if try field(.data) != nil { return try decodeValue(reference, form: .data, depth: depth) }
+                return try decodeValue(reference, form: .string, depth: depth)
+            default: throw mismatch()
+            }
+        }
+    }
+
+    private func decodeDecimal(field: (ArchiveKey) throws -> Int?, mismatch: () -> ValueMismatch) throws -> Decimal {
+        func integer(_ key: ArchiveKey) throws -> Int64? {
+            guard let reference = try field(key) else { return nil }
+            switch try plist.object(reference) {
+            case .integer(let value): return value
+            case .bool(let value): return value ? 1 : 0
+            default: throw mismatch()
+            }
+        }
+        guard let mantissaReference = try field(.decimalMantissa),
+            case .data(let start, let count) = try plist.object(mantissaReference),
+            let exponent = try integer(.decimalExponent), let length = try integer(.decimalLength),
+            let mantissa = DecimalFields.mantissa(
+                from: plist.data(start, count),
+                bigEndian: try integer(.decimalByteOrder) == BinaryStoreLayout.bigEndianByteOrder),
+            let exponent32 = Int32(exactly: exponent), let length32 = UInt32(exactly: length)
+        else { throw mismatch() }
+        let fields = DecimalFields(
+            exponent: exponent32, length: length32, isNegative: try integer(.decimalNegative) ?? 0 != 0,
+            isCompact: try integer(.decimalCompact) ?? 0 != 0, mantissa: mantissa)
+        guard let decimal = fields.decimal else { throw ValueMismatch(found: "an NSDecimalNumber out of range") }
+        return decimal
+    }
+}
