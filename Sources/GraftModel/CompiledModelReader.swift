@@ -115,9 +115,15 @@ public enum CompiledModelReader {
             guard let entityName else { continue }
             templates.append(FetchRequestTemplate(name: name, entity: entityName, predicate: predicateText(try? request["NSPredicate"])))
         }
+        var configurations: [Configuration] = []
+        for (name, members) in (try? root["NSConfigurations"]?.decodeStringKeyedDictionary()) ?? [] {
+            let names = ((try? members.decodeArray()) ?? []).compactMap { try? $0.string(forKey: "NSEntityName") }
+            configurations.append(Configuration(name: name, entities: names))
+        }
         return try Model(
-            entities: entities.sorted { $0.name < $1.name }, fetchRequestTemplates: templates.sorted { $0.name < $1.name },
-            versionIdentifiers: identifiers.sorted())
+            entities: entities.sorted { $0.name < $1.name },
+            configurations: configurations.sorted { $0.name < $1.name },
+            fetchRequestTemplates: templates.sorted { $0.name < $1.name }, versionIdentifiers: identifiers.sorted())
     }
 
     /// Newer archives repeat every inherited property in full on each subentity; keep each property on
@@ -151,8 +157,7 @@ public enum CompiledModelReader {
             parent: try object["NSSuperentity"]?.string(forKey: "NSEntityName"),
             isAbstract: try object.bool(forKey: "NSIsAbstract") ?? false,
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
-            renamingIdentifier: try object.string(forKey: "NSRenamingIdentifier"),
-            userInfo: try userInfo(object))
+            renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
         for (key, property) in try object["NSProperties"]?.decodeStringKeyedDictionary() ?? [] {
             // Old archives list inherited properties as proxies; the real ones live on the superentity.
             if property.isKind(of: "_NSPropertyDescriptionProxy") { continue }
@@ -241,7 +246,7 @@ public enum CompiledModelReader {
             preservesValueInHistoryOnDeletion: storageFlags & 0x10 != 0,
             valueTransformerName: try object.string(forKey: "NSValueTransformerName"),
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
-            renamingIdentifier: try object.string(forKey: "NSRenamingIdentifier"), userInfo: try userInfo(object))
+            renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
         if type == .transformable, let className = try? object.string(forKey: "NSAttributeValueClassName") {
             attribute.customClassName = className
         }
@@ -255,8 +260,16 @@ public enum CompiledModelReader {
 
     /// A default value as the attribute's type holds it; values Graft cannot read are left out.
     private static func defaultValue(_ object: ArchivedObject, type: AttributeType) -> Value? {
-        if object.isKind(of: "NSDecimalNumber"), let text = try? object.decodeString() {
-            return Decimal(string: text).map { .decimal($0) }
+        if object.isKind(of: "NSDecimalNumber") {
+            if let text = try? object.decodeString() { return Decimal(string: text).map { .decimal($0) } }
+            // Foundation's keyed form: exponent, sign and a 128-bit mantissa (see DecimalNumberArchive).
+            guard case .data(let mantissa)? = object.rawField("NS.mantissa"),
+                let exponent = object.rawField("NS.exponent")?.int64Value,
+                let decimal = DecimalNumberArchive.decimal(
+                    exponent: Int(exponent), isNegative: object.rawField("NS.negative")?.boolValue ?? false,
+                    mantissa: mantissa, littleEndian: (object.rawField("NS.mantissa.bo")?.int64Value ?? 1) == 1)
+            else { return nil }
+            return .decimal(decimal)
         }
         guard let plist = try? object.decodePropertyList() else { return nil }
         switch (type, plist) {
@@ -276,14 +289,15 @@ public enum CompiledModelReader {
     }
 
     /// Minimum, maximum and pattern from validation predicates kept as text (`SELF >= 0`,
-    /// `NOT SELF < 0`, `length <= 60`, `SELF MATCHES "…"`). Archived predicate objects are not read.
+    /// `NOT SELF < 0`, `length <= 60`, `timeIntervalSinceReferenceDate >= 0` for dates,
+    /// `SELF MATCHES "…"` with `\\` and `\"` escaped). Archived predicate objects are not read.
     private static func applyValidation(_ list: ArchivedObject?, to attribute: inout Attribute) {
         guard let list, let elements = try? list.decodeArray() else { return }
         let number = #"(-?[0-9]+(?:\.[0-9]+)?)"#
         enum Rule { case minimum, maximum, minimumLength, maximumLength, pattern }
         let rules: [(String, Rule)] = [
-            (#"^(?:SELF >= |NOT SELF < )"# + number + "$", .minimum),
-            (#"^(?:SELF <= |NOT SELF > )"# + number + "$", .maximum),
+            (#"^(?:SELF >= |NOT SELF < |timeIntervalSinceReferenceDate >= )"# + number + "$", .minimum),
+            (#"^(?:SELF <= |NOT SELF > |timeIntervalSinceReferenceDate <= )"# + number + "$", .maximum),
             (#"^length >= "# + number + "$", .minimumLength),
             (#"^length <= "# + number + "$", .maximumLength),
             (#"^SELF MATCHES "(.*)"$"#, .pattern),
@@ -301,14 +315,30 @@ public enum CompiledModelReader {
                 case .maximum: attribute.maxValue = bound(found, attribute.type)
                 case .minimumLength: attribute.minValue = Int64(found).map { .integer($0) }
                 case .maximumLength: attribute.maxValue = Int64(found).map { .integer($0) }
-                case .pattern: attribute.regularExpression = found
+                case .pattern: attribute.regularExpression = unescaped(found)
                 }
             }
         }
     }
 
     private static func bound(_ text: String, _ type: AttributeType) -> Value? {
-        try? ValueText.parse(text, as: type == .date ? .double : type)
+        try? ValueText.parse(text, as: type)
+    }
+
+    /// A predicate-format string constant's contents with `\\` and `\"` unescaped.
+    private static func unescaped(_ text: String) -> String {
+        guard text.contains("\\") else { return text }
+        var out = ""
+        var escaping = false
+        for character in text {
+            if escaping || character != "\\" {
+                out.append(character)
+                escaping = false
+            } else {
+                escaping = true
+            }
+        }
+        return out
     }
 
     private static func relationship(from object: ArchivedObject) throws -> Relationship {
@@ -335,7 +365,14 @@ public enum CompiledModelReader {
             isOrdered: flags.isOrdered, minCount: Int(try object.integer(forKey: "NSMinCount") ?? 0), maxCount: maxCount,
             isOptional: flags.isOptional, isTransient: flags.isTransient, isReadOnly: flags.isReadOnly, deleteRule: rule,
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
-            renamingIdentifier: try object.string(forKey: "NSRenamingIdentifier"), userInfo: try userInfo(object))
+            renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
+    }
+
+    /// The renaming identifier, left out when it is the name itself: Xcode's compiler writes the name
+    /// for every entity and property that has none of its own, and Core Data treats the two alike.
+    private static func renamingIdentifier(_ object: ArchivedObject, name: String) throws -> String? {
+        let identifier = try object.string(forKey: "NSRenamingIdentifier")
+        return identifier == name ? nil : identifier
     }
 
     private static func fetchedProperty(from object: ArchivedObject, owner: String) throws -> FetchedProperty {
