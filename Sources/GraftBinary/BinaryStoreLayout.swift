@@ -48,9 +48,8 @@ public enum BinaryStoreLayout {
     public static let mapRootKey = "mapData"
     /// The `$top` key of the metadata archive.
     public static let metadataRootKey = "metadata"
-    /// The metadata key under which Graft keeps the store's model: a compiled-model archive,
-    /// raw-deflate compressed (the same bytes as a SQLite store's `Z_MODELCACHE`).
-    public static let modelCacheKey = "GraftModelCache"
+    // The model a Graft-written document carries lives in the metadata under
+    // `StoreMetadata.graftModelKey`, as for XML documents.
 
     /// The object map's class: a plain dictionary from primary key (`NSNumber`) to node.
     public static let mapClassChain = ["NSDictionary", "NSObject"]

@@ -23,6 +23,7 @@ public struct BinaryStoreReader: StoreReader {
     public let header: BinaryStoreHeader
     private let data: Data
     private let index: NodeIndex
+    private let offsets: [Int: Int64]
 
     /// Every node's key, entity and place in the map, in map order.
     private struct NodeIndex {
@@ -54,16 +55,16 @@ public struct BinaryStoreReader: StoreReader {
             if let model {
                 self.model = model
             } else {
-                guard let cache = metadata.values[BinaryStoreLayout.modelCacheKey]?.dataValue else {
+                guard let carried = try metadata.carriedModel() else {
                     throw GraftError(
                         .notFound,
-                        "the store carries no model of its own (no \(BinaryStoreLayout.modelCacheKey) in its metadata); "
+                        "the store carries no model of its own (no \(StoreMetadata.graftModelKey) in its metadata); "
                             + "give its model with --model")
                 }
-                self.model = try CompiledModelReader.read(
-                    RawDeflate.inflate(cache), path: "\(path) (\(BinaryStoreLayout.modelCacheKey))")
+                self.model = carried
             }
             try metadata.check(against: self.model, path: path)
+            offsets = try DocumentKeys.offsets(in: metadata, model: self.model)
             let (header, model) = (header, self.model)
             index = try data.withUnsafeBytes { raw in
                 let archive = try Self.mapArchive(raw, header: header)
@@ -204,9 +205,10 @@ public struct BinaryStoreReader: StoreReader {
             try data.withUnsafeBytes { raw in
                 var decoder = NodeDecoder(archive: try Self.mapArchive(raw, header: header), model: model, slots: slots)
                 for position in index.keys.indices {
+                    let entity = Int(index.entities[position])
                     let snapshot = try decoder.snapshot(
-                        key: index.keys[position], entity: Int(index.entities[position]), node: index.nodes[position],
-                        resolve: resolve)
+                        key: DocumentKeys.originalKey(index.keys[position], entity: entity, model: model, offsets: offsets),
+                        entity: entity, node: index.nodes[position], resolve: resolve)
                     try body(snapshot)
                 }
             }
@@ -218,8 +220,12 @@ public struct BinaryStoreReader: StoreReader {
     /// The exact reference of the object with this key, if the document has it.
     private func resolve(_ key: Int64) -> ObjectRef? {
         guard let position = index.positionByKey[key] else { return nil }
-        return ObjectRef(entity: Int(index.entities[Int(position)]), key: key)
+        let entity = Int(index.entities[Int(position)])
+        return ObjectRef(entity: entity, key: DocumentKeys.originalKey(key, entity: entity, model: model, offsets: offsets))
     }
+
+    /// The tree offsets the document was written with (see `DocumentKeys`); a conversion onwards keeps them.
+    public var keyOffsets: [Int: Int64] { offsets }
 }
 
 extension ArchivedObject {

@@ -80,6 +80,8 @@ private final class WriterState {
     }
     private var entries: [TreeKey: Int32] = [:]
     private var keys: [Int64] = []
+    /// The tree offsets the keys were written with.
+    private var appliedOffsets: [Int: Int64] = [:]
     private var roots: [Int32] = []
     private var entities: [Int32] = []
     /// The node's UID reference, `none` until the node is written.
@@ -392,9 +394,10 @@ private final class WriterState {
         let mapLength = try stream.finish(top: [(BinaryStoreLayout.mapRootKey, map)])
 
         // The metadata.
-        let values = StoreMetadata.make(
-            for: model, storeType: .binary, identifier: metadata.identifier, keeping: metadata.values
-        ).values
+        var finished = StoreMetadata.make(
+            for: model, storeType: .binary, identifier: metadata.identifier, keeping: metadata.values)
+        DocumentKeys.record(appliedOffsets, model: model, in: &finished)
+        let values = finished.values
         var archiver = KeyedArchiver()
         let root = archiver.encodePropertyList(.dictionary(values))
         let metadataBytes = archiver.finish(top: [BinaryStoreLayout.metadataRootKey: root]).encode(format: .binary)
@@ -425,24 +428,32 @@ private final class WriterState {
         done = true
     }
 
-    /// The key each entry is written with: its own, unless an entry of an earlier inheritance tree
-    /// has the same key (see ``BinaryStoreLayout/keysAreUniquePerDocument``).
+    /// The key each entry is written with: its own plus its tree's offset (see `DocumentKeys`). The
+    /// offsets come from the metadata when the caller gave them (a conversion from a SQLite store), and
+    /// are otherwise computed from the keys written: none when no key is used by two trees.
     private func numberKeys() throws -> [Int64] {
-        var finalKeys = keys
-        let byKey = keys.indices.sorted { (keys[$0], roots[$0]) < (keys[$1], roots[$1]) }
-        var moved: [Int] = []
-        for position in byKey.indices.dropFirst() where keys[byKey[position]] == keys[byKey[position - 1]] {
-            moved.append(byKey[position])
+        var offsets = try DocumentKeys.offsets(in: metadata, model: model)
+        if offsets.isEmpty {
+            offsets = DocumentKeys.offsets(
+                for: keys.indices.lazy.map { ObjectRef(entity: Int(self.entities[$0]), key: self.keys[$0]) }, model: model)
         }
-        guard !moved.isEmpty else { return finalKeys }
-        moved.sort { (entities[$0], keys[$0]) < (entities[$1], keys[$1]) }
-        var next = max(0, keys.max() ?? 0)
-        for index in moved {
-            guard next < Int64.max else {
-                throw GraftError(.malformedInput, "no primary keys are left above \(next) to renumber objects with")
+        appliedOffsets = offsets
+        var finalKeys = keys
+        var seen: [Int64: Int] = [:]
+        seen.reserveCapacity(keys.count)
+        for index in keys.indices {
+            let (key, overflow) = keys[index].addingReportingOverflow(offsets[Int(roots[index])] ?? 0)
+            guard !overflow else {
+                throw GraftError(.malformedInput, "key \(keys[index]) is too large to give every object its own key")
             }
-            next += 1
-            finalKeys[index] = next
+            finalKeys[index] = key
+            if let other = seen.updateValue(index, forKey: key) {
+                let first = model.descriptions[Int(entities[other])].name
+                let second = model.descriptions[Int(entities[index])].name
+                throw GraftError(
+                    .malformedInput,
+                    "\(first) p\(keys[other]) and \(second) p\(keys[index]) would share key \(key) in the document; the key offsets recorded in the metadata do not fit these objects")
+            }
         }
         return finalKeys
     }

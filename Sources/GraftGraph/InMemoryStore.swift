@@ -121,6 +121,8 @@ public final class InMemoryStore: PersistentStore, StoreReader {
 
     public var objectCount: Int? { objects.count }
 
+    public var keyOffsets: [Int: Int64] { DocumentKeys.offsets(for: objects.keys, model: model) }
+
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
         for ref in objects.keys.sorted() { try body(objects[ref]!) }
     }

@@ -92,6 +92,9 @@ public protocol StoreReader {
     var metadata: StoreMetadata { get }
     /// How many objects the document holds, when the reader knows it cheaply (for progress).
     var objectCount: Int? { get }
+    /// Offsets that make the document's keys distinct across inheritance trees, for writers of formats
+    /// with one key sequence (see `DocumentKeys`); empty when the keys already are distinct.
+    var keyOffsets: [Int: Int64] { get }
     /// Calls `body` with every object in the document, each exactly once.
     func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
 }

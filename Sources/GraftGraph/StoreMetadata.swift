@@ -33,6 +33,23 @@ public struct StoreMetadata: Hashable, Sendable {
         case inMemory = "InMemory"
     }
 
+    /// The metadata key under which XML and binary documents written by Graft carry their model: the
+    /// compiled model, raw-deflate compressed, as a SQLite store's `Z_MODELCACHE` holds it. Core Data
+    /// ignores keys it does not know.
+    public static let graftModelKey = "GraftModelCache"
+
+    /// The model the document carries (see `graftModelKey`), if any.
+    ///
+    /// - Throws: `GraftError.malformedInput` when the carried model cannot be read.
+    public func carriedModel() throws -> Model? {
+        guard let data = values[Self.graftModelKey]?.dataValue else { return nil }
+        do {
+            return try CompiledModelReader.read(RawDeflate.inflate(data))
+        } catch let error as GraftError {
+            throw error.at(.key(Self.graftModelKey))
+        }
+    }
+
     /// `NSStoreType`.
     public var storeType: String? { values["NSStoreType"]?.stringValue }
 
@@ -80,8 +97,12 @@ public struct StoreMetadata: Hashable, Sendable {
         values["NSPersistenceFrameworkVersion"] = .integer(graftFrameworkVersion)
         if storeType == .sqlite {
             values["_NSAutoVacuumLevel"] = .string("2")
+            values[graftModelKey] = nil  // a SQLite store keeps its model in Z_MODELCACHE
         } else {
             values["_NSAutoVacuumLevel"] = nil
+            if storeType == .xml || storeType == .binary {
+                values[graftModelKey] = (try? CompiledModelWriter.modelCache(model)).map(PropertyList.data)
+            }
         }
         values["NSStoreUUID"] = .string(identifier)
         return StoreMetadata(identifier: identifier, values: values)

@@ -77,9 +77,11 @@ public enum Conversion {
         }
         let reader = try StoreFormats.reader(
             for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData)
-        let metadata = StoreMetadata.make(
+        var metadata = StoreMetadata.make(
             for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
             keeping: reader.metadata.values)
+        // XML and binary documents have one key sequence: record how the input's keys map into it.
+        DocumentKeys.record(outputFormat == .sqlite ? [:] : reader.keyOffsets, model: reader.model, in: &metadata)
         var writer = try StoreFormats.writer(
             for: output, format: outputFormat, model: reader.model, metadata: metadata, overwrite: options.overwrite)
         var counts: [String: Int] = [:]

@@ -2,6 +2,7 @@ import Foundation
 import GraftCore
 import GraftGraph
 import GraftModel
+import GraftBinary
 import GraftSQLite
 
 /// The three store formats Core Data writes, recognised by content.
@@ -71,7 +72,7 @@ public enum StoreFormats {
         switch format {
         case .sqlite: return prefix.starts(with: Data("SQLite format 3\0".utf8))
         case .xml: return false
-        case .binary: return false
+        case .binary: return BinaryStore.isBinaryStore(prefix)
         }
     }
 
@@ -84,7 +85,8 @@ public enum StoreFormats {
     ) throws -> any StoreReader {
         switch format {
         case .sqlite: return try SQLiteStoreReader(url: url, model: model, missingExternalData: missingExternalData)
-        case .xml, .binary:
+        case .binary: return try BinaryStoreReader(url: url, model: model)
+        case .xml:
             throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
         }
     }
@@ -95,7 +97,8 @@ public enum StoreFormats {
     ) throws -> any StoreWriter {
         switch format {
         case .sqlite: return try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        case .xml, .binary:
+        case .binary: return try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
+        case .xml:
             throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
         }
     }
@@ -105,6 +108,7 @@ public enum StoreFormats {
     public static func open(_ url: URL, model: Model?) throws -> any PersistentStore {
         switch try StoreFormat.detect(url) {
         case .sqlite: return try SQLiteStore.open(url, model: model)
+        case .binary: return try BinaryStore.open(url: url, model: model)
         case let format:
             throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
         }

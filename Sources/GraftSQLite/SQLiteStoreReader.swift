@@ -68,6 +68,31 @@ public final class SQLiteStoreReader: StoreReader {
             .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
     }
 
+    /// Offsets for writing this store's objects into a document with one key sequence: needed when two
+    /// root tables use the same keys (found with a join on the keys, which uses the tables' key index).
+    public var keyOffsets: [Int: Int64] {
+        var maxKeys: [Int: Int64] = [:]
+        var roots: [(root: Int, table: String)] = []
+        for table in schema.tables {
+            guard let statement = try? database.prepare("SELECT max(Z_PK) FROM \(quoted(table.name))"), (try? statement.step()) == true,
+                !statement.isNull(0)
+            else { continue }
+            maxKeys[table.rootEntity] = statement.int64(0)
+            roots.append((table.rootEntity, table.name))
+        }
+        var collide = false
+        search: for first in roots.indices {
+            for second in roots.indices where second > first {
+                let sql = "SELECT 1 FROM \(quoted(roots[first].table)) a JOIN \(quoted(roots[second].table)) b ON a.Z_PK = b.Z_PK LIMIT 1"
+                if let statement = try? database.prepare(sql), (try? statement.step()) == true {
+                    collide = true
+                    break search
+                }
+            }
+        }
+        return DocumentKeys.offsets(maxKeys: maxKeys, collide: collide)
+    }
+
     public var objectCount: Int? {
         try? counts().values.reduce(0, +)
     }

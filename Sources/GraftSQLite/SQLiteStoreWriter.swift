@@ -287,6 +287,6 @@ public final class SQLiteStoreWriter: StoreWriter {
 /// The model a store keeps in `Z_MODELCACHE`.
 enum SQLiteModelCache {
     static func encode(_ model: Model) throws -> Data {
-        Data()  // MODELCACHE-PENDING: CompiledModelWriter.modelCache(model)
+        try CompiledModelWriter.modelCache(model)
     }
 }

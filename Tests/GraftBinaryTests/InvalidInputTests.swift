@@ -20,6 +20,18 @@ import Testing
 
     static var validMetadata: Data { valid.bytes.subdata(in: valid.header.metadataRange) }
 
+    static var validMap: Data { valid.bytes.subdata(in: valid.header.mapRange) }
+
+    /// The valid document with its metadata dictionary changed by `edit`.
+    static func withMetadata(_ edit: (inout PropertyList.Dictionary) -> Void) throws -> Data {
+        var values = try #require(
+            try KeyedArchive(data: validMetadata).topObject(forKey: "metadata")?.decodePropertyList().dictionaryValue)
+        edit(&values)
+        var archiver = KeyedArchiver()
+        let root = archiver.encodePropertyList(.dictionary(values))
+        return assemble(map: validMap, metadata: archiver.finish(top: ["metadata": root]).encode(format: .binary))
+    }
+
     /// The bytes with a big-endian header field replaced.
     static func patch(_ field: (offset: Int, size: Int), _ value: UInt64, in bytes: Data = valid.bytes) -> Data {
         var bytes = bytes
@@ -212,7 +224,13 @@ import Testing
     }
 
     @Test func missingModelAsksForOne() throws {
-        try Self.expectFailure(Self.valid.bytes, model: nil, code: .notFound, fragment: "--model")
+        let bytes = try Self.withMetadata { $0[StoreMetadata.graftModelKey] = nil }
+        try Self.expectFailure(bytes, model: nil, code: .notFound, fragment: "--model")
+    }
+
+    @Test func corruptCarriedModelIsAnError() throws {
+        let bytes = try Self.withMetadata { $0[StoreMetadata.graftModelKey] = .data(Data("not deflate".utf8)) }
+        try Self.expectFailure(bytes, model: nil, code: .malformedInput, fragment: "GraftModelCache: the data is not raw deflate")
     }
 
     @Test func missingFileIsNotFound() throws {

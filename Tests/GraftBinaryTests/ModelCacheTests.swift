@@ -23,26 +23,21 @@ struct ModelCacheTests {
         let entities = model.descriptions.filter { !$0.isAbstract }
         let snapshots = entities.enumerated().map { Snapshot(entity: $1, key: Int64($0 + 1)) }
         var metadata = StoreMetadata.make(for: model, storeType: .binary)
-        metadata.values[BinaryStoreLayout.modelCacheKey] = .data(try RawDeflate.deflate(compiled))
+        metadata.values[StoreMetadata.graftModelKey] = .data(try RawDeflate.deflate(compiled))
         let scratch = Scratch()
         let url = scratch.url("cached.binary")
         try BinaryStore.write(snapshots, to: url, model: model, metadata: metadata)
         let reader = try BinaryStoreReader(url: url, model: nil)
         #expect(reader.model.versionHashes == model.versionHashes)
         #expect(try readStore(url, model: nil) == snapshots.sorted { $0.ref < $1.ref })
-        #expect(reader.metadata.values[BinaryStoreLayout.modelCacheKey] != nil)
+        #expect(reader.metadata.values[StoreMetadata.graftModelKey] != nil)
     }
 
-    @Test func corruptModelCacheIsAnError() throws {
-        var metadata = Company.metadata()
-        metadata.values[BinaryStoreLayout.modelCacheKey] = .data(Data("not deflate".utf8))
+    @Test func documentsCarryTheirModel() throws {
         let scratch = Scratch()
-        let url = scratch.url("broken.binary")
-        try writeStore(Company.edgeDocument, to: url, metadata: metadata)
-        let error = #expect(throws: GraftError.self) { try BinaryStoreReader(url: url, model: nil) }
-        #expect(error?.code == .malformedInput)
-        #expect(error?.context.first == .file(url.relativePath))
-        // With a model given, the cache is not needed.
-        #expect(try readStore(url).count == Company.edgeDocument.count)
+        let url = scratch.url("carried.binary")
+        try writeStore(Company.edgeDocument, to: url)
+        let reader = try BinaryStoreReader(url: url, model: nil)
+        #expect(reader.model.versionHashes == Company.model.versionHashes)
     }
 }

@@ -150,9 +150,10 @@ import Testing
         #expect(reader.metadata.identifier == metadata.identifier)
     }
 
-    @Test func keysSharedAcrossInheritanceTreesAreRenumbered() throws {
+    @Test func keysSharedAcrossInheritanceTreesGetTreeOffsetsAndComeBack() throws {
         // Department, Employee (with its subentities) and Project each count keys from 1, as a SQLite
-        // store does; the binary store has one key sequence.
+        // store does; the binary store has one key sequence, so each tree after the first is moved up
+        // by the highest keys of the trees before it, and the offsets are recorded in the metadata.
         let department = Company.ref("Department", 1), manager = Company.ref("Manager", 1)
         let employee = Company.ref("Employee", 2), project = Company.ref("Project", 1)
         let snapshots = [
@@ -168,30 +169,30 @@ import Testing
         let scratch = Scratch()
         let url = scratch.url("Company.binary")
         try writeStore(snapshots, to: url)
-        let read = try readStore(url)
-        // Department (entity 0) keeps 1 and Employee keeps 2; Manager p1 and Project p1 move above the
-        // highest key (2), in entity order.
-        let keys = Dictionary(
-            uniqueKeysWithValues: read.map { (Company.model.descriptions[$0.ref.entity].name, $0.ref.key) })
-        #expect(keys == ["Department": 1, "Employee": 2, "Manager": 3, "Project": 4])
-        let moved = [
-            department: department, manager: Company.ref("Manager", 3), employee: employee,
-            project: Company.ref("Project", 4),
+        // Reading gives every object its own key back.
+        #expect(try readStore(url) == snapshots.sorted { $0.ref < $1.ref })
+        let reader = try BinaryStoreReader(url: url, model: Company.model)
+        // In the document: Department 1; Employee tree +1 (Manager 2, Employee 3); Project +3 (4).
+        #expect(reader.header.primaryKeyCounter == 4)
+        let offsets = reader.metadata.values[DocumentKeys.metadataKey]?.dictionaryValue
+        #expect(offsets?["Employee"]?.int64Value == 1)
+        #expect(offsets?["Project"]?.int64Value == 3)
+        #expect(reader.keyOffsets.count == 3)
+    }
+
+    @Test func distinctKeysAreWrittenAsTheyAre() throws {
+        let department = Company.ref("Department", 1), project = Company.ref("Project", 2)
+        let snapshots = [
+            Company.snapshot("Department", 1, ["name": "R"], ["projects": .toMany([project])]),
+            Company.snapshot("Project", 2, ["title": "P"], ["department": .toOne(department)]),
         ]
-        func renumbered(_ snapshot: Snapshot) -> Snapshot {
-            var copy = snapshot
-            copy.ref = moved[snapshot.ref]!
-            copy.relationships = snapshot.relationships.map { value in
-                switch value {
-                case .toOne(let ref): return .toOne(ref.map { moved[$0]! })
-                case .toMany(let refs): return .toMany(refs.map { moved[$0]! })
-                case .unloaded: return .unloaded
-                }
-            }
-            return copy
-        }
-        #expect(read == snapshots.map(renumbered).sorted { $0.ref < $1.ref })
-        #expect(try BinaryStoreReader(url: url, model: Company.model).header.primaryKeyCounter == 4)
+        let scratch = Scratch()
+        let url = scratch.url("Company.binary")
+        try writeStore(snapshots, to: url)
+        let reader = try BinaryStoreReader(url: url, model: Company.model)
+        #expect(reader.header.primaryKeyCounter == 2)
+        #expect(reader.metadata.values[DocumentKeys.metadataKey] == nil)
+        #expect(try readStore(url) == snapshots)
     }
 
     @Test func openedStoreSavesBackToTheFile() throws {

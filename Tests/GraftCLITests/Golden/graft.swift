@@ -17,6 +17,8 @@ extension Golden {
         SUBCOMMANDS:
           inspect                 Describe a model: entities, attributes, relationships
                                   and version hashes.
+          convert                 Convert a whole store document between the SQLite, XML
+                                  and binary formats.
           help                    Show help for a subcommand.
 
           See 'graft <subcommand> --help' for detailed help.
