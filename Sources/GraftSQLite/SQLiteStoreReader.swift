@@ -115,8 +115,12 @@ public final class SQLiteStoreReader: StoreReader {
     }
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
-        for table in schema.tables.indices {
-            try readTable(table, body)
+        do {
+            for table in schema.tables.indices {
+                try readTable(table, body)
+            }
+        } catch let error as GraftError {
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 
@@ -127,13 +131,16 @@ public final class SQLiteStoreReader: StoreReader {
         let statement: SQLiteStatement
         let fixedEntity: Int?
         let schema: SQLiteSchema
+        /// `Entity.relationship`, for messages.
+        let label: String
         var current: (owner: Int64, key: Int64, entity: Int)?
         var finished = false
 
-        init(statement: SQLiteStatement, fixedEntity: Int?, schema: SQLiteSchema) throws {
+        init(statement: SQLiteStatement, fixedEntity: Int?, schema: SQLiteSchema, label: String) throws {
             self.statement = statement
             self.fixedEntity = fixedEntity
             self.schema = schema
+            self.label = label
             try advance()
         }
 
@@ -149,7 +156,9 @@ public final class SQLiteStoreReader: StoreReader {
             } else {
                 let number = Int(statement.int64(2))
                 guard let found = schema.entity(forNumber: number) else {
-                    throw GraftError(.malformedInput, "a related row has entity number \(number), which the model does not have")
+                    throw GraftError(
+                        .malformedInput,
+                        "\(label) of p\(statement.int64(0)) holds p\(statement.int64(1)), whose entity number \(number) the model does not have")
                 }
                 entity = found
             }
@@ -180,7 +189,7 @@ public final class SQLiteStoreReader: StoreReader {
             let source = schema.tables[table]
             let order = orderColumn.map { "\(quoted($0)), " } ?? ""
             let sql = "SELECT \(quoted(column)), Z_PK, Z_ENT FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
-            return [try RelatedCursor(statement: database.prepare(sql), fixedEntity: nil, schema: schema)]
+            return [try RelatedCursor(statement: database.prepare(sql), fixedEntity: nil, schema: schema, label: "\(entity.name).\(relationship.name)")]
         case .joinTable(let index, let ownColumn, let otherColumn, let orderColumn):
             let join = schema.joinTables[index]
             var pairs = [(ownColumn, otherColumn, orderColumn)]
@@ -196,7 +205,8 @@ public final class SQLiteStoreReader: StoreReader {
                 } else {
                     sql = "SELECT j.\(quoted(own)), j.\(quoted(other)) FROM \(quoted(join.name)) j ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
                 }
-                return try RelatedCursor(statement: database.prepare(sql), fixedEntity: fixed, schema: schema)
+                return try RelatedCursor(
+                    statement: database.prepare(sql), fixedEntity: fixed, schema: schema, label: "\(entity.name).\(relationship.name)")
             }
         }
     }

@@ -11,7 +11,9 @@ struct InspectTests {
         var error: String
     }
 
-    func graft(_ arguments: String...) throws -> Result {
+    func graft(_ arguments: String...) throws -> Result { try run(arguments) }
+
+    func run(_ arguments: [String]) throws -> Result {
         let process = Process()
         process.executableURL = GraftExecutable.url
         process.arguments = arguments

@@ -1,0 +1,17 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Benchmarks are programs, not timed tests: each prints its figures beside a baseline measured in the
+// same run. Build and run from this folder: `swift run -c release convert-benchmark`.
+let package = Package(
+    name: "GraftBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [.package(name: "Graft", path: "..")],
+    targets: [
+        .executableTarget(
+            name: "convert-benchmark",
+            dependencies: [.product(name: "Graft", package: "Graft")],
+            path: "Sources/ConvertBenchmark"),
+    ],
+    swiftLanguageModes: [.v6]
+)
