@@ -8,8 +8,8 @@ struct InspectCommand: ParsableCommand {
         abstract: "Describe a model: entities, attributes, relationships and version hashes.",
         discussion: """
             PATH may be an .xcdatamodeld (every version is read; the current one is shown), an \
-            .xcdatamodel, a compiled .mom or .momd, or a Core Data SQLite store whose model cache holds its \
-            model. The text lists each entity with its parent, version hash, attributes (type and \
+            .xcdatamodel, a compiled .mom or .momd, or a store document (SQLite, XML or binary): for a store, \
+            inspect shows its format, UUID, metadata and objects per entity, and the model it was read with. The text lists each entity with its parent, version hash, attributes (type and \
             constraints), relationships (destination, inverse, cardinality, delete rule) and fetched \
             properties. --json prints the same for programs.
             """,
@@ -22,24 +22,31 @@ struct InspectCommand: ParsableCommand {
         [
             .positional(\.path, name: "path", help: "The model or store to describe."),
             .flag(\.json, name: "json", help: "Print JSON instead of text."),
+            .option(\.model, name: "model", valueName: "path", help: "For a store: the model to read it with (by default, its own)."),
         ]
     }
 
     var path: PathArgument = ""
     var json = false
+    var model: PathArgument?
 
     func run(_ context: CommandContext) throws {
         let url = URL(fileURLWithPath: path.path)
-        if SQLiteStoreFile.isSQLite(url) {
-            let reader = try SQLiteStoreReader(url: url, model: nil)
-            let counts = try reader.counts()
-            let model = ModelFile(
-                url: url, format: .storeModelCache, versions: [.init(name: "store", model: reader.model)],
-                currentVersionName: "store")
+        if FileAccess.kind(of: url).exists, !FileAccess.kind(of: url).isDirectory,
+            let prefix = try? FileHandle(forReadingFrom: url).read(upToCount: 4096), let format = StoreFormat.detect(prefix: prefix)
+        {
+            let reader = try StoreFormats.reader(
+                for: url, format: format, model: try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current })
+            let counts = try StoreInspection.counts(reader)
+            let file = ModelFile(
+                url: url, format: format == .sqlite ? .storeModelCache : .storeDocument,
+                versions: [.init(name: "store", model: reader.model)], currentVersionName: "store")
             if json {
-                context.print(StoreReport.json(format: "sqlite", metadata: reader.metadata, counts: counts, model: model).text(pretty: true))
+                context.print(StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file).text(pretty: true))
             } else {
-                context.print(StoreReport.text(path: path.path, format: "sqlite", metadata: reader.metadata, counts: counts, model: model), terminator: "")
+                context.print(
+                    StoreReport.text(path: path.path, format: format.rawValue, metadata: reader.metadata, counts: counts, model: file),
+                    terminator: "")
             }
             return
         }

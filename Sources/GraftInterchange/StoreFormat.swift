@@ -114,3 +114,16 @@ public enum StoreFormats {
         }
     }
 }
+
+/// Facts about a store document for `graft inspect`.
+public enum StoreInspection {
+    /// Objects per entity, each counted under its own entity (not its parents'); every concrete entity is
+    /// listed, with 0 when it has none.
+    public static func counts(_ reader: any StoreReader) throws -> [String: Int] {
+        if let sqlite = reader as? SQLiteStoreReader { return try sqlite.counts() }
+        var counts: [String: Int] = [:]
+        for entity in reader.model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
+        try reader.forEachSnapshot { counts[reader.model.descriptions[$0.ref.entity].name, default: 0] += 1 }
+        return counts
+    }
+}
