@@ -17,7 +17,8 @@ public enum ModelReport {
         let model = file.current
         var out = "Model \(file.url.relativePath) (\(file.format.rawValue))\n"
         if file.versions.count > 1 {
-            out += "Versions: \(file.versions.map(\.name).joined(separator: ", ")); current: \(file.currentVersionName)\n"
+            out +=
+                "Versions: \(file.versions.map(\.name).joined(separator: ", ")); current: \(file.currentVersionName)\n"
         }
         if !model.versionIdentifiers.isEmpty {
             out += "Version identifiers: \(model.versionIdentifiers.joined(separator: ", "))\n"
@@ -36,7 +37,8 @@ public enum ModelReport {
         if entity.isAbstract { heading += " (abstract)" }
         var out = "\(heading)\n  version hash \(entity.versionHash.base64EncodedString())\n"
         let declaration = entity.declaration
-        let inherited = entity.attributes.count - declaration.attributes.count
+        let inherited =
+            entity.attributes.count - declaration.attributes.count
             + entity.relationships.count - declaration.relationships.count
         if inherited > 0 { out += "  inherits \(inherited) propert\(inherited == 1 ? "y" : "ies")\n" }
         let attributeRows = declaration.attributes.map { attribute -> [String] in
@@ -48,7 +50,9 @@ public enum ModelReport {
             var notes: [String] = []
             notes.append(relationship.inverse.map { "inverse \($0)" } ?? "no inverse")
             if relationship.isToMany && (relationship.minCount > 0 || relationship.maxCount > 0) {
-                notes.append("count \(relationship.minCount)…\(relationship.maxCount == 0 ? "∞" : String(relationship.maxCount))")
+                notes.append(
+                    "count \(relationship.minCount)…\(relationship.maxCount == 0 ? "∞" : String(relationship.maxCount))"
+                )
             }
             if !relationship.isOptional { notes.append("required") }
             if relationship.isTransient { notes.append("transient") }
@@ -90,7 +94,8 @@ public enum ModelReport {
     private static func table(_ rows: [[String]], indent: Int) -> String {
         let widths = (0..<2).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
-            let padded = row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0) + "  "
+            let padded =
+                row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0) + "  "
                 + row[1].padding(toLength: widths[1], withPad: " ", startingAt: 0) + "  " + row[2]
             return String(repeating: " ", count: indent) + padded.trimmingCharacters(in: .whitespaces) + "\n"
         }.joined()
@@ -128,10 +133,16 @@ public enum ModelReport {
                 "fetchedProperties",
                 .array(
                     declaration.fetchedProperties.map {
-                        .object([("name", .string($0.name)), ("entity", .string($0.entity)), ("predicate", .string($0.predicate))])
+                        .object([
+                            ("name", .string($0.name)), ("entity", .string($0.entity)),
+                            ("predicate", .string($0.predicate)),
+                        ])
                     })
             ),
-            ("uniquenessConstraints", .array(declaration.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })),
+            (
+                "uniquenessConstraints",
+                .array(declaration.uniquenessConstraints.map { .array($0.map(JSONValue.string)) })
+            ),
         ])
     }
 
@@ -148,7 +159,9 @@ public enum ModelReport {
         if let pattern = attribute.regularExpression { members.append(("regularExpression", .string(pattern))) }
         if attribute.allowsExternalBinaryDataStorage { members.append(("allowsExternalStorage", .bool(true))) }
         if let expression = attribute.derivationExpression { members.append(("derivation", .string(expression))) }
-        if let transformer = attribute.valueTransformerName { members.append(("valueTransformer", .string(transformer))) }
+        if let transformer = attribute.valueTransformerName {
+            members.append(("valueTransformer", .string(transformer)))
+        }
         return .object(members)
     }
 

@@ -4,7 +4,9 @@ import Foundation
 public enum StoreReport {
     /// `{"format", "uuid", "metadata", "counts": {"Entity": n, …}, "model": {…}}`: each object is counted
     /// under its own entity only, not its parents'.
-    public static func json(format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile) -> JSONValue {
+    public static func json(
+        format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile
+    ) -> JSONValue {
         var modelJSON = ModelReport.json(for: model)
         if case .object(var members) = modelJSON {
             members.removeAll { $0.0 == "source" || $0.0 == "format" }
@@ -20,7 +22,9 @@ public enum StoreReport {
     }
 
     /// The same for people.
-    public static func text(path: String, format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile) -> String {
+    public static func text(
+        path: String, format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile
+    ) -> String {
         var out = "Store \(path) (\(format))\n"
         out += "UUID: \(metadata.identifier)\n"
         if let version = metadata.frameworkVersion { out += "Written by Core Data framework version \(version)\n" }

@@ -207,7 +207,8 @@ public struct BinaryStoreReader: StoreReader {
                 for position in index.keys.indices {
                     let entity = Int(index.entities[position])
                     let snapshot = try decoder.snapshot(
-                        key: DocumentKeys.originalKey(index.keys[position], entity: entity, model: model, offsets: offsets),
+                        key: DocumentKeys.originalKey(
+                            index.keys[position], entity: entity, model: model, offsets: offsets),
                         entity: entity, node: index.nodes[position], resolve: resolve)
                     try body(snapshot)
                 }
@@ -221,7 +222,8 @@ public struct BinaryStoreReader: StoreReader {
     private func resolve(_ key: Int64) -> ObjectRef? {
         guard let position = index.positionByKey[key] else { return nil }
         let entity = Int(index.entities[Int(position)])
-        return ObjectRef(entity: entity, key: DocumentKeys.originalKey(key, entity: entity, model: model, offsets: offsets))
+        return ObjectRef(
+            entity: entity, key: DocumentKeys.originalKey(key, entity: entity, model: model, offsets: offsets))
     }
 
     /// The tree offsets the document was written with (see `DocumentKeys`); a conversion onwards keeps them.

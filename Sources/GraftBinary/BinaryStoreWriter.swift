@@ -435,7 +435,8 @@ private final class WriterState {
         var offsets = try DocumentKeys.offsets(in: metadata, model: model)
         if offsets.isEmpty {
             offsets = DocumentKeys.offsets(
-                for: keys.indices.lazy.map { ObjectRef(entity: Int(self.entities[$0]), key: self.keys[$0]) }, model: model)
+                for: keys.indices.lazy.map { ObjectRef(entity: Int(self.entities[$0]), key: self.keys[$0]) },
+                model: model)
         }
         appliedOffsets = offsets
         var finalKeys = keys
@@ -452,7 +453,8 @@ private final class WriterState {
                 let second = model.descriptions[Int(entities[index])].name
                 throw GraftError(
                     .malformedInput,
-                    "\(first) p\(keys[other]) and \(second) p\(keys[index]) would share key \(key) in the document; the key offsets recorded in the metadata do not fit these objects")
+                    "\(first) p\(keys[other]) and \(second) p\(keys[index]) would share key \(key) in the document; the key offsets recorded in the metadata do not fit these objects"
+                )
             }
         }
         return finalKeys

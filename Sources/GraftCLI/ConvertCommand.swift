@@ -18,18 +18,25 @@ struct ConvertCommand: ParsableCommand {
         examples: [
             CommandExample("graft convert App.sqlite App.xml", "Write the store as Core Data XML."),
             CommandExample(
-                "graft convert Library.xml Library.sqlite --verify", "Convert, then compare the result object by object."),
+                "graft convert Library.xml Library.sqlite --verify",
+                "Convert, then compare the result object by object."),
         ])
 
     static var arguments: [Argument<ConvertCommand>] {
         [
             .positional(\.input, name: "in", help: "The store document to read."),
             .positional(\.output, name: "out", help: "The document to write."),
-            .option(\.format, name: "to", valueName: "format", help: "The output format (by default, from OUT's extension)."),
-            .option(\.model, name: "model", valueName: "path", help: "The model to read IN with (by default, the one IN carries)."),
+            .option(
+                \.format, name: "to", valueName: "format", help: "The output format (by default, from OUT's extension)."
+            ),
+            .option(
+                \.model, name: "model", valueName: "path",
+                help: "The model to read IN with (by default, the one IN carries)."),
             .flag(\.force, name: "force", short: "f", help: "Replace OUT if it exists."),
             .flag(\.verify, name: "verify", help: "Read OUT back and compare it with IN, object by object."),
-            .flag(\.omitMissingExternalData, name: "omit-missing-external-data", help: "Read binary values whose external file is missing as empty, with a warning, instead of failing."),
+            .flag(
+                \.omitMissingExternalData, name: "omit-missing-external-data",
+                help: "Read binary values whose external file is missing as empty, with a warning, instead of failing."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no progress and no summary."),
         ]
     }
@@ -64,7 +71,8 @@ struct ConvertCommand: ParsableCommand {
             guard showProgress, done >= 50_000 || shown else { return }
             shown = true
             let share = total.map { $0 > 0 ? " (\(done * 100 / $0)%)" : "" } ?? ""
-            context.printError("\rconverting: \(done)\(total.map { " of \($0)" } ?? "") objects\(share)", terminator: "")
+            context.printError(
+                "\rconverting: \(done)\(total.map { " of \($0)" } ?? "") objects\(share)", terminator: "")
         }
         if shown { context.printError("") }
         guard !quiet else { return }

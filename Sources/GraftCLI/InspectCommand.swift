@@ -22,7 +22,9 @@ struct InspectCommand: ParsableCommand {
         [
             .positional(\.path, name: "path", help: "The model or store to describe."),
             .flag(\.json, name: "json", help: "Print JSON instead of text."),
-            .option(\.model, name: "model", valueName: "path", help: "For a store: the model to read it with (by default, its own)."),
+            .option(
+                \.model, name: "model", valueName: "path",
+                help: "For a store: the model to read it with (by default, its own)."),
         ]
     }
 
@@ -33,19 +35,25 @@ struct InspectCommand: ParsableCommand {
     func run(_ context: CommandContext) throws {
         let url = URL(fileURLWithPath: path.path)
         if FileAccess.kind(of: url).exists, !FileAccess.kind(of: url).isDirectory,
-            let prefix = try? FileHandle(forReadingFrom: url).read(upToCount: 4096), let format = StoreFormat.detect(prefix: prefix)
+            let prefix = try? FileHandle(forReadingFrom: url).read(upToCount: 4096),
+            let format = StoreFormat.detect(prefix: prefix)
         {
             let reader = try StoreFormats.reader(
-                for: url, format: format, model: try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current })
+                for: url, format: format,
+                model: try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current })
             let counts = try StoreInspection.counts(reader)
             let file = ModelFile(
                 url: url, format: format == .sqlite ? .storeModelCache : .storeDocument,
                 versions: [.init(name: "store", model: reader.model)], currentVersionName: "store")
             if json {
-                context.print(StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file).text(pretty: true))
+                context.print(
+                    StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file)
+                        .text(pretty: true))
             } else {
                 context.print(
-                    StoreReport.text(path: path.path, format: format.rawValue, metadata: reader.metadata, counts: counts, model: file),
+                    StoreReport.text(
+                        path: path.path, format: format.rawValue, metadata: reader.metadata, counts: counts, model: file
+                    ),
                     terminator: "")
             }
             return

@@ -45,7 +45,8 @@ public enum FileAccess {
     ) throws {
         let folder = url.deletingLastPathComponent()
         if !overwrite && kind(of: url).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
         }
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
@@ -73,7 +74,8 @@ public enum FileAccess {
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             if let error = error as? GraftError { throw error }
-            throw GraftError(.io, "cannot be written: \(error.localizedDescription)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .io, "cannot be written: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
     }
 }

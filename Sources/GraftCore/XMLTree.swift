@@ -52,13 +52,15 @@ public enum XMLTree {
     /// - Throws: `GraftError.malformedInput` with the line and libxml2's message.
     public static func parse(_ data: Data, path: String? = nil) throws -> XMLElement {
         guard data.count <= Int(Int32.max) else {
-            throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(
+                .malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
         }
         guard let parser = XMLErrors.newParserContext() else {
             throw GraftError(.io, "libxml2 could not create a parser")
         }
         defer { xmlFreeParserCtxt(parser) }
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
+        let options =
+            Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
             | Int32(XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
         let document = data.withUnsafeBytes { bytes -> xmlDocPtr? in
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
@@ -70,7 +72,8 @@ public enum XMLTree {
         }
         defer { xmlFreeDoc(document) }
         guard let rootNode = xmlDocGetRootElement(document) else {
-            throw GraftError(.malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(
+                .malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
         }
         if document.pointee.intSubset != nil, let entities = document.pointee.intSubset.pointee.entities,
             xmlHashSize(OpaquePointer(entities)) > 0

@@ -51,9 +51,12 @@ public enum DocumentKeys {
         }
         var offsets: [Int: Int64] = [:]
         for (name, value) in dictionary {
-            guard let entity = model.entity(named: name), entity.superentityIndex == nil, let offset = value.int64Value, offset >= 0
+            guard let entity = model.entity(named: name), entity.superentityIndex == nil, let offset = value.int64Value,
+                offset >= 0
             else {
-                throw GraftError(.malformedInput, "\(metadataKey) in the metadata has an entry '\(name)' that is not a root entity with an offset")
+                throw GraftError(
+                    .malformedInput,
+                    "\(metadataKey) in the metadata has an entry '\(name)' that is not a root entity with an offset")
             }
             offsets[entity.index] = offset
         }

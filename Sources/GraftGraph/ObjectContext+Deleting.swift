@@ -89,16 +89,7 @@ extension ObjectContext {
             guard !targets.isEmpty else { continue }
             if relationship.deleteRule != .noAction, let inverseIndex = relationship.inverseIndex {
                 for target in targets where !doomed.contains(target) {
-                    let inverse = target.entity.relationships[inverseIndex]
-                    if inverse.isToMany {
-                        try loadToMany(target, inverseIndex)
-                        primitiveRemove(target, inverseIndex, object)
-                    } else {
-                        try fulfill(target)
-                        if case .toOne(let current) = target.storage!.relationships[inverseIndex], current === object {
-                            primitiveSetToOne(target, inverseIndex, nil)
-                        }
-                    }
+                    try unlinkInverse(of: object, from: target, inverseIndex)
                 }
             }
             if relationship.isToMany {

@@ -88,7 +88,9 @@ extension ObjectContext {
             try throwFaultError()
         }
         if request.fetchOffset > 0 { results = Array(results.dropFirst(request.fetchOffset)) }
-        if let fetchLimit = request.fetchLimit, results.count > fetchLimit { results = Array(results.prefix(fetchLimit)) }
+        if let fetchLimit = request.fetchLimit, results.count > fetchLimit {
+            results = Array(results.prefix(fetchLimit))
+        }
         return results
     }
 

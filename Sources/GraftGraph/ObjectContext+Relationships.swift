@@ -104,7 +104,7 @@ extension ObjectContext {
     }
 
     /// Removes `object` from `target`'s inverse slot.
-    private func unlinkInverse(of object: ManagedObject, from target: ManagedObject, _ inverseIndex: Int) throws {
+    func unlinkInverse(of object: ManagedObject, from target: ManagedObject, _ inverseIndex: Int) throws {
         let inverse = target.entity.relationships[inverseIndex]
         if inverse.isToMany {
             try loadToMany(target, inverseIndex)

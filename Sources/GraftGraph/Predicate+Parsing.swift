@@ -595,7 +595,9 @@ struct PredicateParser {
 
     // MARK: Format arguments
 
-    private mutating func formatArgument(_ specifier: String, at token: PredicateToken) throws -> GraftPredicate.Expression {
+    private mutating func formatArgument(
+        _ specifier: String, at token: PredicateToken
+    ) throws -> GraftPredicate.Expression {
         guard argumentIndex < arguments.count else {
             throw error(
                 "the format uses more arguments than the \(arguments.count) given (%\(specifier) is number "

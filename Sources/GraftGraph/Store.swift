@@ -37,8 +37,10 @@ public struct StoreFetch: Sendable {
     /// At most this many results, when the store applies predicate and sort itself.
     public var limit: Int?
 
-    public init(entities: [Int], predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [], limit: Int? = nil)
-    {
+    public init(
+        entities: [Int], predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [],
+        limit: Int? = nil
+    ) {
         self.entities = entities
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

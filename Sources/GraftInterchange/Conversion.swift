@@ -70,10 +70,13 @@ public enum Conversion {
                 context: [.file(output.relativePath)])
         }
         if input.standardizedFileURL.resolvingSymlinksInPath() == output.standardizedFileURL.resolvingSymlinksInPath() {
-            throw GraftError(.invalidOperation, "the output is the input; choose another path", context: [.file(output.relativePath)])
+            throw GraftError(
+                .invalidOperation, "the output is the input; choose another path", context: [.file(output.relativePath)]
+            )
         }
         if !options.overwrite && FileAccess.kind(of: output).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(output.relativePath)])
+            throw GraftError(
+                .alreadyExists, "already exists (use --force to replace it)", context: [.file(output.relativePath)])
         }
         let reader = try StoreFormats.reader(
             for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData)

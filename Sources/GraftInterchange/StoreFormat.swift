@@ -1,8 +1,8 @@
 import Foundation
+import GraftBinary
 import GraftCore
 import GraftGraph
 import GraftModel
-import GraftBinary
 import GraftSQLite
 
 /// The three store formats Core Data writes, recognised by content.
@@ -87,7 +87,8 @@ public enum StoreFormats {
         case .sqlite: return try SQLiteStoreReader(url: url, model: model, missingExternalData: missingExternalData)
         case .binary: return try BinaryStoreReader(url: url, model: model)
         case .xml:
-            throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+            throw GraftError(
+                .unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
         }
     }
 
@@ -99,7 +100,8 @@ public enum StoreFormats {
         case .sqlite: return try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
         case .binary: return try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
         case .xml:
-            throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+            throw GraftError(
+                .unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
         }
     }
 
@@ -110,7 +112,8 @@ public enum StoreFormats {
         case .sqlite: return try SQLiteStore.open(url, model: model)
         case .binary: return try BinaryStore.open(url: url, model: model)
         case let format:
-            throw GraftError(.unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+            throw GraftError(
+                .unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
         }
     }
 }

@@ -11,7 +11,9 @@ public enum Verification {
     /// Every difference between `first` and `second`, described for people ("Employee p12.salary: 10 vs 12").
     ///
     /// - Parameter limit: stop describing after this many differences (all are still counted).
-    public static func differences(between first: any StoreReader, and second: any StoreReader, limit: Int = 100) throws
+    public static func differences(
+        between first: any StoreReader, and second: any StoreReader, limit: Int = 100
+    ) throws
         -> [String]
     {
         let model = first.model
@@ -53,13 +55,17 @@ public enum Verification {
         var found: [String] = []
         let name = "\(entity.name) p\(a.ref.key)"
         for (index, attribute) in entity.attributes.enumerated() where a.attributes[index] != b.attributes[index] {
-            found.append("\(name).\(attribute.name): \(text(a.attributes[index])) in the input, \(text(b.attributes[index])) in the output")
+            found.append(
+                "\(name).\(attribute.name): \(text(a.attributes[index])) in the input, \(text(b.attributes[index])) in the output"
+            )
         }
         for relationship in entity.relationships {
             let left = canonical(a.relationships[relationship.index], ordered: relationship.isOrdered)
             let right = canonical(b.relationships[relationship.index], ordered: relationship.isOrdered)
             if left != right {
-                found.append("\(name).\(relationship.name): \(left.map { model.descriptions[$0.entity].name + " p\($0.key)" }) in the input, \(right.map { model.descriptions[$0.entity].name + " p\($0.key)" }) in the output")
+                found.append(
+                    "\(name).\(relationship.name): \(left.map { model.descriptions[$0.entity].name + " p\($0.key)" }) in the input, \(right.map { model.descriptions[$0.entity].name + " p\($0.key)" }) in the output"
+                )
             }
         }
         return found
@@ -90,7 +96,8 @@ public enum Verification {
                 second.combine(value)
             }
             for relationship in entity.relationships {
-                let refs = Verification.canonical(snapshot.relationships[relationship.index], ordered: relationship.isOrdered)
+                let refs = Verification.canonical(
+                    snapshot.relationships[relationship.index], ordered: relationship.isOrdered)
                 first.combine(refs)
                 second.combine(refs)
             }

@@ -26,7 +26,8 @@ public enum CompiledModelReader {
             }
             guard root.isKind(of: "NSManagedObjectModel") else {
                 throw GraftError(
-                    .malformedInput, "the archive holds \(root.className ?? "a plain value"), not an NSManagedObjectModel")
+                    .malformedInput,
+                    "the archive holds \(root.className ?? "a plain value"), not an NSManagedObjectModel")
             }
             return try model(from: root)
         } catch let error as GraftError {
@@ -49,14 +50,16 @@ public enum CompiledModelReader {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mom") }
                 .sorted { $0.dropLast(4) < $1.dropLast(4) }
         } catch {
-            throw GraftError(.io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
         guard !names.isEmpty else {
             throw GraftError(.malformedInput, "the .momd holds no .mom file", context: [.file(url.relativePath)])
         }
         let versions = try names.map { name -> ModelFile.Version in
             let file = url.appendingPathComponent(name)
-            return .init(name: String(name.dropLast(4)), model: try read(FileAccess.read(file), path: file.relativePath))
+            return .init(
+                name: String(name.dropLast(4)), model: try read(FileAccess.read(file), path: file.relativePath))
         }
         var current = versions[versions.count - 1].name
         var hashes: [String: [String: Data]] = [:]
@@ -111,9 +114,13 @@ public enum CompiledModelReader {
         }
         var templates: [FetchRequestTemplate] = []
         for (name, request) in (try? root["NSFetchRequestTemplates"]?.decodeStringKeyedDictionary()) ?? [] {
-            let entityName = (try? request["NSEntity"]?.string(forKey: "NSEntityName")) ?? (try? request.string(forKey: "NSEntityName")) ?? nil
+            let entityName =
+                (try? request["NSEntity"]?.string(forKey: "NSEntityName"))
+                ?? (try? request.string(forKey: "NSEntityName")) ?? nil
             guard let entityName else { continue }
-            templates.append(FetchRequestTemplate(name: name, entity: entityName, predicate: predicateText(try? request["NSPredicate"])))
+            templates.append(
+                FetchRequestTemplate(
+                    name: name, entity: entityName, predicate: predicateText(try? request["NSPredicate"])))
         }
         var configurations: [Configuration] = []
         for (name, members) in (try? root["NSConfigurations"]?.decodeStringKeyedDictionary()) ?? [] {
@@ -131,7 +138,8 @@ public enum CompiledModelReader {
     private static func withoutInheritedCopies(_ entities: [Entity]) -> [Entity] {
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         func names(of entity: Entity, depth: Int = 0) -> Set<String> {
-            var own = Set(entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.fetchedProperties.map(\.name))
+            var own = Set(
+                entity.attributes.map(\.name) + entity.relationships.map(\.name) + entity.fetchedProperties.map(\.name))
             if depth < entities.count, let parent = entity.parent.flatMap({ byName[$0] }) {
                 own.formUnion(names(of: parent, depth: depth + 1))
             }
@@ -183,14 +191,16 @@ public enum CompiledModelReader {
             if let names = try? propertyNames(index), !names.isEmpty { entity.compoundIndexes.append(names) }
         }
         for index in (try? object["NSFetchIndexDescriptions"]?.decodeArray()) ?? [] {
-            let elements = ((try? index["NSIndexElements"]?.decodeArray()) ?? []).compactMap { element -> FetchIndex.Element? in
+            let elements = ((try? index["NSIndexElements"]?.decodeArray()) ?? []).compactMap {
+                element -> FetchIndex.Element? in
                 guard let property = try? element.string(forKey: "NSPropertyName") else { return nil }
                 let kind = (try? element.integer(forKey: "NSFetchIndexElementType")) ?? 0
                 return FetchIndex.Element(
                     property: property, kind: kind == 1 ? "RTree" : "Binary",
                     isAscending: (try? element.bool(forKey: "NSAscending")) ?? true)
             }
-            entity.fetchIndexes.append(FetchIndex(name: (try? index.string(forKey: "NSIndexName")) ?? "", elements: elements))
+            entity.fetchIndexes.append(
+                FetchIndex(name: (try? index.string(forKey: "NSIndexName")) ?? "", elements: elements))
         }
         return entity
     }
@@ -362,8 +372,10 @@ public enum CompiledModelReader {
         }
         return Relationship(
             name: name, destination: destination, inverse: inverse, isToMany: maxCount != 1,
-            isOrdered: flags.isOrdered, minCount: Int(try object.integer(forKey: "NSMinCount") ?? 0), maxCount: maxCount,
-            isOptional: flags.isOptional, isTransient: flags.isTransient, isReadOnly: flags.isReadOnly, deleteRule: rule,
+            isOrdered: flags.isOrdered, minCount: Int(try object.integer(forKey: "NSMinCount") ?? 0),
+            maxCount: maxCount,
+            isOptional: flags.isOptional, isTransient: flags.isTransient, isReadOnly: flags.isReadOnly,
+            deleteRule: rule,
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
             renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
     }
@@ -380,7 +392,9 @@ public enum CompiledModelReader {
             throw GraftError(.malformedInput, "a fetched property has no NSPropertyName")
         }
         let request = try object["NSFetchRequest"]
-        let entity = (try? request?["NSEntity"]?.string(forKey: "NSEntityName")) ?? (try? request?.string(forKey: "NSEntityName")) ?? nil
+        let entity =
+            (try? request?["NSEntity"]?.string(forKey: "NSEntityName"))
+            ?? (try? request?.string(forKey: "NSEntityName")) ?? nil
         return FetchedProperty(
             name: name, entity: entity ?? owner, predicate: predicateText(try? request?["NSPredicate"]),
             isOptional: (try? Flags(object).isOptional) ?? true, userInfo: try userInfo(object))

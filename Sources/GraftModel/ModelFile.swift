@@ -72,7 +72,9 @@ public struct ModelFile: Sendable {
     ///   `GraftError.malformedInput` or `GraftError.invalidModel` naming the file and what is wrong.
     public static func load(_ url: URL) throws -> ModelFile {
         let kind = FileAccess.kind(of: url)
-        guard kind.exists else { throw GraftError(.fileNotFound, "no such file or folder", context: [.file(url.relativePath)]) }
+        guard kind.exists else {
+            throw GraftError(.fileNotFound, "no such file or folder", context: [.file(url.relativePath)])
+        }
         let fileExtension = url.pathExtension.lowercased()
         if kind.isDirectory {
             switch fileExtension {
@@ -86,13 +88,15 @@ public struct ModelFile: Sendable {
                     return try loadSingle(url)
                 }
                 throw GraftError(
-                    .unsupportedFormat, "is a folder but not an .xcdatamodeld, .xcdatamodel or .momd", context: [.file(url.relativePath)])
+                    .unsupportedFormat, "is a folder but not an .xcdatamodeld, .xcdatamodel or .momd",
+                    context: [.file(url.relativePath)])
             }
         }
         if url.lastPathComponent == "contents" {
             let model = try XcdatamodelReader.read(contentsOf: url)
             let name = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
-            return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+            return ModelFile(
+                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
         }
         if url.lastPathComponent == "elements" && url.deletingLastPathComponent().pathExtension == "xcdatamodel" {
             let model = try XcodeElementsReader.read(contentsOf: url)
@@ -107,7 +111,8 @@ public struct ModelFile: Sendable {
         if data.prefix(512).range(of: Data("<model".utf8)) != nil {
             let model = try XcdatamodelReader.read(data, path: url.relativePath)
             let name = url.deletingPathExtension().lastPathComponent
-            return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+            return ModelFile(
+                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
         }
         throw GraftError(
             .unsupportedFormat,
@@ -126,9 +131,11 @@ public struct ModelFile: Sendable {
             // Xcode 3 kept the model in a keyed archive named `elements` (and its diagram in `layout`).
             model = try XcodeElementsReader.read(contentsOf: url.appendingPathComponent("elements"))
         } else {
-            throw GraftError(.malformedInput, "the .xcdatamodel folder has no contents file", context: [.file(url.relativePath)])
+            throw GraftError(
+                .malformedInput, "the .xcdatamodel folder has no contents file", context: [.file(url.relativePath)])
         }
-        return ModelFile(url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+        return ModelFile(
+            url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
     }
 
     /// An `.xcdatamodeld` folder: every `.xcdatamodel` inside, and `.xccurrentversion`.
@@ -139,10 +146,12 @@ public struct ModelFile: Sendable {
                 .filter { $0.hasSuffix(".xcdatamodel") }
                 .sorted { $0.dropLast(".xcdatamodel".count) < $1.dropLast(".xcdatamodel".count) }
         } catch {
-            throw GraftError(.io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
         guard !names.isEmpty else {
-            throw GraftError(.malformedInput, "the .xcdatamodeld holds no .xcdatamodel version", context: [.file(url.relativePath)])
+            throw GraftError(
+                .malformedInput, "the .xcdatamodeld holds no .xcdatamodel version", context: [.file(url.relativePath)])
         }
         let versions = try names.map { name in
             Version(

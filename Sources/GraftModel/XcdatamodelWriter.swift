@@ -44,7 +44,8 @@ public enum XcdatamodelWriter {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
-            throw GraftError(.io, "cannot create the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .io, "cannot create the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])
         }
         try FileAccess.writeAtomically(contents(of: model), to: url.appendingPathComponent("contents"))
     }

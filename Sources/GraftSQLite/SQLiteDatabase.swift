@@ -32,7 +32,9 @@ final class SQLiteDatabase {
     /// Opens an existing store for reading and writing (saving into it).
     static func openForWriting(_ url: URL) throws -> SQLiteDatabase {
         let kind = FileAccess.kind(of: url)
-        guard kind.exists, !kind.isDirectory else { throw GraftError(.fileNotFound, "no such file", context: [.file(url.relativePath)]) }
+        guard kind.exists, !kind.isDirectory else {
+            throw GraftError(.fileNotFound, "no such file", context: [.file(url.relativePath)])
+        }
         let database = try open(url.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.relativePath)
         try database.checkIsSQLite()
         return database
@@ -77,14 +79,16 @@ final class SQLiteDatabase {
             for suffix in ["-wal", "-journal"] where manager.fileExists(atPath: url.path + suffix) {
                 try manager.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
             }
-            let database = try open(copy.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.relativePath, scratch: scratch)
+            let database = try open(
+                copy.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.relativePath, scratch: scratch)
             try database.checkIsSQLite()
             return database
         } catch {
             try? manager.removeItem(at: scratch)
             if let error = error as? GraftError { throw error }
             throw GraftError(
-                .io, "cannot make a private copy to read: \(error.localizedDescription)", context: [.file(url.relativePath)])
+                .io, "cannot make a private copy to read: \(error.localizedDescription)",
+                context: [.file(url.relativePath)])
         }
     }
 
@@ -176,7 +180,8 @@ final class SQLiteStatement {
         var text = text
         let status = text.withUTF8 { bytes in
             sqlite3_bind_text(
-                statement, index, UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                statement, index,
+                UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!)
                     .assumingMemoryBound(to: CChar.self), Int32(bytes.count), csqlite_transient())
         }
         guard status == SQLITE_OK else { throw database.error(status, "cannot bind") }
@@ -189,7 +194,9 @@ final class SQLiteStatement {
 
     func bind(_ data: Data, at index: Int32) throws {
         let status = data.withUnsafeBytes { bytes in
-            sqlite3_bind_blob(statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(bytes.count), csqlite_transient())
+            sqlite3_bind_blob(
+                statement, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(bytes.count),
+                csqlite_transient())
         }
         guard status == SQLITE_OK else { throw database.error(status, "cannot bind") }
     }

@@ -97,10 +97,13 @@ struct SQLPredicateTranslator {
         let keys = path.components
         // attribute
         if keys.count == 1, case .key(let name) = keys[0], let index = entity.attributeIndexByName[name] {
-            return attributeComparison(entity: entity, attribute: index, alias: alias, op, right, options: comparison.options)
+            return attributeComparison(
+                entity: entity, attribute: index, alias: alias, op, right, options: comparison.options)
         }
         // to-one compared with an object or nil
-        if keys.count == 1, case .key(let name) = keys[0], let relationship = entity.relationship(named: name), !relationship.isToMany {
+        if keys.count == 1, case .key(let name) = keys[0], let relationship = entity.relationship(named: name),
+            !relationship.isToMany
+        {
             return toOneComparison(relationship, op, right)
         }
         // to-one followed to an attribute
@@ -113,10 +116,14 @@ struct SQLPredicateTranslator {
             // Only comparisons that are false when the destination is missing (no nil, no !=).
             if case .null = right { return nil }
             if op == .notEqualTo { return nil }
-            guard let (inner, values) = attributeComparison(entity: destination, attribute: attribute, alias: "d", op, right, options: comparison.options)
+            guard
+                let (inner, values) = attributeComparison(
+                    entity: destination, attribute: attribute, alias: "d", op, right, options: comparison.options)
             else { return nil }
             let table = SQLiteName.quoted(schema.tables[schema.tableOfEntity[destination.index]].name)
-            return ("\(alias).\(SQLiteName.quoted(columns.key)) IN (SELECT d.Z_PK FROM \(table) d WHERE \(inner))", values)
+            return (
+                "\(alias).\(SQLiteName.quoted(columns.key)) IN (SELECT d.Z_PK FROM \(table) d WHERE \(inner))", values
+            )
         }
         // @count of a to-many
         if keys.count == 2, case .key(let name) = keys[0], case .collectionOperator(.count) = keys[1],
@@ -153,7 +160,9 @@ struct SQLPredicateTranslator {
         if isString && !options.isEmpty { return nil }
         switch op {
         case .equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
-            guard case .constant(let constant) = right, let binding = Self.binding(constant, for: attribute.type) else { return nil }
+            guard case .constant(let constant) = right, let binding = Self.binding(constant, for: attribute.type) else {
+                return nil
+            }
             if isString && op != .equalTo && op != .notEqualTo { return nil }
             let sqlOp = Self.sqlOperator(op)!
             if op == .notEqualTo { return ("(\(column) != ? OR \(column) IS NULL)", [binding]) }
@@ -161,14 +170,16 @@ struct SQLPredicateTranslator {
         case .between:
             guard case .aggregate(let bounds) = right, bounds.count == 2, !isString,
                 case .constant(let low) = bounds[0], case .constant(let high) = bounds[1],
-                let lowBinding = Self.binding(low, for: attribute.type), let highBinding = Self.binding(high, for: attribute.type)
+                let lowBinding = Self.binding(low, for: attribute.type),
+                let highBinding = Self.binding(high, for: attribute.type)
             else { return nil }
             return ("\(column) BETWEEN ? AND ?", [lowBinding, highBinding])
         case .in:
             guard case .aggregate(let members) = right else { return nil }
             var bindings: [SQLBinding] = []
             for member in members {
-                guard case .constant(let constant) = member, let binding = Self.binding(constant, for: attribute.type) else { return nil }
+                guard case .constant(let constant) = member, let binding = Self.binding(constant, for: attribute.type)
+                else { return nil }
                 bindings.append(binding)
             }
             guard !bindings.isEmpty else { return ("0", []) }
@@ -186,15 +197,19 @@ struct SQLPredicateTranslator {
         }
     }
 
-    private func toOneComparison(_ relationship: RelationshipDescription, _ op: GraftPredicate.Operator, _ right: GraftPredicate.Expression)
+    private func toOneComparison(
+        _ relationship: RelationshipDescription, _ op: GraftPredicate.Operator, _ right: GraftPredicate.Expression
+    )
         -> (String, [SQLBinding])?
     {
-        guard let columns = schema.toOneColumns[entity.index][relationship.index], op == .equalTo || op == .notEqualTo else {
+        guard let columns = schema.toOneColumns[entity.index][relationship.index], op == .equalTo || op == .notEqualTo
+        else {
             return nil
         }
         let column = "\(alias).\(SQLiteName.quoted(columns.key))"
         if case .null = right { return (op == .equalTo ? "\(column) IS NULL" : "\(column) IS NOT NULL", []) }
-        guard case .object(let reference) = right, let object = reference.object as? ManagedObject, !object.objectID.isTemporary
+        guard case .object(let reference) = right, let object = reference.object as? ManagedObject,
+            !object.objectID.isTemporary
         else { return nil }
         var sql = "\(column) = ?"
         var bindings: [SQLBinding] = [.integer(object.objectID.key)]
@@ -210,10 +225,12 @@ struct SQLPredicateTranslator {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return nil }
         switch storage {
         case .inverseColumn(let table, let column, _):
-            return "(SELECT count(*) FROM \(SQLiteName.quoted(schema.tables[table].name)) c WHERE c.\(SQLiteName.quoted(column)) = \(alias).Z_PK)"
+            return
+                "(SELECT count(*) FROM \(SQLiteName.quoted(schema.tables[table].name)) c WHERE c.\(SQLiteName.quoted(column)) = \(alias).Z_PK)"
         case .joinTable(let index, let own, _, _):
             if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) { return nil }
-            return "(SELECT count(*) FROM \(SQLiteName.quoted(schema.joinTables[index].name)) j WHERE j.\(SQLiteName.quoted(own)) = \(alias).Z_PK)"
+            return
+                "(SELECT count(*) FROM \(SQLiteName.quoted(schema.joinTables[index].name)) j WHERE j.\(SQLiteName.quoted(own)) = \(alias).Z_PK)"
         }
     }
 

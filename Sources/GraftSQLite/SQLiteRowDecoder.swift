@@ -39,7 +39,8 @@ struct SQLiteRowDecoder {
         let number = Int(row.int64(1))
         guard let entity = schema.entity(forNumber: number) else {
             throw GraftError(
-                .malformedInput, "row \(key) of table \(table.name) has entity number \(number), which the model does not have",
+                .malformedInput,
+                "row \(key) of table \(table.name) has entity number \(number), which the model does not have",
                 context: [.file(path)])
         }
         return (key, entity)
@@ -57,7 +58,8 @@ struct SQLiteRowDecoder {
         for (index, attribute) in entity.attributes.enumerated() {
             guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
             do {
-                attributes[index] = try SQLiteValues.read(row, column, as: attribute, externalData: externalData, missing: missing)
+                attributes[index] = try SQLiteValues.read(
+                    row, column, as: attribute, externalData: externalData, missing: missing)
             } catch let error as GraftError {
                 throw error.at(.key(attribute.name)).at(.object("\(entity.name) p\(key)")).inFile(path)
             }
@@ -73,10 +75,13 @@ struct SQLiteRowDecoder {
                 relationships.append(.toOne(try toOne(relationship, of: entityIndex, in: row)))
             }
         }
-        return Snapshot(ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships)
+        return Snapshot(
+            ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships)
     }
 
-    private mutating func toOne(_ relationship: RelationshipDescription, of entity: Int, in row: SQLiteStatement) throws -> ObjectRef? {
+    private mutating func toOne(
+        _ relationship: RelationshipDescription, of entity: Int, in row: SQLiteStatement
+    ) throws -> ObjectRef? {
         guard let columns = schema.toOneColumns[entity][relationship.index], let keyColumn = position[columns.key],
             !row.isNull(keyColumn)
         else { return nil }

@@ -15,14 +15,16 @@ extension SQLiteSchema {
     /// Reads `Z_PRIMARYKEY`.
     static func entityRows(in database: SQLiteDatabase) throws -> [EntityRow] {
         guard try database.hasTable("Z_PRIMARYKEY") else {
-            throw GraftError(.malformedInput, "is not a Core Data store (no Z_PRIMARYKEY table)", context: [.file(database.path)])
+            throw GraftError(
+                .malformedInput, "is not a Core Data store (no Z_PRIMARYKEY table)", context: [.file(database.path)])
         }
         let statement = try database.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
         var rows: [EntityRow] = []
         while try statement.step() {
             rows.append(
                 EntityRow(
-                    number: Int(statement.int64(0)), name: statement.text(1) ?? "", superNumber: Int(statement.int64(2)),
+                    number: Int(statement.int64(0)), name: statement.text(1) ?? "",
+                    superNumber: Int(statement.int64(2)),
                     maxKey: statement.int64(3)))
         }
         return rows
@@ -54,7 +56,8 @@ extension SQLiteSchema {
         var names: [String] = []
         while try tables.step() { if let name = tables.text(0) { names.append(name) } }
         for name in names {
-            let info = try database.prepare("PRAGMA table_info(\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\")")
+            let info = try database.prepare(
+                "PRAGMA table_info(\"\(name.replacingOccurrences(of: "\"", with: "\"\""))\")")
             var columns: [String] = []
             while try info.step() { if let column = info.text(1) { columns.append(column) } }
             result[name.uppercased()] = (name, columns)
@@ -104,7 +107,8 @@ extension SQLiteSchema {
             let recorded = rows.first { $0.number == entityNumbers[root] }?.name ?? descriptions[root].name
             guard let found = actual[tables[index].name.uppercased()] ?? actual[("Z" + recorded).uppercased()] else {
                 throw GraftError(
-                    .modelMismatch, "the store has no table \(tables[index].name) for entity \(descriptions[root].name)",
+                    .modelMismatch,
+                    "the store has no table \(tables[index].name) for entity \(descriptions[root].name)",
                     context: [.file(path)])
             }
             let oldName = tables[index].name
@@ -116,12 +120,14 @@ extension SQLiteSchema {
                 if present.contains(column.name.uppercased()) { continue }
                 if case .attribute(let entity, let attribute) = column.role {
                     throw GraftError(
-                        .modelMismatch, "column \(column.name) for \(descriptions[entity].name).\(descriptions[entity].attributes[attribute].name) is missing from table \(found.name)",
+                        .modelMismatch,
+                        "column \(column.name) for \(descriptions[entity].name).\(descriptions[entity].attributes[attribute].name) is missing from table \(found.name)",
                         context: [.file(path)])
                 }
                 if case .toOne(let entity, let relationship) = column.role {
                     throw GraftError(
-                        .modelMismatch, "column \(column.name) for \(descriptions[entity].name).\(descriptions[entity].relationships[relationship].name) is missing from table \(found.name)",
+                        .modelMismatch,
+                        "column \(column.name) for \(descriptions[entity].name).\(descriptions[entity].relationships[relationship].name) is missing from table \(found.name)",
                         context: [.file(path)])
                 }
                 // An entity column's number may differ after migrations (`Z11_QUOTE` vs `Z9_QUOTE`).
@@ -150,7 +156,9 @@ extension SQLiteSchema {
                         if let entityColumn = columns.entity, let new = renamed[entityColumn] {
                             columns.entity = new.isEmpty ? nil : new
                         }
-                        if let order = columns.order, let new = renamed[order] { columns.order = new.isEmpty ? nil : new }
+                        if let order = columns.order, let new = renamed[order] {
+                            columns.order = new.isEmpty ? nil : new
+                        }
                         toOneColumns[entity][relationship] = columns
                     }
                 }
@@ -163,7 +171,8 @@ extension SQLiteSchema {
                     let inverse = model.inverse(of: descriptions[entity].relationships[relationship])!
                     let destination = descriptions[descriptions[entity].relationships[relationship].destinationIndex]
                     let columns = toOneColumns[destination.index][inverse.index]!
-                    toManyStorage[entity][relationship] = .inverseColumn(table: table, column: columns.key, orderColumn: columns.order)
+                    toManyStorage[entity][relationship] = .inverseColumn(
+                        table: table, column: columns.key, orderColumn: columns.order)
                 }
             }
         }
@@ -191,7 +200,8 @@ extension SQLiteSchema {
         }
         guard let found = candidates.lazy.compactMap({ actual[$0.uppercased()] }).first else {
             throw GraftError(
-                .modelMismatch, "the store has no join table for \(owner.name).\(relationship.name) (looked for \(candidates.joined(separator: " or ")))",
+                .modelMismatch,
+                "the store has no join table for \(owner.name).\(relationship.name) (looked for \(candidates.joined(separator: " or ")))",
                 context: [.file(path)])
         }
         func column(_ base: String, excluding: String? = nil) -> String? {
@@ -205,14 +215,17 @@ extension SQLiteSchema {
         let destinationBase = "Z_\(otherNumber)" + relationship.name.uppercased()
         guard let source = column(sourceBase), let destination = column(destinationBase, excluding: source) else {
             throw GraftError(
-                .modelMismatch, "join table \(found.name) for \(owner.name).\(relationship.name) lacks columns \(sourceBase) and \(destinationBase)",
+                .modelMismatch,
+                "join table \(found.name) for \(owner.name).\(relationship.name) lacks columns \(sourceBase) and \(destinationBase)",
                 context: [.file(path)])
         }
         join.name = found.name
         join.sourceColumn = source
         join.destinationColumn = destination
         join.sourceOrderColumn = join.sourceOrderColumn.flatMap { _ in column("Z_FOK_" + sourceBase.dropFirst(2)) }
-        join.destinationOrderColumn = join.destinationOrderColumn.flatMap { _ in column("Z_FOK_" + destinationBase.dropFirst(2)) }
+        join.destinationOrderColumn = join.destinationOrderColumn.flatMap { _ in
+            column("Z_FOK_" + destinationBase.dropFirst(2))
+        }
         joinTables[index] = join
         addJoinTable(join, replacing: index)
     }

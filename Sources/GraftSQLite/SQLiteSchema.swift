@@ -138,26 +138,35 @@ struct SQLiteSchema {
                 for (index, attribute) in entity.attributes.enumerated() where ownAttributes.contains(attribute.name) {
                     guard !attribute.isTransient else { continue }
                     let name = claim("Z" + attribute.name.uppercased())
-                    table.columns.append(Column(name: name, type: Self.sqlType(of: attribute.type), role: .attribute(entity: member, attribute: index)))
+                    table.columns.append(
+                        Column(
+                            name: name, type: Self.sqlType(of: attribute.type),
+                            role: .attribute(entity: member, attribute: index)))
                     // Subentities share the column: they inherit the attribute at the same index.
                     for heir in [member] + entity.descendantIndices { attributeColumns[heir][index] = name }
                 }
                 let ownRelationships = Set(entity.declaration.relationships.map(\.name))
                 for (index, relationship) in entity.relationships.enumerated()
-                where ownRelationships.contains(relationship.name) && !relationship.isToMany && !relationship.isTransient {
+                where ownRelationships.contains(relationship.name) && !relationship.isToMany
+                    && !relationship.isTransient
+                {
                     let keyColumn = claim("Z" + relationship.name.uppercased())
-                    table.columns.append(Column(name: keyColumn, type: "INTEGER", role: .toOne(entity: member, relationship: index)))
+                    table.columns.append(
+                        Column(name: keyColumn, type: "INTEGER", role: .toOne(entity: member, relationship: index)))
                     var entityColumn: String?
                     let destination = descriptions[relationship.destinationIndex]
                     if !destination.descendantIndices.isEmpty {
                         let name = claim("Z\(entityNumbers[destination.index])_" + relationship.name.uppercased())
-                        table.columns.append(Column(name: name, type: "INTEGER", role: .toOneEntity(entity: member, relationship: index)))
+                        table.columns.append(
+                            Column(name: name, type: "INTEGER", role: .toOneEntity(entity: member, relationship: index))
+                        )
                         entityColumn = name
                     }
                     var orderColumn: String?
                     if let inverse = model.inverse(of: relationship), inverse.isOrdered, inverse.isToMany {
                         let name = claim("Z_FOK_" + relationship.name.uppercased())
-                        table.columns.append(Column(name: name, type: "INTEGER", role: .orderKey(entity: member, relationship: index)))
+                        table.columns.append(
+                            Column(name: name, type: "INTEGER", role: .orderKey(entity: member, relationship: index)))
                         orderColumn = name
                     }
                     for heir in [member] + entity.descendantIndices {
@@ -182,7 +191,8 @@ struct SQLiteSchema {
             return name
         }
         for entity in descriptions {
-            for (index, relationship) in entity.relationships.enumerated() where relationship.isToMany && !relationship.isTransient {
+            for (index, relationship) in entity.relationships.enumerated()
+            where relationship.isToMany && !relationship.isTransient {
                 guard entity.declaration.relationships.contains(where: { $0.name == relationship.name }) else {
                     continue  // inherited: filled in below from the declaring entity
                 }
@@ -209,7 +219,8 @@ struct SQLiteSchema {
                         sourceColumn: joinColumn("Z_\(number)" + inverse.name.uppercased()),
                         destinationColumn: joinColumn("Z_\(otherNumber)" + relationship.name.uppercased()),
                         sourceOrderColumn: relationship.isOrdered ? "Z_FOK_\(number)" + inverse.name.uppercased() : nil,
-                        destinationOrderColumn: inverse.isOrdered ? "Z_FOK_\(otherNumber)" + relationship.name.uppercased() : nil,
+                        destinationOrderColumn: inverse.isOrdered
+                            ? "Z_FOK_\(otherNumber)" + relationship.name.uppercased() : nil,
                         inverse: (destinationDeclarer.index, inverseIndex))
                     addJoinTable(join)
                 } else {
@@ -219,8 +230,10 @@ struct SQLiteSchema {
                     let join = JoinTable(
                         name: "Z_\(number)" + relationship.name.uppercased(), entity: entity.index, relationship: index,
                         sourceColumn: joinColumn("Z_\(number)INVERSE_" + relationship.name.uppercased()),
-                        destinationColumn: joinColumn("Z_\(entityNumbers[destination.index])" + relationship.name.uppercased()),
-                        sourceOrderColumn: relationship.isOrdered ? "Z_FOK_\(number)INVERSE_" + relationship.name.uppercased() : nil,
+                        destinationColumn: joinColumn(
+                            "Z_\(entityNumbers[destination.index])" + relationship.name.uppercased()),
+                        sourceOrderColumn: relationship.isOrdered
+                            ? "Z_FOK_\(number)INVERSE_" + relationship.name.uppercased() : nil,
                         destinationOrderColumn: nil, inverse: nil)
                     addJoinTable(join)
                 }
@@ -245,7 +258,8 @@ struct SQLiteSchema {
         let entity = model.descriptions[join.entity]
         for heir in [entity.index] + entity.descendantIndices {
             toManyStorage[heir][join.relationship] = .joinTable(
-                index: index, ownColumn: join.sourceColumn, otherColumn: join.destinationColumn, orderColumn: join.sourceOrderColumn)
+                index: index, ownColumn: join.sourceColumn, otherColumn: join.destinationColumn,
+                orderColumn: join.sourceOrderColumn)
         }
         if let inverse = join.inverse {
             let other = model.descriptions[inverse.entity]
@@ -259,7 +273,9 @@ struct SQLiteSchema {
 
     /// Whether a relationship is its own inverse (a symmetric `friends` on one entity): such a pair of
     /// objects is stored once, and read from both columns of its join table.
-    static func isOwnInverse(_ relationship: RelationshipDescription, of entity: EntityDescription, in model: Model) -> Bool {
+    static func isOwnInverse(
+        _ relationship: RelationshipDescription, of entity: EntityDescription, in model: Model
+    ) -> Bool {
         guard let inverse = model.inverse(of: relationship), inverse.name == relationship.name else { return false }
         let destination = model.descriptions[relationship.destinationIndex]
         return model.isKind(entity, of: destination) || model.isKind(destination, of: entity)
@@ -268,7 +284,9 @@ struct SQLiteSchema {
     /// The entity along `start`'s inheritance chain that declares the relationship `name`.
     static func declaringEntity(of name: String, from start: EntityDescription, in model: Model) -> EntityDescription {
         var current = start
-        while let parent = current.superentityIndex, !current.declaration.relationships.contains(where: { $0.name == name }) {
+        while let parent = current.superentityIndex,
+            !current.declaration.relationships.contains(where: { $0.name == name })
+        {
             current = model.descriptions[parent]
         }
         return current
@@ -289,7 +307,9 @@ struct SQLiteSchema {
     /// Newer Core Data versions group a table's columns by type: the bookkeeping columns, then
     /// integers, timestamps, decimals, floats, strings and blobs, each group in property order.
     static func orderedForCreation(_ columns: [Column]) -> [Column] {
-        let rank = ["INTEGER PRIMARY KEY": 0, "INTEGER": 1, "TIMESTAMP": 2, "DECIMAL": 3, "FLOAT": 4, "VARCHAR": 5, "BLOB": 6]
+        let rank = [
+            "INTEGER PRIMARY KEY": 0, "INTEGER": 1, "TIMESTAMP": 2, "DECIMAL": 3, "FLOAT": 4, "VARCHAR": 5, "BLOB": 6,
+        ]
         let bookkeeping = columns.prefix(3)
         let rest = columns.dropFirst(3).enumerated().sorted { lhs, rhs in
             (rank[lhs.element.type] ?? 9, lhs.offset) < (rank[rhs.element.type] ?? 9, rhs.offset)
@@ -328,7 +348,8 @@ struct SQLiteSchema {
             for column in table.columns {
                 switch column.role {
                 case .toOne:
-                    statements.append("CREATE INDEX \(table.name)_\(column.name)_INDEX ON \(table.name) (\(column.name))")
+                    statements.append(
+                        "CREATE INDEX \(table.name)_\(column.name)_INDEX ON \(table.name) (\(column.name))")
                 default:
                     break
                 }
@@ -339,7 +360,8 @@ struct SQLiteSchema {
         }
         for join in joinTables {
             statements.append(
-                "CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))")
+                "CREATE INDEX \(join.name)_\(join.destinationColumn)_INDEX ON \(join.name) (\(join.destinationColumn), \(join.sourceColumn))"
+            )
         }
         for entity in model.descriptions {
             let table = tables[tableOfEntity[entity.index]]
@@ -360,12 +382,15 @@ struct SQLiteSchema {
                 for index in entity.declaration.compoundIndexes {
                     let columns = index.compactMap { columnName(forProperty: $0, of: entity) }
                     guard columns.count == index.count else { continue }
-                    statements.append("CREATE INDEX \(table.name)_\(columns.joined(separator: "_")) ON \(table.name) (\(columns.joined(separator: ", ")))")
+                    statements.append(
+                        "CREATE INDEX \(table.name)_\(columns.joined(separator: "_")) ON \(table.name) (\(columns.joined(separator: ", ")))"
+                    )
                 }
                 for constraint in entity.declaration.uniquenessConstraints {
                     guard let columns = columnList(constraint) else { continue }
                     statements.append(
-                        "CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(table.name) (\(columns))")
+                        "CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(table.name) (\(columns))"
+                    )
                 }
                 continue
             }
@@ -378,19 +403,25 @@ struct SQLiteSchema {
                 }
             }
             for index in fetchIndexes {
-                guard let columns = columnList(index.elements.map(\.property), ascending: index.elements.map(\.isAscending)) else { continue }
+                guard
+                    let columns = columnList(
+                        index.elements.map(\.property), ascending: index.elements.map(\.isAscending))
+                else { continue }
                 statements.append("CREATE INDEX Z_\(entity.name)_\(index.name) ON \(table.name) (\(columns))")
             }
             for constraint in entity.declaration.uniquenessConstraints {
                 guard let columns = columnList(constraint) else { continue }
                 statements.append(
-                    "CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(table.name) (\(columns))")
+                    "CREATE UNIQUE INDEX Z_\(entity.name)_UNIQUE_\(constraint.joined(separator: "_")) ON \(table.name) (\(columns))"
+                )
             }
         }
         // A name used twice (an index repeated under two descriptions) is created once.
         var seen: Set<String> = []
         return statements.filter { statement in
-            let name = statement.split(separator: " ").dropFirst(statement.hasPrefix("CREATE UNIQUE") ? 3 : 2).first.map(String.init) ?? statement
+            let name =
+                statement.split(separator: " ").dropFirst(statement.hasPrefix("CREATE UNIQUE") ? 3 : 2).first.map(
+                    String.init) ?? statement
             return seen.insert(name).inserted
         }
     }

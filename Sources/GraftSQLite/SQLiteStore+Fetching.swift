@@ -13,12 +13,15 @@ extension SQLiteStore {
         let entity = model.descriptions[first]
         let tableIndex = schema.tableOfEntity[entity.index]
         let table = schema.tables[tableIndex]
-        var decoder = SQLiteRowDecoder(schema: schema, table: tableIndex, database: database, path: url.relativePath, externalData: externalDataFolder)
+        var decoder = SQLiteRowDecoder(
+            schema: schema, table: tableIndex, database: database, path: url.relativePath,
+            externalData: externalDataFolder)
         var clauses: [String] = []
         var bindings: [SQLBinding] = []
         let wanted = Set(request.entities)
         if table.entities.contains(where: { !wanted.contains($0) }) {
-            clauses.append("t.Z_ENT IN (\(request.entities.map { String(schema.entityNumbers[$0]) }.joined(separator: ", ")))")
+            clauses.append(
+                "t.Z_ENT IN (\(request.entities.map { String(schema.entityNumbers[$0]) }.joined(separator: ", ")))")
         }
         let translator = SQLPredicateTranslator(schema: schema, entity: entity, alias: "t")
         var complete = true

@@ -54,14 +54,30 @@ extension SQLiteStore {
             for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
                 guard let columns = schema.toOneColumns[entity.index][relationship.index] else { continue }
                 let target = snapshot.relationships[relationship.index].refs.first
-                values.append((columns.key, { statement, index in
-                    if let target { try statement.bind(target.key, at: index) } else { try statement.bindNull(at: index) }
-                }))
+                values.append(
+                    (
+                        columns.key,
+                        { statement, index in
+                            if let target {
+                                try statement.bind(target.key, at: index)
+                            } else {
+                                try statement.bindNull(at: index)
+                            }
+                        }
+                    ))
                 if let entityColumn = columns.entity {
                     let number = target.map { Int64(schema.entityNumbers[$0.entity]) }
-                    values.append((entityColumn, { statement, index in
-                        if let number { try statement.bind(number, at: index) } else { try statement.bindNull(at: index) }
-                    }))
+                    values.append(
+                        (
+                            entityColumn,
+                            { statement, index in
+                                if let number {
+                                    try statement.bind(number, at: index)
+                                } else {
+                                    try statement.bindNull(at: index)
+                                }
+                            }
+                        ))
                 }
             }
             return values
@@ -71,7 +87,8 @@ extension SQLiteStore {
             let table = schema.tables[schema.tableOfEntity[snapshot.ref.entity]].name
             let values = try columnValues(of: snapshot)
             let names = ["Z_PK", "Z_ENT", "Z_OPT"] + values.map(\.0)
-            let sql = "INSERT INTO \(SQLiteName.quoted(table)) (\(names.map(SQLiteName.quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+            let sql =
+                "INSERT INTO \(SQLiteName.quoted(table)) (\(names.map(SQLiteName.quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
             let statement = try self.statement(sql)
             try statement.bind(snapshot.ref.key, at: 1)
             try statement.bind(Int64(schema.entityNumbers[snapshot.ref.entity]), at: 2)
@@ -89,7 +106,9 @@ extension SQLiteStore {
             try statement.bind(snapshot.ref.key, at: Int32(values.count + 1))
             try statement.run()
             if store.database.changes == 0 {
-                throw GraftError(.notFound, "the object no longer exists in the store", context: [.object("\(model.descriptions[snapshot.ref.entity].name) p\(snapshot.ref.key)")])
+                throw GraftError(
+                    .notFound, "the object no longer exists in the store",
+                    context: [.object("\(model.descriptions[snapshot.ref.entity].name) p\(snapshot.ref.key)")])
             }
         }
 
@@ -104,9 +123,11 @@ extension SQLiteStore {
                 case .inverseColumn(let table, _, let orderColumn):
                     guard let orderColumn else { continue }
                     let statement = try self.statement(
-                        "UPDATE \(SQLiteName.quoted(schema.tables[table].name)) SET \(SQLiteName.quoted(orderColumn)) = ? WHERE Z_PK = ?")
+                        "UPDATE \(SQLiteName.quoted(schema.tables[table].name)) SET \(SQLiteName.quoted(orderColumn)) = ? WHERE Z_PK = ?"
+                    )
                     for (position, ref) in refs.enumerated() {
-                        try statement.bind(SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep, at: 1)
+                        try statement.bind(
+                            SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep, at: 1)
                         try statement.bind(ref.key, at: 2)
                         try statement.run()
                     }
@@ -115,11 +136,15 @@ extension SQLiteStore {
                     let name = SQLiteName.quoted(join.name)
                     if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
                         // Stored once per pair, under either column.
-                        let clear = try statement("DELETE FROM \(name) WHERE \(SQLiteName.quoted(join.sourceColumn)) = ? OR \(SQLiteName.quoted(join.destinationColumn)) = ?")
+                        let clear = try statement(
+                            "DELETE FROM \(name) WHERE \(SQLiteName.quoted(join.sourceColumn)) = ? OR \(SQLiteName.quoted(join.destinationColumn)) = ?"
+                        )
                         try clear.bind(snapshot.ref.key, at: 1)
                         try clear.bind(snapshot.ref.key, at: 2)
                         try clear.run()
-                        let add = try statement("INSERT OR IGNORE INTO \(name) (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) VALUES (?, ?)")
+                        let add = try statement(
+                            "INSERT OR IGNORE INTO \(name) (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) VALUES (?, ?)"
+                        )
                         for ref in refs {
                             try add.bind(min(ref.key, snapshot.ref.key), at: 1)
                             try add.bind(max(ref.key, snapshot.ref.key), at: 2)
@@ -130,10 +155,13 @@ extension SQLiteStore {
                     // Remove pairs no longer present, add the new ones, then set this side's order.
                     let keep = refs.map { String($0.key) }.joined(separator: ", ")
                     let clear = try statement(
-                        "DELETE FROM \(name) WHERE \(SQLiteName.quoted(own)) = ?" + (refs.isEmpty ? "" : " AND \(SQLiteName.quoted(other)) NOT IN (\(keep))"))
+                        "DELETE FROM \(name) WHERE \(SQLiteName.quoted(own)) = ?"
+                            + (refs.isEmpty ? "" : " AND \(SQLiteName.quoted(other)) NOT IN (\(keep))"))
                     try clear.bind(snapshot.ref.key, at: 1)
                     try clear.run()
-                    let add = try statement("INSERT OR IGNORE INTO \(name) (\(SQLiteName.quoted(own)), \(SQLiteName.quoted(other))) VALUES (?, ?)")
+                    let add = try statement(
+                        "INSERT OR IGNORE INTO \(name) (\(SQLiteName.quoted(own)), \(SQLiteName.quoted(other))) VALUES (?, ?)"
+                    )
                     for ref in refs {
                         try add.bind(snapshot.ref.key, at: 1)
                         try add.bind(ref.key, at: 2)
@@ -141,9 +169,12 @@ extension SQLiteStore {
                     }
                     if let orderColumn {
                         let order = try statement(
-                            "UPDATE \(name) SET \(SQLiteName.quoted(orderColumn)) = ? WHERE \(SQLiteName.quoted(own)) = ? AND \(SQLiteName.quoted(other)) = ?")
+                            "UPDATE \(name) SET \(SQLiteName.quoted(orderColumn)) = ? WHERE \(SQLiteName.quoted(own)) = ? AND \(SQLiteName.quoted(other)) = ?"
+                        )
                         for (position, ref) in refs.enumerated() {
-                            try order.bind(SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep, at: 1)
+                            try order.bind(
+                                SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep,
+                                at: 1)
                             try order.bind(snapshot.ref.key, at: 2)
                             try order.bind(ref.key, at: 3)
                             try order.run()
@@ -161,12 +192,17 @@ extension SQLiteStore {
             try statement.run()
             // Join rows that mention the object.
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
-                guard case .joinTable(let index, let own, let other, _)? = schema.toManyStorage[entity.index][relationship.index] else {
+                guard
+                    case .joinTable(let index, let own, let other, _)? = schema.toManyStorage[entity.index][
+                        relationship.index]
+                else {
                     continue
                 }
                 let columns = SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) ? [own, other] : [own]
                 for column in columns {
-                    let clear = try self.statement("DELETE FROM \(SQLiteName.quoted(schema.joinTables[index].name)) WHERE \(SQLiteName.quoted(column)) = ?")
+                    let clear = try self.statement(
+                        "DELETE FROM \(SQLiteName.quoted(schema.joinTables[index].name)) WHERE \(SQLiteName.quoted(column)) = ?"
+                    )
                     try clear.bind(ref.key, at: 1)
                     try clear.run()
                 }

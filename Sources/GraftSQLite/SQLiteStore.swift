@@ -42,15 +42,7 @@ public final class SQLiteStore: PersistentStore {
     /// - Throws: `GraftError.fileNotFound`, `.malformedInput`, `.notFound` (no model), `.modelMismatch`.
     public static func open(_ url: URL, model: Model?) throws -> SQLiteStore {
         let database = try SQLiteDatabase.openForWriting(url)
-        let file = try SQLiteStoreFile.read(database, url: url)
-        let metadata = StoreMetadata(identifier: file.identifier, values: file.metadata)
-        let chosen: Model
-        if let model {
-            try metadata.check(against: model, path: url.relativePath)
-            chosen = model
-        } else {
-            chosen = try file.cachedModel()
-        }
+        let (metadata, chosen) = try SQLiteStoreFile.read(database, url: url).metadataAndModel(model)
         try database.execute("PRAGMA foreign_keys = OFF")
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
         return SQLiteStore(url: url, model: chosen, metadata: metadata, database: database, schema: schema)
@@ -61,7 +53,8 @@ public final class SQLiteStore: PersistentStore {
     /// - Throws: `GraftError.alreadyExists` when something is at `url`.
     public static func create(_ url: URL, model: Model, metadata: StoreMetadata? = nil) throws -> SQLiteStore {
         let writer = try SQLiteStoreWriter(
-            url: url, model: model, metadata: metadata ?? StoreMetadata.make(for: model, storeType: .sqlite), overwrite: false)
+            url: url, model: model, metadata: metadata ?? StoreMetadata.make(for: model, storeType: .sqlite),
+            overwrite: false)
         try writer.finish()
         return try open(url, model: model)
     }
@@ -70,7 +63,9 @@ public final class SQLiteStore: PersistentStore {
 
     public func snapshot(for ref: ObjectRef) throws -> Snapshot? {
         let tableIndex = schema.tableOfEntity[ref.entity]
-        var decoder = SQLiteRowDecoder(schema: schema, table: tableIndex, database: database, path: url.relativePath, externalData: externalDataFolder)
+        var decoder = SQLiteRowDecoder(
+            schema: schema, table: tableIndex, database: database, path: url.relativePath,
+            externalData: externalDataFolder)
         if rowStatements[tableIndex] == nil {
             rowStatements[tableIndex] = try database.prepare(decoder.selectClause + " WHERE t.Z_PK = ?")
         }
@@ -92,7 +87,8 @@ public final class SQLiteStore: PersistentStore {
         case .inverseColumn(let table, let column, let order):
             let orderBy = order.map { "\(SQLiteName.quoted($0)), " } ?? ""
             let statement = try database.prepare(
-                "SELECT Z_PK, Z_ENT FROM \(SQLiteName.quoted(schema.tables[table].name)) WHERE \(SQLiteName.quoted(column)) = ? ORDER BY \(orderBy)Z_PK")
+                "SELECT Z_PK, Z_ENT FROM \(SQLiteName.quoted(schema.tables[table].name)) WHERE \(SQLiteName.quoted(column)) = ? ORDER BY \(orderBy)Z_PK"
+            )
             try statement.bind(ref.key, at: 1)
             var refs: [ObjectRef] = []
             while try statement.step() {
@@ -105,13 +101,17 @@ public final class SQLiteStore: PersistentStore {
             let destinationTable = schema.tables[schema.tableOfEntity[destination.index]].name
             var pairs = [(own, other, order)]
             if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
-                pairs = [(table.sourceColumn, table.destinationColumn, nil), (table.destinationColumn, table.sourceColumn, nil)]
+                pairs = [
+                    (table.sourceColumn, table.destinationColumn, nil),
+                    (table.destinationColumn, table.sourceColumn, nil),
+                ]
             }
             var refs: [ObjectRef] = []
             for (own, other, order) in pairs {
                 let orderBy = order.map { "j.\(SQLiteName.quoted($0)), " } ?? ""
                 let statement = try database.prepare(
-                    "SELECT j.\(SQLiteName.quoted(other)), d.Z_ENT FROM \(SQLiteName.quoted(table.name)) j JOIN \(SQLiteName.quoted(destinationTable)) d ON d.Z_PK = j.\(SQLiteName.quoted(other)) WHERE j.\(SQLiteName.quoted(own)) = ? ORDER BY \(orderBy)j.\(SQLiteName.quoted(other))")
+                    "SELECT j.\(SQLiteName.quoted(other)), d.Z_ENT FROM \(SQLiteName.quoted(table.name)) j JOIN \(SQLiteName.quoted(destinationTable)) d ON d.Z_PK = j.\(SQLiteName.quoted(other)) WHERE j.\(SQLiteName.quoted(own)) = ? ORDER BY \(orderBy)j.\(SQLiteName.quoted(other))"
+                )
                 try statement.bind(ref.key, at: 1)
                 while try statement.step() {
                     guard let found = schema.entity(forNumber: Int(statement.int64(1))) else { continue }

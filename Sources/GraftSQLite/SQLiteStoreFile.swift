@@ -1,5 +1,6 @@
 import Foundation
 import GraftCore
+import GraftGraph
 import GraftModel
 
 /// What a Core Data SQLite store says about itself: its UUID, its metadata, and the model it keeps in
@@ -30,7 +31,9 @@ public struct SQLiteStoreFile {
 
     static func read(_ database: SQLiteDatabase, url: URL) throws -> SQLiteStoreFile {
         guard try database.hasTable("Z_METADATA") else {
-            throw GraftError(.malformedInput, "is a SQLite database but not a Core Data store (no Z_METADATA table)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .malformedInput, "is a SQLite database but not a Core Data store (no Z_METADATA table)",
+                context: [.file(url.relativePath)])
         }
         let statement = try database.prepare("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1")
         guard try statement.step() else {
@@ -54,6 +57,17 @@ public struct SQLiteStoreFile {
             if try row.step() { cache = row.data(0) }
         }
         return SQLiteStoreFile(url: url, identifier: identifier, metadata: metadata, modelCache: cache)
+    }
+
+    /// The store's metadata, and the model to read it with: `model` (checked against the store's version
+    /// hashes) or, when `nil`, the store's model cache.
+    func metadataAndModel(_ model: Model?) throws -> (StoreMetadata, Model) {
+        let metadata = StoreMetadata(identifier: identifier, values: self.metadata)
+        if let model {
+            try metadata.check(against: model, path: url.relativePath)
+            return (metadata, model)
+        }
+        return (metadata, try cachedModel())
     }
 
     /// The version hashes the metadata records (`NSStoreModelVersionHashes`), by entity name.
@@ -88,7 +102,8 @@ public struct SQLiteStoreFile {
     public static func modelFile(at url: URL) throws -> ModelFile {
         let store = try read(url)
         let model = try store.cachedModel()
-        let name = model.versionIdentifiers.first(where: { !$0.isEmpty }) ?? url.deletingPathExtension().lastPathComponent
+        let name =
+            model.versionIdentifiers.first(where: { !$0.isEmpty }) ?? url.deletingPathExtension().lastPathComponent
         var checksums: [String: String] = [:]
         if let checksum = store.metadata["NSStoreModelVersionChecksumKey"]?.stringValue { checksums[name] = checksum }
         return ModelFile(

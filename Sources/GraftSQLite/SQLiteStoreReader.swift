@@ -47,15 +47,7 @@ public final class SQLiteStoreReader: StoreReader {
         self.url = url
         self.missingExternalData = missingExternalData
         let database = try SQLiteDatabase.openForReading(url)
-        let file = try SQLiteStoreFile.read(database, url: url)
-        let metadata = StoreMetadata(identifier: file.identifier, values: file.metadata)
-        let chosen: Model
-        if let model {
-            try metadata.check(against: model, path: url.relativePath)
-            chosen = model
-        } else {
-            chosen = try file.cachedModel()
-        }
+        let (metadata, chosen) = try SQLiteStoreFile.read(database, url: url).metadataAndModel(model)
         self.model = chosen
         self.metadata = metadata
         self.database = database
@@ -74,7 +66,8 @@ public final class SQLiteStoreReader: StoreReader {
         var maxKeys: [Int: Int64] = [:]
         var roots: [(root: Int, table: String)] = []
         for table in schema.tables {
-            guard let statement = try? database.prepare("SELECT max(Z_PK) FROM \(quoted(table.name))"), (try? statement.step()) == true,
+            guard let statement = try? database.prepare("SELECT max(Z_PK) FROM \(quoted(table.name))"),
+                (try? statement.step()) == true,
                 !statement.isNull(0)
             else { continue }
             maxKeys[table.rootEntity] = statement.int64(0)
@@ -83,7 +76,8 @@ public final class SQLiteStoreReader: StoreReader {
         var collide = false
         search: for first in roots.indices {
             for second in roots.indices where second > first {
-                let sql = "SELECT 1 FROM \(quoted(roots[first].table)) a JOIN \(quoted(roots[second].table)) b ON a.Z_PK = b.Z_PK LIMIT 1"
+                let sql =
+                    "SELECT 1 FROM \(quoted(roots[first].table)) a JOIN \(quoted(roots[second].table)) b ON a.Z_PK = b.Z_PK LIMIT 1"
                 if let statement = try? database.prepare(sql), (try? statement.step()) == true {
                     collide = true
                     break search
@@ -106,7 +100,10 @@ public final class SQLiteStoreReader: StoreReader {
             while try statement.step() {
                 let number = Int(statement.int64(0))
                 guard let entity = schema.entity(forNumber: number) else {
-                    throw GraftError(.malformedInput, "table \(table.name) holds rows of entity number \(number), which the model does not have", context: [.file(url.relativePath)])
+                    throw GraftError(
+                        .malformedInput,
+                        "table \(table.name) holds rows of entity number \(number), which the model does not have",
+                        context: [.file(url.relativePath)])
                 }
                 counts[model.descriptions[entity].name, default: 0] += Int(statement.int64(1))
             }
@@ -158,7 +155,8 @@ public final class SQLiteStoreReader: StoreReader {
                 guard let found = schema.entity(forNumber: number) else {
                     throw GraftError(
                         .malformedInput,
-                        "\(label) of p\(statement.int64(0)) holds p\(statement.int64(1)), whose entity number \(number) the model does not have")
+                        "\(label) of p\(statement.int64(0)) holds p\(statement.int64(1)), whose entity number \(number) the model does not have"
+                    )
                 }
                 entity = found
             }
@@ -179,7 +177,9 @@ public final class SQLiteStoreReader: StoreReader {
     private func quoted(_ name: String) -> String { SQLiteName.quoted(name) }
 
     /// A cursor for one to-many of the entities in `table`.
-    private func cursors(for relationship: RelationshipDescription, of entity: EntityDescription) throws -> [RelatedCursor] {
+    private func cursors(
+        for relationship: RelationshipDescription, of entity: EntityDescription
+    ) throws -> [RelatedCursor] {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return [] }
         let destination = model.descriptions[relationship.destinationIndex]
         let destinationTable = schema.tables[schema.tableOfEntity[destination.index]]
@@ -188,32 +188,43 @@ public final class SQLiteStoreReader: StoreReader {
         case .inverseColumn(let table, let column, let orderColumn):
             let source = schema.tables[table]
             let order = orderColumn.map { "\(quoted($0)), " } ?? ""
-            let sql = "SELECT \(quoted(column)), Z_PK, Z_ENT FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
-            return [try RelatedCursor(statement: database.prepare(sql), fixedEntity: nil, schema: schema, label: "\(entity.name).\(relationship.name)")]
+            let sql =
+                "SELECT \(quoted(column)), Z_PK, Z_ENT FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
+            return [
+                try RelatedCursor(
+                    statement: database.prepare(sql), fixedEntity: nil, schema: schema,
+                    label: "\(entity.name).\(relationship.name)")
+            ]
         case .joinTable(let index, let ownColumn, let otherColumn, let orderColumn):
             let join = schema.joinTables[index]
             var pairs = [(ownColumn, otherColumn, orderColumn)]
             // A relationship that is its own inverse is stored once per pair: read both directions.
             if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
-                pairs = [(join.sourceColumn, join.destinationColumn, nil), (join.destinationColumn, join.sourceColumn, nil)]
+                pairs = [
+                    (join.sourceColumn, join.destinationColumn, nil), (join.destinationColumn, join.sourceColumn, nil),
+                ]
             }
             return try pairs.map { own, other, order in
                 let orderBy = order.map { "j.\(quoted($0)), " } ?? ""
                 let sql: String
                 if fixed == nil {
-                    sql = "SELECT j.\(quoted(own)), j.\(quoted(other)), d.Z_ENT FROM \(quoted(join.name)) j JOIN \(quoted(destinationTable.name)) d ON d.Z_PK = j.\(quoted(other)) ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
+                    sql =
+                        "SELECT j.\(quoted(own)), j.\(quoted(other)), d.Z_ENT FROM \(quoted(join.name)) j JOIN \(quoted(destinationTable.name)) d ON d.Z_PK = j.\(quoted(other)) ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
                 } else {
-                    sql = "SELECT j.\(quoted(own)), j.\(quoted(other)) FROM \(quoted(join.name)) j ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
+                    sql =
+                        "SELECT j.\(quoted(own)), j.\(quoted(other)) FROM \(quoted(join.name)) j ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
                 }
                 return try RelatedCursor(
-                    statement: database.prepare(sql), fixedEntity: fixed, schema: schema, label: "\(entity.name).\(relationship.name)")
+                    statement: database.prepare(sql), fixedEntity: fixed, schema: schema,
+                    label: "\(entity.name).\(relationship.name)")
             }
         }
     }
 
     private func readTable(_ tableIndex: Int, _ body: (Snapshot) throws -> Void) throws {
         var decoder = SQLiteRowDecoder(
-            schema: schema, table: tableIndex, database: database, path: url.relativePath, externalData: externalDataFolder)
+            schema: schema, table: tableIndex, database: database, path: url.relativePath,
+            externalData: externalDataFolder)
         let rows = try database.prepare(decoder.selectClause + " ORDER BY t.Z_PK")
         let table = schema.tables[tableIndex]
 

@@ -66,9 +66,11 @@ public final class SQLiteStoreWriter: StoreWriter {
         self.metadata = metadata
         self.overwrite = overwrite
         if !overwrite && FileAccess.kind(of: url).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
+            throw GraftError(
+                .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
         }
-        temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
+        temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
         schema = SQLiteSchema(model: model)
         do {
             let database = try SQLiteDatabase.create(temporary)
@@ -79,7 +81,8 @@ public final class SQLiteStoreWriter: StoreWriter {
             try database.execute("PRAGMA journal_mode = OFF")
             try database.execute("PRAGMA synchronous = OFF")
             try database.execute("BEGIN")
-            for statement in schema.creationStatements where !statement.hasPrefix("CREATE INDEX") && !statement.hasPrefix("CREATE UNIQUE") {
+            for statement in schema.creationStatements
+            where !statement.hasPrefix("CREATE INDEX") && !statement.hasPrefix("CREATE UNIQUE") {
                 try database.execute(statement)
             }
             for table in schema.tables {
@@ -96,7 +99,8 @@ public final class SQLiteStoreWriter: StoreWriter {
                 if let order = join.sourceOrderColumn { columns.append(order) }
                 joinInserts.append(
                     try database.prepare(
-                        "INSERT OR IGNORE INTO \(join.name) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"))
+                        "INSERT OR IGNORE INTO \(join.name) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                    ))
             }
         } catch {
             cancel()
@@ -117,7 +121,9 @@ public final class SQLiteStoreWriter: StoreWriter {
             try statement.bind(Int64(schema.entityNumbers[entity.index]), at: positions["Z_ENT"]!)
             try statement.bind(Int64(1), at: positions["Z_OPT"]!)
             for (index, attribute) in entity.attributes.enumerated() {
-                guard let name = schema.attributeColumns[entity.index][index], let position = positions[name] else { continue }
+                guard let name = schema.attributeColumns[entity.index][index], let position = positions[name] else {
+                    continue
+                }
                 do {
                     try SQLiteValues.bind(snapshot.attributes[index], as: attribute, to: statement, at: position)
                 } catch let error as GraftError {
@@ -128,7 +134,9 @@ public final class SQLiteStoreWriter: StoreWriter {
                 let value = snapshot.relationships[relationship.index]
                 if relationship.isToMany {
                     try recordToMany(relationship, of: entity, key: key, refs: value.refs)
-                } else if let target = value.refs.first, let columns = schema.toOneColumns[entity.index][relationship.index] {
+                } else if let target = value.refs.first,
+                    let columns = schema.toOneColumns[entity.index][relationship.index]
+                {
                     try statement.bind(target.key, at: positions[columns.key]!)
                     if let entityColumn = columns.entity {
                         try statement.bind(Int64(schema.entityNumbers[target.entity]), at: positions[entityColumn]!)
@@ -144,14 +152,18 @@ public final class SQLiteStoreWriter: StoreWriter {
     }
 
     /// Join rows (from the side that names the join table) and order keys of a to-many.
-    private func recordToMany(_ relationship: RelationshipDescription, of entity: EntityDescription, key: Int64, refs: [ObjectRef]) throws {
+    private func recordToMany(
+        _ relationship: RelationshipDescription, of entity: EntityDescription, key: Int64, refs: [ObjectRef]
+    ) throws {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return }
         switch storage {
         case .inverseColumn(let table, _, let orderColumn):
             guard let orderColumn else { return }
             for (position, ref) in refs.enumerated() {
                 pendingOrders.append(
-                    OrderUpdate(table: table, column: orderColumn, key: ref.key, order: Self.firstOrderKey + Int64(position) * Self.orderKeyStep))
+                    OrderUpdate(
+                        table: table, column: orderColumn, key: ref.key,
+                        order: Self.firstOrderKey + Int64(position) * Self.orderKeyStep))
             }
         case .joinTable(let index, let ownColumn, _, let orderColumn):
             let join = schema.joinTables[index]
@@ -168,7 +180,8 @@ public final class SQLiteStoreWriter: StoreWriter {
                     if join.sourceOrderColumn != nil { try statement.bind(order, at: 3) }
                     try statement.run()
                 } else if orderColumn != nil {
-                    pendingJoinOrders.append(JoinOrderUpdate(join: index, source: ref.key, destination: key, order: order))
+                    pendingJoinOrders.append(
+                        JoinOrderUpdate(join: index, source: ref.key, destination: key, order: order))
                 }
             }
         }
@@ -218,7 +231,8 @@ public final class SQLiteStoreWriter: StoreWriter {
         for update in pendingJoinOrders {
             let join = schema.joinTables[update.join]
             guard let column = join.destinationOrderColumn else { continue }
-            let sql = "UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?"
+            let sql =
+                "UPDATE \(join.name) SET \(column) = ? WHERE \(join.sourceColumn) = ? AND \(join.destinationColumn) = ?"
             if updates[sql] == nil { updates[sql] = try database.prepare(sql) }
             let statement = updates[sql]!
             try statement.bind(update.order, at: 1)
@@ -231,7 +245,8 @@ public final class SQLiteStoreWriter: StoreWriter {
     }
 
     private func writeBookkeeping(_ database: SQLiteDatabase) throws {
-        let primaryKeys = try database.prepare("INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
+        let primaryKeys = try database.prepare(
+            "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)")
         for entity in model.descriptions {
             try primaryKeys.bind(Int64(schema.entityNumbers[entity.index]), at: 1)
             try primaryKeys.bind(entity.name, at: 2)
@@ -262,13 +277,16 @@ public final class SQLiteStoreWriter: StoreWriter {
     static func moveIntoPlace(_ source: URL, _ destination: URL, overwrite: Bool) throws {
         let manager = FileManager.default
         if !overwrite && FileAccess.kind(of: destination).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(destination.relativePath)])
+            throw GraftError(
+                .alreadyExists, "already exists (use --force to replace it)", context: [.file(destination.relativePath)]
+            )
         }
         var aside: [URL] = []
         for suffix in ["-wal", "-shm", "-journal"] where manager.fileExists(atPath: destination.path + suffix) {
             let moved = URL(fileURLWithPath: source.path + ".old" + suffix)
             guard rename(destination.path + suffix, moved.path) == 0 else {
-                throw GraftError(.io, "cannot move the old store's \(suffix) file aside", context: [.file(destination.relativePath)])
+                throw GraftError(
+                    .io, "cannot move the old store's \(suffix) file aside", context: [.file(destination.relativePath)])
             }
             aside.append(moved)
         }
@@ -278,7 +296,9 @@ public final class SQLiteStoreWriter: StoreWriter {
                 let suffix = String(moved.path.suffix(from: moved.path.range(of: ".old-")!.upperBound))
                 _ = rename(moved.path, destination.path + "-" + suffix)
             }
-            throw GraftError(.io, "cannot rename the finished store into place: \(reason)", context: [.file(destination.relativePath)])
+            throw GraftError(
+                .io, "cannot rename the finished store into place: \(reason)",
+                context: [.file(destination.relativePath)])
         }
         for moved in aside { try? manager.removeItem(at: moved) }
     }

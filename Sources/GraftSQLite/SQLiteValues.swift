@@ -60,7 +60,9 @@ enum SQLiteValues {
             if let text = statement.text(index), let uuid = UUID(uuidString: text) { return .uuid(uuid) }
             throw GraftError(.malformedInput, "a UUID must be 16 bytes, found \(bytes.count)")
         case .binary where attribute.allowsExternalBinaryDataStorage:
-            return try external(statement.data(index) ?? Data(), folder: externalData, missing: missing).map { .data($0) }
+            return try external(statement.data(index) ?? Data(), folder: externalData, missing: missing).map {
+                .data($0)
+            }
         case .binary, .transformable, .objectID, .composite, .undefined:
             return .data(statement.data(index) ?? Data())
         }

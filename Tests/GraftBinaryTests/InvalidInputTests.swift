@@ -230,7 +230,8 @@ import Testing
 
     @Test func corruptCarriedModelIsAnError() throws {
         let bytes = try Self.withMetadata { $0[StoreMetadata.graftModelKey] = .data(Data("not deflate".utf8)) }
-        try Self.expectFailure(bytes, model: nil, code: .malformedInput, fragment: "GraftModelCache: the data is not raw deflate")
+        try Self.expectFailure(
+            bytes, model: nil, code: .malformedInput, fragment: "GraftModelCache: the data is not raw deflate")
     }
 
     @Test func missingFileIsNotFound() throws {

@@ -28,7 +28,8 @@ struct ConvertTests {
         let back = folder.appendingPathComponent("back.sqlite").path
         let first = try graft("convert", source.path, binary, "--verify")
         #expect(first.status == 0, "\(first.error)")
-        #expect(first.output.hasPrefix("Converted 13 objects from sqlite to binary: \(binary) (verified: no differences)"))
+        #expect(
+            first.output.hasPrefix("Converted 13 objects from sqlite to binary: \(binary) (verified: no differences)"))
         let second = try graft("convert", binary, back, "--verify", "--quiet")
         #expect(second.status == 0, "\(second.error)")
         #expect(second.output == "")
@@ -60,11 +61,13 @@ struct ConvertTests {
         #expect(chosen.status == 0, "\(chosen.error)")
         let bad = try graft("convert", source, "x", "--to", "json")
         #expect(bad.status == 64)
-        #expect(bad.error.hasPrefix("error: invalid value 'json' for '--to <format>': expected one of sqlite, xml, binary"))
+        #expect(
+            bad.error.hasPrefix("error: invalid value 'json' for '--to <format>': expected one of sqlite, xml, binary"))
     }
 
-    static let invalidStores = (try? FileManager.default.contentsOfDirectory(atPath: Project.url("Tests/Fixtures/Invalid/sqlite").path)
-        .filter { $0.hasSuffix(".sqlite") }.sorted()) ?? []
+    static let invalidStores =
+        (try? FileManager.default.contentsOfDirectory(atPath: Project.url("Tests/Fixtures/Invalid/sqlite").path)
+            .filter { $0.hasSuffix(".sqlite") }.sorted()) ?? []
 
     @Test(arguments: invalidStores)
     func aCorruptInputGivesAClearErrorAndNoOutput(name: String) throws {
@@ -87,7 +90,8 @@ struct ConvertTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         // The example store is written with the current version (Company 2); version 1 lacks `location`.
         let result = try graft(
-            "convert", Project.url("examples/Company/Company.sqlite").path, folder.appendingPathComponent("out.binary").path,
+            "convert", Project.url("examples/Company/Company.sqlite").path,
+            folder.appendingPathComponent("out.binary").path,
             "--model", Project.url("examples/Company/Company.xcdatamodeld/Company.xcdatamodel").path)
         #expect(result.status == 1)
         #expect(result.error.contains("different model; entities that differ: Department"))

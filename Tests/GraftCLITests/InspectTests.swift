@@ -51,7 +51,8 @@ struct InspectTests {
         #expect(manager["abstract"] as? Bool == false)
         #expect((manager["versionHash"] as? String).flatMap { Data(base64Encoded: $0) }?.count == 32)
         let department = try #require(entities.first { $0["name"] as? String == "Department" })
-        let employees = try #require((department["relationships"] as? [[String: Any]])?.first { $0["name"] as? String == "employees" })
+        let employees = try #require(
+            (department["relationships"] as? [[String: Any]])?.first { $0["name"] as? String == "employees" })
         #expect(employees["deleteRule"] as? String == "Deny")
         #expect(employees["minCount"] as? Int == 3)
         #expect(employees["maxCount"] as? Int == 40)
@@ -61,15 +62,19 @@ struct InspectTests {
 
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
     func aStoresModelCacheAndACompiledModelGiveTheSameHashes() throws {
-        let store = try graft("inspect", "--json", Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite").path)
-        let momd = try graft("inspect", "--json", Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd").path)
+        let store = try graft(
+            "inspect", "--json",
+            Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel_V1.sqlite").path)
+        let momd = try graft(
+            "inspect", "--json", Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/SampleModel.momd").path)
         #expect(store.status == 0)
         #expect(momd.status == 0)
         func hashes(_ text: String) throws -> [String: String] {
             var json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
             if let model = json?["model"] as? [String: Any] { json = model }  // a store nests its model
             let entities = json?["entities"] as? [[String: Any]] ?? []
-            return Dictionary(uniqueKeysWithValues: entities.map { ($0["name"] as! String, $0["versionHash"] as! String) })
+            return Dictionary(
+                uniqueKeysWithValues: entities.map { ($0["name"] as! String, $0["versionHash"] as! String) })
         }
         #expect(try hashes(store.output) == hashes(momd.output))
         #expect(try hashes(store.output).count == 4)
@@ -96,7 +101,8 @@ struct InspectTests {
     }
 
     @Test func aBrokenModelSaysWhereAndWhy() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("graft-broken-\(UUID().uuidString).xcdatamodel")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "graft-broken-\(UUID().uuidString).xcdatamodel")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let contents = """

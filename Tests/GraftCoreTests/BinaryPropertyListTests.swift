@@ -1,5 +1,6 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
 /// Builds binary property lists by hand, object by object, for decoder tests.
@@ -60,7 +61,7 @@ struct BinaryTrailer {
     }
 
     @Test func randomValuesRoundTrip() throws {
-        var generator = SeededGenerator(seed: 0x6772_6166_7431)
+        var generator = RepeatableRandomNumberGenerator(seed: 0x6772_6166_7431)
         for _ in 0..<300 {
             let value = Samples.random(using: &generator)
             try expectRoundTrip(value, "seed \(generator.seed)")

@@ -1,9 +1,10 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
 /// Every property list and keyed archive Apple wrote in the shared corpus.
-@Suite(.enabled(if: Corpus.isAvailable, Corpus.unavailableMessage))
+@Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct CorpusTests {
     @Test func corpusHasFiles() {
         #expect(Corpus.momFiles.count >= 7)

@@ -1,5 +1,6 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
 /// Our encoders' output, read by other implementations.
@@ -18,7 +19,7 @@ import Testing
 
     @Test(.enabled(if: Tool.python3 != nil, Tool.python3Missing))
     func plistlibReadsRandomValues() throws {
-        var generator = SeededGenerator(seed: 0x7079_7468_6F6E)
+        var generator = RepeatableRandomNumberGenerator(seed: 0x7079_7468_6F6E)
         let values = PropertyList.array((0..<200).map { _ in Samples.random(using: &generator) })
         for format in [PropertyList.Format.binary, .xml] {
             let difference = PythonPlist.difference(values, try PythonPlist.read(values.encode(format: format)))

@@ -1,5 +1,6 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
 /// Corrupt input must give a `GraftError`, never a crash, a hang or another kind of error.
@@ -17,7 +18,7 @@ import Testing
             dictionary[name] = value
         }
         seeds.append(BinaryPropertyList.encode(.dictionary(dictionary)))
-        var generator = SeededGenerator(seed: seed)
+        var generator = RepeatableRandomNumberGenerator(seed: seed)
         for _ in 0..<20 { seeds.append(BinaryPropertyList.encode(Samples.random(using: &generator))) }
         for path in Corpus.momFiles {
             if let data = try? FileAccess.read(Corpus.url(path)), BinaryPropertyList.hasMagic(data) {
@@ -28,7 +29,7 @@ import Testing
     }()
 
     @Test func mutatedBinaryPropertyLists() {
-        var generator = SeededGenerator(seed: Self.seed)
+        var generator = RepeatableRandomNumberGenerator(seed: Self.seed)
         var decoded = 0
         var rejected = 0
         for iteration in 0..<6_000 {
@@ -63,7 +64,7 @@ import Testing
     }
 
     @Test func mutatedXMLPropertyLists() {
-        var generator = SeededGenerator(seed: Self.seed &+ 1)
+        var generator = RepeatableRandomNumberGenerator(seed: Self.seed &+ 1)
         var seeds = [
             XMLPropertyList.encode([
                 "a": [1, 2.5, "x", true, .data(Data([1, 2, 3])), .date(Date(timeIntervalSinceReferenceDate: 9))]
@@ -83,7 +84,7 @@ import Testing
     }
 
     @Test func mutatedOpenStepPropertyLists() {
-        var generator = SeededGenerator(seed: Self.seed &+ 2)
+        var generator = RepeatableRandomNumberGenerator(seed: Self.seed &+ 2)
         let seeds = [
             Data(#"{ a = b; "c d" = ( e, "f\n\U00e9", <0011 2233>, {} ); /* x */ g = 'h'; // y"#.utf8 + [0x0A, 0x7D]),
             OpenStepPropertyList.encode(["name": "Model", "list": ["a", "b c"], "data": .data(Data([0, 255]))]),
@@ -102,7 +103,7 @@ import Testing
     @Test func mutatedKeyedArchives() throws {
         // Structural damage to a real archive: UIDs out of range or pointing at the wrong objects,
         // values of the wrong type, fields removed.
-        var generator = SeededGenerator(seed: Self.seed &+ 3)
+        var generator = RepeatableRandomNumberGenerator(seed: Self.seed &+ 3)
         let original = try BinaryPropertyList.decode(Fixtures.modelCache)
         guard case .dictionary(var root) = original, case .array(let objects)? = root["$objects"] else {
             Issue.record("the fixture is not an archive")
@@ -142,7 +143,7 @@ import Testing
 
     /// One to four random changes: bytes overwritten with random or boundary values, bytes inserted or
     /// removed, the data cut short; for binary lists, trailer fields are favoured.
-    static func mutate(_ data: Data, using generator: inout SeededGenerator, binary: Bool) -> Data {
+    static func mutate(_ data: Data, using generator: inout RepeatableRandomNumberGenerator, binary: Bool) -> Data {
         var bytes = [UInt8](data)
         let interesting: [UInt8] = [
             0x00, 0x01, 0x0F, 0x10, 0x7F, 0x80, 0xFF, 0xAF, 0xDF, 0x5F, 0x6F, 0x13, 0x3C, 0x3E, 0x22,

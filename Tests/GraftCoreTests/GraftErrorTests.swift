@@ -5,7 +5,9 @@ import Testing
 
 @Suite struct GraftErrorTests {
     @Test func descriptionSaysWhereThenWhat() {
-        let error = GraftError(.malformedInput, "unknown attribute type 'Nonsense'", context: [.file("m/contents"), .line(3), .entity("A"), .key("x")])
+        let error = GraftError(
+            .malformedInput, "unknown attribute type 'Nonsense'",
+            context: [.file("m/contents"), .line(3), .entity("A"), .key("x")])
         #expect(error.description == "m/contents:3: A: x: unknown attribute type 'Nonsense'")
         #expect(GraftError(.io, "disk full").description == "disk full")
         #expect(GraftError(.io, "bad", context: [.file("f"), .offset(12)]).description == "f@12: bad")
@@ -16,11 +18,13 @@ import Testing
             .validationFailed, "2 validation errors",
             underlying: [
                 GraftError(.validationFailed, "is required", context: [.object("Employee p1"), .key("name")]),
-                GraftError(.validationFailed, "too long\nsecond line", context: [.object("Employee p2"), .key("name")]),
+                GraftError(
+                    .validationFailed, "too long\nsecond line", context: [.object("Employee p2"), .key("name")]),
             ])
         #expect(
             error.description
-                == "2 validation errors\n  - Employee p1: name: is required\n  - Employee p2: name: too long\n    second line")
+                == "2 validation errors\n  - Employee p1: name: is required\n  - Employee p2: name: too long\n    second line"
+        )
     }
 
     @Test func locationsCanBeAddedOnTheWayOut() {

@@ -1,5 +1,6 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
 @Suite struct XMLPropertyListTests {
@@ -10,7 +11,7 @@ import Testing
     }
 
     @Test func randomValuesRoundTrip() throws {
-        var generator = SeededGenerator(seed: 0x786D_6C31)
+        var generator = RepeatableRandomNumberGenerator(seed: 0x786D_6C31)
         for _ in 0..<300 {
             let value = Samples.random(using: &generator)
             try expectRoundTrip(value, "seed \(generator.seed)")

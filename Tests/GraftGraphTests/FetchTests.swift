@@ -48,7 +48,8 @@ import Testing
 
     @Test func pendingChangesAreSeen() throws {
         let (context, _) = try company()
-        let request = FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name BEGINSWITH 'S'"))
+        let request = FetchRequest(
+            entityName: "Department", predicate: try GraftPredicate(format: "name BEGINSWITH 'S'"))
         #expect(try context.count(for: request) == 2)
         let support = try #require(try context.fetch(request).first { $0.string("name") == "Support" })
         try support.setValue("Helpdesk", forKey: "name")
@@ -62,13 +63,16 @@ import Testing
     @Test func keyPathsWithCollectionOperatorsOnManagedObjects() throws {
         let (context, _) = try company()
         let sales = try #require(
-            try context.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))).first)
+            try context.fetch(
+                FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))
+            ).first)
         #expect(try sales.value(forKeyPath: "employees.@count") as? Int64 == 4)
         #expect(try sales.value(forKeyPath: "employees.@max.salary") as? Decimal == 200_000)
         let worker = try #require(sales.related("employees").first { $0.entity.name == "Employee" })
         #expect(try worker.value(forKeyPath: "manager.department.name") as? String == "Sales")
         #expect(try worker.value(forKeyPath: "manager.directReports.@count") as? Int64 == 3)
-        let rich = FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "ANY employees.salary > 100000"))
+        let rich = FetchRequest(
+            entityName: "Department", predicate: try GraftPredicate(format: "ANY employees.salary > 100000"))
         #expect(try context.fetch(rich).map { $0.string("name") } == ["Sales"])
         let big = FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "employees.@count >= 4"))
         #expect(try context.count(for: big) == 2)
@@ -77,7 +81,9 @@ import Testing
     @Test func fetchedPropertiesBindFetchSource() throws {
         let (context, _) = try company()
         let sales = try #require(
-            try context.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))).first)
+            try context.fetch(
+                FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))
+            ).first)
         // recentHires: department == $FETCH_SOURCE AND hireDate >= 2025-01-01; only Boss was hired then.
         let recent = try #require(sales.value(forKey: "recentHires") as? [ManagedObject])
         #expect(recent.map { $0.string("name") } == ["Boss"])
@@ -85,7 +91,8 @@ import Testing
 
     @Test func aBadKeyPathIsAnErrorNotACrash() throws {
         let (context, _) = try company()
-        let request = FetchRequest(entityName: "Employee", predicate: try GraftPredicate(format: "employees.name == 'x'"))
+        let request = FetchRequest(
+            entityName: "Employee", predicate: try GraftPredicate(format: "employees.name == 'x'"))
         #expect(throws: GraftError.self) { try context.fetch(request) }
     }
 }

@@ -303,7 +303,8 @@ import Testing
             try GraftPredicate.Expression.parse("9223372036854775807 + 1").evaluate(with: nil) as? Decimal
                 == Decimal(string: "9223372036854775808"))
         #expect(
-            try GraftPredicate.Expression.parse("$A.name").evaluate(with: nil, variables: ["A": graph.cy]) as? String == "Cy"
+            try GraftPredicate.Expression.parse("$A.name").evaluate(with: nil, variables: ["A": graph.cy]) as? String
+                == "Cy"
         )
         #expect(try GraftPredicate.Expression.parse("SELF").evaluate(with: graph.cy) as? Record === graph.cy)
         let aggregate = try #require(try GraftPredicate.Expression.parse("{1, 'a'}").evaluate(with: nil) as? [Any?])

@@ -1,6 +1,7 @@
 import Foundation
 import GraftGraph
 import GraftModel
+import GraftTestSupport
 import Testing
 
 /// Makes random predicates from the whole grammar (except objects, which print as descriptions).
@@ -73,7 +74,8 @@ struct PredicateGenerator {
             return .aggregate((0..<Int.random(in: 0...3, using: &random)).map { _ in expression(depth: depth + 1) })
         }
         return .arithmetic(
-            pick(GraftPredicate.ArithmeticOperator.allCases), expression(depth: depth + 1), expression(depth: depth + 1))
+            pick(GraftPredicate.ArithmeticOperator.allCases), expression(depth: depth + 1), expression(depth: depth + 1)
+        )
     }
 
     mutating func keyPath() -> KeyValuePath {
@@ -97,7 +99,9 @@ struct PredicateGenerator {
         case 1:
             return .integer(Int64.random(in: -100_000...100_000, using: &random))
         case 2:
-            let special: [Double] = [0.5, -0.0, 1e-7, .leastNonzeroMagnitude, 1e16, 3.0, -2.5e300, .greatestFiniteMagnitude]
+            let special: [Double] = [
+                0.5, -0.0, 1e-7, .leastNonzeroMagnitude, 1e16, 3.0, -2.5e300, .greatestFiniteMagnitude,
+            ]
             return .double(chance(50) ? pick(special) : Double.random(in: -1e6...1e6, using: &random))
         case 3:
             let digits = String(Int64.random(in: 0...Int64.max, using: &random))

@@ -1,22 +1,10 @@
 import Foundation
 import GraftCore
 import GraftModel
+import GraftTestSupport
 import Testing
 
 @testable import GraftGraph
-
-/// A small, fast, seedable generator (SplitMix64), so a failing run can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct RandomEditTests {
     /// Applies thousands of random edits — inserts, to-one and to-many edits from either side, ordered
@@ -24,7 +12,7 @@ struct SeededGenerator: RandomNumberGenerator {
     /// each inverse is consistent.
     @Test(arguments: [UInt64(1), 2, 3, 20_261_130])
     func randomEditsKeepEveryInverseConsistent(seed: UInt64) throws {
-        var random = SeededGenerator(
+        var random = RepeatableRandomNumberGenerator(
             seed: ProcessInfo.processInfo.environment["GRAFT_SEED"].flatMap(UInt64.init) ?? seed)
         let model = TestModels.kinds
         let context = ObjectContext(model: model)

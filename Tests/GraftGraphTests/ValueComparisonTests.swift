@@ -125,7 +125,9 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
 
     @Test func sortsByOneKey() throws {
         #expect(
-            names(try graph.employees.sorted(using: [GraftSortDescriptor("salary")])) == ["Bob", "Cy", "Ann", "eve", "Dée"])
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("salary")])) == [
+                "Bob", "Cy", "Ann", "eve", "Dée",
+            ])
         #expect(
             names(try graph.employees.sorted(using: [GraftSortDescriptor("salary", ascending: false)]))
                 == ["Dée", "eve", "Ann", "Cy", "Bob"])
@@ -137,24 +139,32 @@ struct OrderCase: CustomTestStringConvertible, Sendable {
 
     @Test func sortsStringsWithOptions() throws {
         #expect(
-            names(try graph.employees.sorted(using: [GraftSortDescriptor("name")])) == ["Ann", "Bob", "Cy", "Dée", "eve"])
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("name")])) == [
+                "Ann", "Bob", "Cy", "Dée", "eve",
+            ])
         let records = ["b", "C", "a", "É", "d"].map { Record(["name": $0]) }
         #expect(names(try records.sorted(using: [GraftSortDescriptor("name")])) == ["C", "a", "b", "d", "É"])
         #expect(
             names(
-                try records.sorted(using: [GraftSortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive])]))
+                try records.sorted(using: [
+                    GraftSortDescriptor("name", options: [.caseInsensitive, .diacriticInsensitive])
+                ]))
                 == ["a", "b", "C", "d", "É"])
     }
 
     @Test func sortsBySeveralKeysThroughToOnes() throws {
-        let descriptors = [try GraftSortDescriptor("department.name"), try GraftSortDescriptor("salary", ascending: false)]
+        let descriptors = [
+            try GraftSortDescriptor("department.name"), try GraftSortDescriptor("salary", ascending: false),
+        ]
         #expect(names(try graph.employees.sorted(using: descriptors)) == ["Dée", "eve", "Ann", "Cy", "Bob"])
         #expect(descriptors.map(\.description) == ["department.name ascending", "salary descending"])
     }
 
     @Test func nilSortsFirstAscendingAndLastDescending() throws {
-        #expect(names(try graph.employees.sorted(using: [GraftSortDescriptor("manager.name")])).prefix(2) == ["Ann", "Dée"])
-        let descending = names(try graph.employees.sorted(using: [GraftSortDescriptor("manager.name", ascending: false)]))
+        #expect(
+            names(try graph.employees.sorted(using: [GraftSortDescriptor("manager.name")])).prefix(2) == ["Ann", "Dée"])
+        let descending = names(
+            try graph.employees.sorted(using: [GraftSortDescriptor("manager.name", ascending: false)]))
         #expect(descending == ["eve", "Bob", "Cy", "Ann", "Dée"])
     }
 

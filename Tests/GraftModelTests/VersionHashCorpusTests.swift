@@ -24,7 +24,8 @@ struct VersionHashCorpusTests {
         for version in file.versions {
             let recorded = file.recordedVersionHashes[version.name] ?? [:]
             for (entity, hash) in recorded {
-                #expect(version.model.entity(named: entity)?.versionHash == hash, "\(momd) \(version.name).mom: \(entity)")
+                #expect(
+                    version.model.entity(named: entity)?.versionHash == hash, "\(momd) \(version.name).mom: \(entity)")
                 if let model = source?.version(named: version.name) {
                     #expect(model.entity(named: entity)?.versionHash == hash, "\(version.name).xcdatamodel: \(entity)")
                 }

@@ -41,10 +41,15 @@ func differences(_ lhs: [ObjectRef: Snapshot], _ rhs: [ObjectRef: Snapshot], mod
             continue
         }
         for (index, attribute) in entity.attributes.enumerated() where a.attributes[index] != b.attributes[index] {
-            found.append("\(entity.name) p\(ref.key).\(attribute.name): \(String(describing: a.attributes[index])) vs \(String(describing: b.attributes[index]))")
+            found.append(
+                "\(entity.name) p\(ref.key).\(attribute.name): \(String(describing: a.attributes[index])) vs \(String(describing: b.attributes[index]))"
+            )
         }
-        for relationship in entity.relationships where a.relationships[relationship.index] != b.relationships[relationship.index] {
-            found.append("\(entity.name) p\(ref.key).\(relationship.name): \(a.relationships[relationship.index]) vs \(b.relationships[relationship.index])")
+        for relationship in entity.relationships
+        where a.relationships[relationship.index] != b.relationships[relationship.index] {
+            found.append(
+                "\(entity.name) p\(ref.key).\(relationship.name): \(a.relationships[relationship.index]) vs \(b.relationships[relationship.index])"
+            )
         }
     }
     return found
@@ -85,7 +90,8 @@ struct SQLiteCorpusTests {
         let again = try SQLiteStoreReader(url: copy, model: reader.model)
         #expect(again.metadata.identifier == reader.metadata.identifier)
         let written = try allSnapshots(again)
-        let diff = differences(normalized(written, model: reader.model), normalized(snapshots, model: reader.model), model: reader.model)
+        let diff = differences(
+            normalized(written, model: reader.model), normalized(snapshots, model: reader.model), model: reader.model)
         #expect(diff.isEmpty, "\(diff.joined(separator: "\n"))")
         // Reading never changed the user's files.
         #expect(try Data(contentsOf: source) == before)
@@ -106,7 +112,9 @@ struct SQLiteCorpusTests {
 
     @Test func dataStillInTheWALIsRead() throws {
         let reader = try SQLiteStoreReader(
-            url: Corpus.url("wibosco-migration/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_WAL.sqlite"),
+            url: Corpus.url(
+                "wibosco-migration/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_WAL.sqlite"
+            ),
             model: nil)
         // The main file alone holds no Post rows; the -wal holds 84.
         #expect(try reader.counts()["Post"] == 84)

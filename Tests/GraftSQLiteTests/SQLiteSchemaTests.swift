@@ -34,11 +34,14 @@ struct SQLiteSchemaTests {
         var tables: [String: Set<String>] = [:]
         for table in schema.tables { tables[table.name] = Set(table.columns.map(\.name)) }
         for join in schema.joinTables {
-            tables[join.name] = Set([join.sourceColumn, join.destinationColumn] + [join.sourceOrderColumn, join.destinationOrderColumn].compactMap { $0 })
+            tables[join.name] = Set(
+                [join.sourceColumn, join.destinationColumn]
+                    + [join.sourceOrderColumn, join.destinationOrderColumn].compactMap { $0 })
         }
-        let indexes = Set(schema.indexStatements.map { statement in
-            String(statement.split(separator: " ").dropFirst(statement.hasPrefix("CREATE UNIQUE") ? 3 : 2).first!)
-        })
+        let indexes = Set(
+            schema.indexStatements.map { statement in
+                String(statement.split(separator: " ").dropFirst(statement.hasPrefix("CREATE UNIQUE") ? 3 : 2).first!)
+            })
         return Layout(tables: tables, indexes: indexes)
     }
 
@@ -68,6 +71,9 @@ struct SQLiteSchemaTests {
         for name in Set(actual.tables.keys).union(expected.tables.keys).sorted() {
             #expect(actual.tables[name] == expected.tables[name], "\(path): table \(name)")
         }
-        #expect(actual.indexes == expected.indexes, "\(path): indexes only in the store \(actual.indexes.subtracting(expected.indexes).sorted()), only derived \(expected.indexes.subtracting(actual.indexes).sorted())")
+        #expect(
+            actual.indexes == expected.indexes,
+            "\(path): indexes only in the store \(actual.indexes.subtracting(expected.indexes).sorted()), only derived \(expected.indexes.subtracting(actual.indexes).sorted())"
+        )
     }
 }

@@ -8,7 +8,8 @@ import Testing
 @testable import GraftSQLite
 
 /// The example Company model, version 1.
-let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Company.xcdatamodeld")).version(named: "Company")!
+let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Company.xcdatamodeld")).version(
+    named: "Company")!
 
 @Suite struct SQLiteStoreTests {
     let folder: URL
@@ -56,7 +57,10 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
 
         let reopened = try SQLiteStore.open(url, model: nil)  // the model cache
         let reader = ObjectContext(store: reopened)
-        let sales = try #require(try reader.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))).first)
+        let sales = try #require(
+            try reader.fetch(
+                FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))
+            ).first)
         #expect(sales.related("employees").count == 3)
         #expect(sales.related("projects").map { $0.string("title") } == ["P0-0", "P0-1"])
         let project = sales.related("projects")[1]
@@ -75,7 +79,9 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
 
         let store = try SQLiteStore.open(url, model: companyModel)
         let editor = ObjectContext(store: store)
-        let sales = try #require(try editor.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "code == 1"))).first)
+        let sales = try #require(
+            try editor.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "code == 1")))
+                .first)
         try sales.setValue("Global Sales", forKey: "name")
         let projects = sales.related("projects")
         try sales.setValue(projects.reversed(), forKey: "projects")
@@ -96,7 +102,9 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         #expect(opt.text(1) == "Global Sales")
 
         let reader = ObjectContext(store: try SQLiteStore.open(url, model: nil))
-        let again = try #require(try reader.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "code == 1"))).first)
+        let again = try #require(
+            try reader.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "code == 1")))
+                .first)
         #expect(again.string("name") == "Global Sales")
         #expect(again.related("projects").map { $0.string("title") } == ["P0-1", "P0-0"])
         #expect(Set(again.related("employees").compactMap { $0.string("name") }) == ["E0-0", "E0-1", "New"])
@@ -117,7 +125,9 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         let before = try Data(contentsOf: url)
 
         let editor = ObjectContext(store: try SQLiteStore.open(url, model: nil))
-        let sales = try #require(try editor.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "code == 1"))).first)
+        let sales = try #require(
+            try editor.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "code == 1")))
+                .first)
         try sales.setValue("Renamed", forKey: "name")
         // A second department named "Dept 1" breaks the store's unique index on name.
         let clash = try editor.insert("Department")
@@ -127,7 +137,10 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
 
         let reader = ObjectContext(store: try SQLiteStore.open(url, model: nil))
         #expect(try reader.count(for: FetchRequest(entityName: "Department")) == 2)
-        #expect(try reader.count(for: FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Renamed'"))) == 0)
+        #expect(
+            try reader.count(
+                for: FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Renamed'")))
+                == 0)
         _ = before
     }
 
@@ -141,13 +154,17 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         let store = try SQLiteStore.open(url, model: nil)
         let employee = try #require(store.model.entity(named: "Employee"))
         let limited = try store.fetch(
-            StoreFetch(entities: [employee.index] + employee.descendantIndices, predicate: try GraftPredicate(format: "salary >= 50000"), limit: 100))
+            StoreFetch(
+                entities: [employee.index] + employee.descendantIndices,
+                predicate: try GraftPredicate(format: "salary >= 50000"), limit: 100))
         #expect(limited.predicateApplied)
         #expect(limited.sortedAndLimited)
         #expect(limited.snapshots.count == 100)  // 100 rows read, not 1,000
 
         let reader = ObjectContext(store: store)
-        var request = FetchRequest(entityName: "Employee", predicate: try GraftPredicate(format: "department.name == 'Sales' AND salary > 45000"))
+        var request = FetchRequest(
+            entityName: "Employee",
+            predicate: try GraftPredicate(format: "department.name == 'Sales' AND salary > 45000"))
         request.sortDescriptors = [try GraftSortDescriptor("salary", ascending: false)]
         let rich = try reader.fetch(request)
         let salaries: [Decimal] = rich.compactMap { $0.value(forKey: "salary") as? Decimal }
@@ -162,11 +179,15 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         ] {
             let predicate = try GraftPredicate(format: format)
             let inSQL = try reader.fetch(FetchRequest(entityName: "Employee", predicate: predicate)).map(\.objectID)
-            let inMemory = try ObjectContext(store: InMemoryStore(model: store.model, snapshots: Array(allSnapshots(SQLiteStoreReader(url: url, model: nil)).values)))
-                .fetch(FetchRequest(entityName: "Employee", predicate: predicate)).map(\.objectID)
+            let inMemory = try ObjectContext(
+                store: InMemoryStore(
+                    model: store.model, snapshots: Array(allSnapshots(SQLiteStoreReader(url: url, model: nil)).values))
+            )
+            .fetch(FetchRequest(entityName: "Employee", predicate: predicate)).map(\.objectID)
             #expect(Set(inSQL) == Set(inMemory), "\(format)")
         }
-        let managers = try reader.fetch(FetchRequest(entityName: "Manager", predicate: try GraftPredicate(format: "directReports.@count == 24")))
+        let managers = try reader.fetch(
+            FetchRequest(entityName: "Manager", predicate: try GraftPredicate(format: "directReports.@count == 24")))
         #expect(managers.count == 40)
     }
 }

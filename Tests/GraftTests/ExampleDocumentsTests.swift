@@ -17,7 +17,9 @@ import Testing
         let store = InMemoryStore(model: model, identifier: storeIdentifier)
         let context = ObjectContext(store: store)
         context.isUndoEnabled = false
-        func employee(_ entity: String, _ name: String, id: Int64, salary: Int, hired: Double, department: ManagedObject) throws
+        func employee(
+            _ entity: String, _ name: String, id: Int64, salary: Int, hired: Double, department: ManagedObject
+        ) throws
             -> ManagedObject
         {
             let person = try context.insert(entity)
@@ -25,7 +27,8 @@ import Testing
             try person.setValue(id, forKey: "employeeID")
             try person.setValue(Decimal(salary), forKey: "salary")
             try person.setValue(Date(timeIntervalSinceReferenceDate: hired), forKey: "hireDate")
-            try person.setValue("\(name.lowercased().replacingOccurrences(of: " ", with: "."))@example.com", forKey: "email")
+            try person.setValue(
+                "\(name.lowercased().replacingOccurrences(of: " ", with: "."))@example.com", forKey: "email")
             try person.setValue(department, forKey: "department")
             return person
         }
@@ -39,11 +42,13 @@ import Testing
         try research.setValue(Int64(20), forKey: "code")
         try research.setValue(Decimal(string: "2400000")!, forKey: "budget")
 
-        let chief = try employee("Manager", "Ada Lovelace", id: 1, salary: 185_000, hired: 600_000_000, department: research)
+        let chief = try employee(
+            "Manager", "Ada Lovelace", id: 1, salary: 185_000, hired: 600_000_000, department: research)
         try chief.setValue(Int64(7), forKey: "parkingSpot")
         try chief.setValue(UUID(uuidString: "5E1A4A2C-1D3F-4C6B-9A0E-0123456789AB")!, forKey: "badge")
         try chief.setValue(URL(string: "https://example.com/~ada")!, forKey: "homepage")
-        let lead = try employee("Manager", "Grace Hopper", id: 2, salary: 150_000, hired: 620_000_000.25, department: sales)
+        let lead = try employee(
+            "Manager", "Grace Hopper", id: 2, salary: 150_000, hired: 620_000_000.25, department: sales)
         try lead.setValue(chief, forKey: "manager")  // a manager of a manager
         try lead.setValue(0.9, forKey: "rating")
         let staff: [(String, String, Int64, Int, Double, ManagedObject, ManagedObject)] = [
@@ -83,7 +88,9 @@ import Testing
         return store
     }
 
-    static let formats: [(StoreFormat, String)] = [(.sqlite, "Company.sqlite"), (.xml, "Company.xml"), (.binary, "Company.binary")]
+    static let formats: [(StoreFormat, String)] = [
+        (.sqlite, "Company.sqlite"), (.xml, "Company.xml"), (.binary, "Company.binary"),
+    ]
 
     @Test(arguments: formats.map(\.1))
     func everyExampleHoldsTheDocument(name: String) throws {
@@ -91,9 +98,11 @@ import Testing
         let url = Self.folder.appendingPathComponent(name)
         let format = Self.formats.first { $0.1 == name }!.0
         if ProcessInfo.processInfo.environment["GRAFT_RECORD"] == "1" {
-            var metadata = StoreMetadata.make(for: Self.model, storeType: format.storeType, identifier: Self.storeIdentifier)
+            var metadata = StoreMetadata.make(
+                for: Self.model, storeType: format.storeType, identifier: Self.storeIdentifier)
             DocumentKeys.record(expected.keyOffsets, model: Self.model, in: &metadata)
-            var writer = try StoreFormats.writer(for: url, format: format, model: Self.model, metadata: metadata, overwrite: true)
+            var writer = try StoreFormats.writer(
+                for: url, format: format, model: Self.model, metadata: metadata, overwrite: true)
             try expected.forEachSnapshot { try writer.write($0) }
             try writer.finish()
         }

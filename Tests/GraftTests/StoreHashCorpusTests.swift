@@ -36,7 +36,7 @@ struct StoreHashCorpusTests {
     /// Entities whose recorded hash no model file in the corpus reproduces, with the reason.
     static let knownExceptions: [String: String] = [
         "wire-ios-data-model/Tests/Resources/store1-24.wiredatabase":
-            "written by model version 1.24, which is not in the corpus; zmessaging1.27 shares only 3 of its 10 entities",
+            "written by model version 1.24, which is not in the corpus; zmessaging1.27 shares only 3 of its 10 entities"
     ]
 
     @Test(arguments: stores)

@@ -7,13 +7,14 @@
 //
 // Targets: Graft within 1.5× of the baseline's time; peak memory under 200 MB for SQLite ↔ XML.
 
+import Foundation
+import Graft
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
-import Graft
 
 struct Options {
     var objects = 1_000_000
@@ -28,7 +29,8 @@ struct Options {
             case "--runs": runs = max(1, Int(iterator.next() ?? "") ?? runs)
             case "--work": work = URL(fileURLWithPath: iterator.next() ?? work.path)
             default:
-                FileHandle.standardError.write(Data("usage: convert-benchmark [--objects N] [--runs N] [--work FOLDER]\n".utf8))
+                FileHandle.standardError.write(
+                    Data("usage: convert-benchmark [--objects N] [--runs N] [--work FOLDER]\n".utf8))
                 exit(64)
             }
         }
@@ -89,7 +91,8 @@ func generate(_ url: URL, objects: Int, model: Model) throws {
             person[attribute: "name", in: entity] = .string("Employee \(employeeKey)")
             person[attribute: "employeeID", in: entity] = .integer(employeeKey)
             person[attribute: "salary", in: entity] = .decimal(Decimal(30_000 + Int(employeeKey % 50_000)))
-            person[attribute: "hireDate", in: entity] = .date(Date(timeIntervalSinceReferenceDate: 600_000_000 + Double(employeeKey) * 97.25))
+            person[attribute: "hireDate", in: entity] = .date(
+                Date(timeIntervalSinceReferenceDate: 600_000_000 + Double(employeeKey) * 97.25))
             person[attribute: "isRemote", in: entity] = .bool(employeeKey % 3 == 0)
             person[attribute: "rating", in: entity] = .double(Double(Float(Double(employeeKey % 50) / 10)))
             person[relationship: "department", in: entity] = .toOne(ObjectRef(entity: department.index, key: key))
@@ -122,11 +125,15 @@ guard FileManager.default.isExecutableFile(atPath: graft) else {
 let baseline = work.appendingPathComponent("convert_baseline").path
 let compile = try measure(
     "/usr/bin/cc",
-    ["-O2", "-I/usr/include/libxml2", "-o", baseline, root.appendingPathComponent("Benchmarks/Baseline/convert_baseline.c").path,
-     "-lsqlite3", "-lxml2"])
+    [
+        "-O2", "-I/usr/include/libxml2", "-o", baseline,
+        root.appendingPathComponent("Benchmarks/Baseline/convert_baseline.c").path,
+        "-lsqlite3", "-lxml2",
+    ])
 _ = compile
 
-let model = try ModelFile.load(root.appendingPathComponent("examples/Company/Company.xcdatamodeld")).version(named: "Company")!
+let model = try ModelFile.load(root.appendingPathComponent("examples/Company/Company.xcdatamodeld")).version(
+    named: "Company")!
 let source = work.appendingPathComponent("company-\(options.objects).sqlite")
 if !FileManager.default.fileExists(atPath: source.path) {
     print("Generating \(source.lastPathComponent) (\(options.objects) objects)…")
@@ -145,17 +152,26 @@ var rows = [
 ]
 for _ in 0..<options.runs {
     rows[0].graft.append(try measure(graft, ["convert", source.path, xml.path, "--force", "--quiet"]))
-    rows[0].baseline.append(try measure(baseline, ["sqlite-to-xml", source.path, work.appendingPathComponent("baseline.xml").path]))
-    rows[1].graft.append(try measure(graft, ["convert", xml.path, work.appendingPathComponent("from-xml.sqlite").path, "--force", "--quiet"]))
-    rows[1].baseline.append(try measure(baseline, ["xml-to-sqlite", xml.path, work.appendingPathComponent("baseline.sqlite").path]))
+    rows[0].baseline.append(
+        try measure(baseline, ["sqlite-to-xml", source.path, work.appendingPathComponent("baseline.xml").path]))
+    rows[1].graft.append(
+        try measure(
+            graft, ["convert", xml.path, work.appendingPathComponent("from-xml.sqlite").path, "--force", "--quiet"]))
+    rows[1].baseline.append(
+        try measure(baseline, ["xml-to-sqlite", xml.path, work.appendingPathComponent("baseline.sqlite").path]))
     rows[2].graft.append(try measure(graft, ["convert", source.path, binary.path, "--force", "--quiet"]))
-    rows[3].graft.append(try measure(graft, ["convert", binary.path, work.appendingPathComponent("from-binary.sqlite").path, "--force", "--quiet"]))
+    rows[3].graft.append(
+        try measure(
+            graft,
+            ["convert", binary.path, work.appendingPathComponent("from-binary.sqlite").path, "--force", "--quiet"]))
 }
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
 print("")
-print("Company document: \(options.objects) objects; SQLite \(megabytes(source)), XML \(megabytes(xml)), binary \(megabytes(binary)); median of \(options.runs) run(s)")
+print(
+    "Company document: \(options.objects) objects; SQLite \(megabytes(source)), XML \(megabytes(xml)), binary \(megabytes(binary)); median of \(options.runs) run(s)"
+)
 print("")
 print("step               graft time  baseline time  ratio  target   graft peak  baseline peak  target")
 for row in rows {
@@ -163,12 +179,19 @@ for row in rows {
     let peak = median(row.graft.map(\.peakMegabytes))
     let sqliteXML = row.name.contains("XML")
     if row.baseline.isEmpty {
-        print(String(format: "%-17@  %8.2f s  %13@  %5@  %6@  %8.0f MB  %13@  %6@", row.name as NSString, time, "—" as NSString, "—" as NSString, "—" as NSString, peak, "—" as NSString, "—" as NSString))
+        print(
+            String(
+                format: "%-17@  %8.2f s  %13@  %5@  %6@  %8.0f MB  %13@  %6@", row.name as NSString, time,
+                "—" as NSString, "—" as NSString, "—" as NSString, peak, "—" as NSString, "—" as NSString))
         continue
     }
     let baseTime = median(row.baseline.map(\.seconds))
     let basePeak = median(row.baseline.map(\.peakMegabytes))
     let ratio = time / baseTime
-    print(String(format: "%-17@  %8.2f s  %11.2f s  %5.2f  %6@  %8.0f MB  %10.0f MB  %6@", row.name as NSString, time, baseTime, ratio,
-        (ratio <= 1.5 ? "met" : "MISSED") as NSString, peak, basePeak, (sqliteXML ? (peak < 200 ? "met" : "MISSED") : "—") as NSString))
+    print(
+        String(
+            format: "%-17@  %8.2f s  %11.2f s  %5.2f  %6@  %8.0f MB  %10.0f MB  %6@", row.name as NSString, time,
+            baseTime, ratio,
+            (ratio <= 1.5 ? "met" : "MISSED") as NSString, peak, basePeak,
+            (sqliteXML ? (peak < 200 ? "met" : "MISSED") : "—") as NSString))
 }

@@ -1,35 +1,10 @@
 import Foundation
 import GraftCore
+import GraftTestSupport
 import Testing
 
-/// The shared corpus of real Apple-written files, at `../shared/corpus/coredata` beside the checkout.
-enum Corpus {
-    static let root: URL = {
-        if let path = ProcessInfo.processInfo.environment["GRAFT_CORPUS"] { return URL(fileURLWithPath: path) }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus/coredata")
-    }()
-
-    static var isAvailable: Bool { FileManager.default.fileExists(atPath: root.path) }
-
-    static let unavailableMessage: Comment = "the corpus is not at \(root.path) (set GRAFT_CORPUS to its folder)"
-
-    /// Files under the corpus whose names satisfy `matches`, sorted, as paths relative to the root.
-    static func paths(where matches: (URL) -> Bool) -> [String] {
-        guard isAvailable,
-            let walker = FileManager.default.enumerator(
-                at: root, includingPropertiesForKeys: nil, options: [])
-        else { return [] }
-        var found: [String] = []
-        for case let url as URL in walker where matches(url) {
-            found.append(String(url.standardizedFileURL.path.dropFirst(root.standardizedFileURL.path.count + 1)))
-        }
-        return found.sorted()
-    }
-
-    static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
-
+/// The corpus files these tests read (`Corpus` itself comes from GraftTestSupport).
+extension Corpus {
     /// Every compiled model, version-info plist and current-version marker in the corpus.
     static let propertyListFiles: [String] = paths { url in
         url.pathExtension == "mom" || url.lastPathComponent == "VersionInfo.plist"
@@ -110,25 +85,6 @@ enum Scratch {
     }
 }
 
-/// A random-number generator that replays from its seed (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    let seed: UInt64
-
-    init(seed: UInt64) {
-        self.seed = seed
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Values that exercise every type and edge of the formats.
 enum Samples {
     static let edgeValues: [(name: String, value: PropertyList)] = [
@@ -190,7 +146,7 @@ enum Samples {
     static var xmlSafe: [(name: String, value: PropertyList)] { edgeValues }
 
     /// A random property list for round trips.
-    static func random(using generator: inout SeededGenerator, depth: Int = 0) -> PropertyList {
+    static func random(using generator: inout RepeatableRandomNumberGenerator, depth: Int = 0) -> PropertyList {
         let pick = Int.random(in: 0..<(depth > 3 ? 9 : 11), using: &generator)
         switch pick {
         case 0: return .string(randomString(using: &generator))
@@ -226,7 +182,7 @@ enum Samples {
         }
     }
 
-    static func randomString(using generator: inout SeededGenerator) -> String {
+    static func randomString(using generator: inout RepeatableRandomNumberGenerator) -> String {
         let alphabet: [Character] = Array("abcXYZ019 _-<>&\"'éß€😀\n\t")
         return String(
             (0..<Int.random(in: 0..<12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })

@@ -3,7 +3,6 @@ import GraftCore
 import GraftGraph
 import Testing
 
-
 /// A test double: an object whose properties are a dictionary.
 final class Record: KeyValueCoding, CustomStringConvertible {
     var values: [String: Any]
