@@ -43,8 +43,10 @@ let package = Package(
         .target(name: "GraftGraph", dependencies: ["GraftModel"]),
         // Core Data's SQLite store.
         .target(name: "GraftSQLite", dependencies: ["GraftGraph", "CSQLite"]),
+        // Core Data's XML store.
+        .target(name: "GraftXML", dependencies: ["GraftGraph", "CLibXML2"]),
         // The public face.
-        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite"]),
+        .target(name: "Graft", dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftXML"]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
@@ -56,6 +58,8 @@ let package = Package(
         .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph", "GraftTestSupport"]),
         .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
+        .testTarget(
+            name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,3 +3,4 @@
 @_exported import GraftGraph
 @_exported import GraftModel
 @_exported import GraftSQLite
+@_exported import GraftXML
