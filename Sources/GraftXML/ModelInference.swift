@@ -10,7 +10,10 @@ import GraftModel
 ///   case, and so does the inferred model, whatever case a hand-edited document uses);
 /// - inheritance, except where objects of one entity are referenced through a relationship declared
 ///   with another destination: that entity is then made a subentity of the destination (when that
-///   contradicts nothing), and properties both declare are left to the superentity;
+///   contradicts nothing), and properties both declare are left to the superentity. When an entity is
+///   referenced through several such destinations, they must lie on one chain above it (inheritance is
+///   single); where the document does not say in which order, the destination that holds objects of
+///   more entities is taken to be the more general one;
 /// - attributes that no object has a value for;
 /// - optionality (everything is optional), delete rules (Nullify), whether to-many relationships are
 ///   ordered (they are unordered; their document order is kept in the snapshots), default values and
@@ -170,7 +173,7 @@ enum ModelInference {
                     inheritedAttributes = [:]
                     inheritedRelationships = [:]
                 } else {
-                    subentities.append("\(info.name) of \(entities[up].name)")
+                    subentities.append("\(info.name) → \(entities[up].name)")
                 }
             }
             ownAttributes[entity] = info.attributeOrder.compactMap {
@@ -188,8 +191,9 @@ enum ModelInference {
         }
         if !subentities.isEmpty {
             warnings.append(
-                "inheritance was inferred from references only (abstract entities and properties that subentities "
-                    + "share are unknown): \(subentities.sorted().joined(separator: "; ")) is a subentity")
+                "inheritance was inferred from references only, and may be incomplete (abstract entities, and "
+                    + "properties that subentities share, are unknown); subentity → superentity: "
+                    + subentities.sorted().joined(separator: ", "))
         } else {
             warnings.append("inheritance is unknown: every entity is a root entity")
         }

@@ -222,3 +222,103 @@ struct ObjectIDWriter {
         return owner
     }
 }
+
+/// Which objects a writer has written and which it has referred to, per inheritance tree, so that it
+/// can refuse an object written twice, and a document that refers to objects it does not hold (which
+/// no reader could resolve).
+struct ObjectTally {
+    /// A set of keys: a bitmap while keys stay dense, a hash set beyond.
+    struct KeySet {
+        private(set) var bits: [UInt64] = []
+        private(set) var others = Set<Int64>()
+        private var count = 0
+
+        /// Adds a key; `false` when it was there already.
+        @inline(__always)
+        mutating func insert(_ key: Int64) -> Bool {
+            if key >= 0 && key < Int64(bits.count) * 64 {
+                let word = Int(key >> 6)
+                let bit = UInt64(1) << UInt64(key & 63)
+                if bits[word] & bit != 0 { return false }
+                bits[word] |= bit
+                count += 1
+                return true
+            }
+            if key >= 0 && key < (1 << 32) && key <= 4 * Int64(count) + (1 << 20) {
+                let words = max(Int(key >> 6) + 1, bits.count * 2)
+                bits.append(contentsOf: repeatElement(0, count: words - bits.count))
+                return insert(key)
+            }
+            guard others.insert(key).inserted else { return false }
+            count += 1
+            return true
+        }
+
+        func contains(_ key: Int64) -> Bool {
+            if key >= 0 && key < Int64(bits.count) * 64 {
+                return bits[Int(key >> 6)] & (UInt64(1) << UInt64(key & 63)) != 0
+            }
+            return others.contains(key)
+        }
+
+        /// Keys in `self` that `other` lacks, at most `limit` of them.
+        func subtracting(_ other: KeySet, limit: Int) -> [Int64] {
+            var found: [Int64] = []
+            for (word, value) in bits.enumerated() where value != 0 {
+                var rest = value
+                while rest != 0 && found.count < limit {
+                    let bit = rest.trailingZeroBitCount
+                    let key = Int64(word * 64 + bit)
+                    if !other.contains(key) { found.append(key) }
+                    rest &= rest - 1
+                }
+                if found.count >= limit { return found }
+            }
+            for key in others.sorted() where found.count < limit && !other.contains(key) { found.append(key) }
+            return found
+        }
+    }
+
+    private let rootOrdinal: [Int]
+    /// The root entity's index, by root ordinal.
+    let roots: [Int]
+    private var written: [KeySet]
+    private var referenced: [KeySet]
+
+    init(model: Model) {
+        var ordinals: [Int: Int] = [:]
+        var roots: [Int] = []
+        rootOrdinal = model.descriptions.map { entity in
+            if let ordinal = ordinals[entity.rootIndex] { return ordinal }
+            ordinals[entity.rootIndex] = roots.count
+            roots.append(entity.rootIndex)
+            return roots.count - 1
+        }
+        self.roots = roots
+        written = Array(repeating: KeySet(), count: roots.count)
+        referenced = Array(repeating: KeySet(), count: roots.count)
+    }
+
+    /// Records an object as written; `false` when it was written before.
+    @inline(__always)
+    mutating func write(entity: Int, key: Int64) -> Bool {
+        written[rootOrdinal[entity]].insert(key)
+    }
+
+    /// Records a reference to an object.
+    @inline(__always)
+    mutating func refer(entity: Int, key: Int64) {
+        _ = referenced[rootOrdinal[entity]].insert(key)
+    }
+
+    /// Objects referred to but not written (root entity index and key), at most `limit`.
+    func missing(limit: Int) -> [(root: Int, key: Int64)] {
+        var found: [(root: Int, key: Int64)] = []
+        for ordinal in roots.indices where found.count < limit {
+            for key in referenced[ordinal].subtracting(written[ordinal], limit: limit - found.count) {
+                found.append((roots[ordinal], key))
+            }
+        }
+        return found
+    }
+}

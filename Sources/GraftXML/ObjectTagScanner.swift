@@ -90,18 +90,22 @@ enum ObjectTagScanner {
                             keepFrom = tag
                             break scanning
                         }
-                        var type: UnsafeRawBufferPointer?
-                        var id: UnsafeRawBufferPointer?
+                        var type = UnsafeRawBufferPointer(start: nil, count: 0)
+                        var id = UnsafeRawBufferPointer(start: nil, count: 0)
                         attributes(storage, from: tag + 7, to: close) { name, value in
-                            if Bytes.equal(name.bytePointer, name.count, typeName) {
-                                type = decoded(value, into: scratch)
-                            } else if Bytes.equal(name.bytePointer, name.count, idName) {
-                                id = decoded(value, into: scratchID)
+                            let bytes = name.bytePointer
+                            if name.count == 4 && bytes[0] == UInt8(ascii: "t") && bytes[1] == UInt8(ascii: "y")
+                                && bytes[2] == UInt8(ascii: "p") && bytes[3] == UInt8(ascii: "e")
+                            {
+                                type = value
+                            } else if name.count == 2 && bytes[0] == UInt8(ascii: "i") && bytes[1] == UInt8(ascii: "d")
+                            {
+                                id = value
                             }
                         }
-                        try body(
-                            type ?? UnsafeRawBufferPointer(start: nil, count: 0),
-                            id ?? UnsafeRawBufferPointer(start: nil, count: 0), storageOffset + tag)
+                        if needsDecoding(type) { type = decoded(type, into: scratch) }
+                        if needsDecoding(id) { id = decoded(id, into: scratchID) }
+                        try body(type, id, storageOffset + tag)
                         position = close + 1
                     } else if next == UInt8(ascii: "!") && matches(storage, tag + 1, end, "!--") {
                         mode = .comment
@@ -147,9 +151,6 @@ enum ObjectTagScanner {
 
     private enum Mode { case normal, comment, cdata, instruction }
 
-    private static let typeName = Array("type".utf8)
-    private static let idName = Array("id".utf8)
-
     @inline(__always)
     private static func isTagBreak(_ byte: UInt8) -> Bool {
         Bytes.isSpace(byte) || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "/")
@@ -184,6 +185,7 @@ enum ObjectTagScanner {
     }
 
     /// Calls `body` with each `name="value"` in a tag's bytes.
+    @inline(__always)
     private static func attributes(
         _ storage: UnsafeMutablePointer<UInt8>, from start: Int, to end: Int,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void
@@ -213,15 +215,17 @@ enum ObjectTagScanner {
         }
     }
 
+    /// Whether an attribute value holds a reference or white space a parser would change.
+    @inline(__always)
+    private static func needsDecoding(_ value: UnsafeRawBufferPointer) -> Bool {
+        let bytes = value.bytePointer
+        for index in 0..<value.count where bytes[index] == UInt8(ascii: "&") || bytes[index] < 0x20 { return true }
+        return false
+    }
+
     /// An attribute value as a parser delivers it: references decoded, white space as spaces.
     private static func decoded(_ value: UnsafeRawBufferPointer, into scratch: ByteBuffer) -> UnsafeRawBufferPointer {
         let bytes = value.bytePointer
-        var plain = true
-        for index in 0..<value.count where bytes[index] == UInt8(ascii: "&") || bytes[index] < 0x20 {
-            plain = false
-            break
-        }
-        if plain { return value }
         scratch.removeAll()
         var index = 0
         while index < value.count {

@@ -127,7 +127,14 @@ class SAXPass {
         if finished { return }
         if context.pointee.wellFormed == 0 {
             var error = XMLErrors.error(of: context, path: path, fallback: "the document is not well-formed XML")
-            if !error.message.hasSuffix(".") { error.message = "not well-formed XML: " + error.message }
+            error.message = "not well-formed XML: " + error.message
+            if error.message.contains("Huge input lookup") || error.message.contains("too long")
+                || error.message.contains("huge")
+            {
+                error.message +=
+                    " (a tag or value is longer than libxml2's 10,000,000-byte limit, which Graft keeps on for safety; "
+                    + "in an XML store that is usually the idrefs of a relationship holding about a million objects)"
+            }
             throw error
         }
     }

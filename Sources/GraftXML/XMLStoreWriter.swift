@@ -92,6 +92,7 @@ final class WriterEngine {
     private var nextObjectIDOffset = 0
     private static let nextObjectIDWidth = "<nextObjectID></nextObjectID>".utf8.count + 19
     private var ids: ObjectIDWriter
+    private var tally: ObjectTally
     private let tables: [EntityTags]
     private var count = 0
 
@@ -116,6 +117,7 @@ final class WriterEngine {
                 .io, "cannot create a file in \(folder.relativePath): \(reason)", context: [.file(url.relativePath)])
         }
         ids = ObjectIDWriter(model: model)
+        tally = ObjectTally(model: model)
         tables = EntityTags.make(for: model)
         do {
             try writeHeader(metadata)
@@ -171,6 +173,14 @@ final class WriterEngine {
     func finish() throws {
         try requireOpen()
         do {
+            let missing = tally.missing(limit: 5)
+            if !missing.isEmpty {
+                let names = missing.map { "\(model.descriptions[$0.root].name) \($0.key)" }.joined(separator: ", ")
+                throw GraftError(
+                    .malformedInput,
+                    "the document refers to objects that were not written (entity tree and key): \(names)",
+                    context: [.file(path)])
+            }
             output.append("</database>\n")
             // The last id handed out, as Core Data records it (at least 101: its first object is z102).
             let element = ByteBuffer(capacity: Self.nextObjectIDWidth)
@@ -297,6 +307,11 @@ final class WriterEngine {
                     + "relationships, but \(entity.name) has \(entity.attributes.count) and \(entity.relationships.count)",
                 context: [.file(path), .entity(entity.name), .object("key \(snapshot.ref.key)")])
         }
+        guard tally.write(entity: entityIndex, key: snapshot.ref.key) else {
+            throw GraftError(
+                .malformedInput, "the object is written twice",
+                context: [.file(path), .entity(entity.name), .object("key \(snapshot.ref.key)")])
+        }
         let objectStart = output.count
         output.append(table.objectOpen)
         ids.append(entity: entityIndex, key: snapshot.ref.key, to: output)
@@ -350,6 +365,7 @@ final class WriterEngine {
                     }
                     if position > 0 { output.append(UInt8(ascii: " ")) }
                     ids.append(entity: ref.entity, key: ref.key, to: output)
+                    tally.refer(entity: ref.entity, key: ref.key)
                 }
                 output.append(UInt8(ascii: "\""))
             }

@@ -30,8 +30,10 @@ import Testing
         let utf16 = try Self.controlText().replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"UTF-16\"")
         let (_, fromUTF16) = try Self.read(utf16, encoding: .utf16)
         #expect(fromUTF16 == expected)
-        let latin1 = try Self.controlText().replacingOccurrences(of: "encoding=\"UTF-8\"", with: "encoding=\"ISO-8859-1\"")
-            .replacingOccurrences(of: ">Bob<", with: ">Böb<")
+        let latin1 = try Self.controlText().replacingOccurrences(
+            of: "encoding=\"UTF-8\"", with: "encoding=\"ISO-8859-1\""
+        )
+        .replacingOccurrences(of: ">Bob<", with: ">Böb<")
         let (_, fromLatin1) = try Self.read(latin1, encoding: .isoLatin1)
         let flunky = Support.company.entity(named: "Flunky")!
         #expect(fromLatin1[2][attribute: "name", in: flunky] == "Böb")
@@ -47,7 +49,9 @@ import Testing
                 """
         ).replacingOccurrences(
             of: "<attribute name=\"coffeeorder\" type=\"string\">flat white</attribute>",
-            with: "<attribute name=\"coffeeorder\" type=\"string\"><![CDATA[<object type=\"PROJECT\" id=\"z902\"> & more]]></attribute>")
+            with:
+                "<attribute name=\"coffeeorder\" type=\"string\"><![CDATA[<object type=\"PROJECT\" id=\"z902\"> & more]]></attribute>"
+        )
         let (reader, snapshots) = try Self.read(text)
         #expect(reader.objectCount == 3)
         let flunky = Support.company.entity(named: "Flunky")!
@@ -87,7 +91,9 @@ import Testing
         #expect(reader.objectCount == 3)
         let department = Support.company.entity(named: "Department")!
         let flunky = Support.company.entity(named: "Flunky")!
-        #expect(snapshots[0][relationship: "employees", in: department]?.refs.last == ObjectRef(entity: flunky.index, key: 104))
+        #expect(
+            snapshots[0][relationship: "employees", in: department]?.refs.last
+                == ObjectRef(entity: flunky.index, key: 104))
     }
 
     @Test func readingTwiceGivesTheSameSnapshots() throws {

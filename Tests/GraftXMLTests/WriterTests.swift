@@ -258,6 +258,32 @@ import Testing
         #expect(Support.contents(of: folder).isEmpty)
     }
 
+    @Test func refusesAnObjectWrittenTwice() throws {
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        var writer = try XMLStoreWriter(
+            url: folder.appendingPathComponent("twice.xml"), model: Self.model, metadata: Self.metadata,
+            overwrite: false)
+        try writer.write(Self.snapshots()[0])
+        #expect { try writer.write(Self.snapshots()[0]) } throws: {
+            ($0 as? GraftError)?.code == .malformedInput && "\($0)".contains("written twice")
+        }
+        #expect(Support.contents(of: folder).isEmpty)
+    }
+
+    @Test func refusesADocumentThatRefersToObjectsItDoesNotHold() throws {
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        var writer = try XMLStoreWriter(
+            url: folder.appendingPathComponent("dangling.xml"), model: Self.model, metadata: Self.metadata,
+            overwrite: false)
+        try writer.write(Self.snapshots()[0])  // refers to Tag 1, never written
+        #expect { try writer.finish() } throws: {
+            ($0 as? GraftError)?.code == .malformedInput && "\($0)".contains("Tag 1")
+        }
+        #expect(Support.contents(of: folder).isEmpty)
+    }
+
     @Test func idsAreUniqueAcrossInheritanceTrees() throws {
         let folder = try Support.temporaryFolder()
         defer { Support.cleanUp(folder) }
