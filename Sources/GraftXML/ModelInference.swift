@@ -6,8 +6,9 @@ import GraftModel
 /// An XML store names each object's entity, each attribute's type, and each relationship's counts and
 /// declared destination, so most of a model can be recovered. What cannot:
 ///
-/// - the original case of names (Core Data writes entity names in capitals and property names in lower
-///   case, and so does the inferred model, whatever case a hand-edited document uses);
+/// - the original case of names: Core Data writes entity names in capitals and property names in lower
+///   case, and so does the inferred model (whatever case a hand-edited document uses), except that entity
+///   names the metadata's version hashes list take their spelling from there;
 /// - inheritance, except where objects of one entity are referenced through a relationship declared
 ///   with another destination: that entity is then made a subentity of the destination (when that
 ///   contradicts nothing), and properties both declare are left to the superentity. When an entity is
@@ -28,14 +29,41 @@ enum ModelInference {
         var warnings: [String]
     }
 
-    static func infer(from schema: SchemaCollector, path: String) throws -> Result {
+    /// Infers the model.
+    ///
+    /// - Parameter knownEntityNames: entity names the metadata lists (its version hashes); an entity
+    ///   whose capitalized name matches exactly one of them takes that spelling.
+    static func infer(from schema: SchemaCollector, path: String, knownEntityNames: [String] = []) throws -> Result {
         let entities = schema.entities
         let count = entities.count
+        var spelling: [String: String] = [:]
+        var ambiguous = Set<String>()
+        for name in knownEntityNames {
+            let upper = name.uppercased()
+            if spelling[upper] != nil && spelling[upper] != name { ambiguous.insert(upper) }
+            spelling[upper] = name
+        }
+        var recovered = 0
+        for info in entities where !ambiguous.contains(info.name) {
+            if let name = spelling[info.name] {
+                info.name = name
+                recovered += 1
+            }
+        }
+        let caseNote =
+            recovered == count
+            ? "entity names take their case from the metadata's version hashes; the original case of property "
+                + "names is unknown (Core Data writes them in lower case, and so does the inferred model)"
+            : recovered > 0
+                ? "entity names take their case from the metadata's version hashes where it lists them (others "
+                    + "are in capitals, as Core Data writes them); the original case of property names is unknown "
+                    + "(Core Data writes them in lower case, and so does the inferred model)"
+                : "the original case of names is unknown (Core Data writes entity names in capitals and property "
+                    + "names in lower case, and so does the inferred model)"
         var warnings: [String] = [
-            "the model was inferred from the document: the original case of names is unknown (Core Data writes "
-                + "entity names in capitals and property names in lower case, and so does the inferred model); "
-                + "every property is optional, delete rules are Nullify, to-many relationships are unordered (their "
-                + "document order is kept), and attributes no object has a value for are missing"
+            "the model was inferred from the document: \(caseNote); every property is optional, delete rules are "
+                + "Nullify, to-many relationships are unordered (their document order is kept), and attributes no "
+                + "object has a value for are missing"
         ]
         let empty = entities.enumerated().filter { $0.element.objectCount == 0 }.map(\.element.name)
         if !empty.isEmpty {

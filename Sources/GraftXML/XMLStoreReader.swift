@@ -118,7 +118,8 @@ public final class XMLStoreReader: StoreReader {
             let pass = IDPass(url: url, path: path, ids: ids, schema: schema) { schema.entity($0, $1) }
             try pass.run()
             schema.resolvePending(ids)
-            let inferred = try ModelInference.infer(from: schema, path: path)
+            let inferred = try ModelInference.infer(
+                from: schema, path: path, knownEntityNames: Array(metadata.versionHashes.keys))
             ids.remapEntities(inferred.entityIndex)
             self.model = inferred.model
             modelSource = .inferred

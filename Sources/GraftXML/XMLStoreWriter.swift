@@ -94,7 +94,6 @@ final class WriterEngine {
     private var ids: ObjectIDWriter
     private var tally: ObjectTally
     private let tables: [EntityTags]
-    private var count = 0
 
     init(url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool) throws {
         self.url = url
@@ -203,17 +202,33 @@ final class WriterEngine {
                 throw ioError("cannot close the file")
             }
             descriptor = -1
-            if !overwrite && FileAccess.kind(of: url).exists {
-                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
-            }
-            guard rename(temporaryURL.path, url.path) == 0 else {
-                throw ioError("cannot rename the finished file into place")
-            }
+            try moveIntoPlace()
             state = .finished
             syncFolder()
         } catch {
             abandon()
             throw error
+        }
+    }
+
+    /// Renames the finished file over the destination; without `overwrite`, links it there instead, which
+    /// fails if a file has appeared at the destination meanwhile (no window between check and rename).
+    private func moveIntoPlace() throws {
+        if !overwrite {
+            if link(temporaryURL.path, url.path) == 0 {
+                unlink(temporaryURL.path)
+                return
+            }
+            if errno == EEXIST {
+                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
+            }
+            // A file system without hard links: check, then rename.
+            if FileAccess.kind(of: url).exists {
+                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
+            }
+        }
+        guard rename(temporaryURL.path, url.path) == 0 else {
+            throw ioError("cannot rename the finished file into place")
         }
     }
 
@@ -281,7 +296,6 @@ final class WriterEngine {
         try requireOpen()
         do {
             try append(snapshot)
-            count += 1
             if output.count >= Self.flushThreshold { try flush() }
         } catch {
             abandon()

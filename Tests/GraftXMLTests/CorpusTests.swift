@@ -32,6 +32,15 @@ struct CorpusTests {
         #expect(reader.objectCount == counts.values.reduce(0, +))
     }
 
+    @Test func entityNamesTakeTheirCaseFromTheVersionHashes() throws {
+        let reader = try XMLStoreReader(url: Corpus.url("xml-stores/ThingerMajigger/data/Database.xml"), model: nil)
+        let names = Set(reader.model.descriptions.map(\.name))
+        #expect(names.isSubset(of: Set(reader.metadata.versionHashes.keys)), "\(names)")
+        #expect(reader.model.entity(named: "ToDo")?.superentityIndex == reader.model.entity(named: "Note")?.index)
+        #expect(reader.model.entity(named: "Focus")?.superentityIndex == reader.model.entity(named: "Thing")?.index)
+        #expect(reader.model.entity(named: "ToDo")?.attribute(named: "recurrenceruledata")?.type == .binary)
+    }
+
     @Test(arguments: stores)
     func roundTripsWithAnInferredModel(path: String) throws {
         let (first, _, copy) = try Support.expectRoundTrip(Corpus.url(path), model: nil)

@@ -48,7 +48,7 @@ import Testing
         try context.insert("Project").setValue("Moon base", forKey: "title")
         try context.save()
         let inferred = try XMLStore.open(url: url, model: nil)
-        #expect(inferred.model.entity(named: "PROJECT") != nil)
+        #expect(inferred.model.entity(named: "Project") != nil)
         #expect(inferred.count == 1)
     }
 
