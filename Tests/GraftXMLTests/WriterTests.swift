@@ -124,6 +124,20 @@ import Testing
         #expect(reader.metadata == Self.metadata)
     }
 
+    @Test func anEmptyDocumentRoundTrips() throws {
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        let url = folder.appendingPathComponent("empty.xml")
+        try Support.write([], model: Self.model, metadata: Self.metadata, to: url)
+        let text = try String(contentsOf: url, encoding: .utf8)
+        #expect(text.hasSuffix("    </databaseInfo>\n</database>\n"))
+        #expect(text.contains("<nextObjectID>101</nextObjectID>\n"))
+        let reader = try XMLStoreReader(url: url, model: Self.model)
+        #expect(reader.objectCount == 0)
+        #expect(try Support.snapshots(reader).isEmpty)
+        #expect(reader.metadata == Self.metadata)
+    }
+
     @Test func nextObjectIDIsTheLargestKeyAndAtLeast101() throws {
         let folder = try Support.temporaryFolder()
         defer { Support.cleanUp(folder) }
