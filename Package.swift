@@ -43,15 +43,19 @@ let package = Package(
         .target(name: "GraftGraph", dependencies: ["GraftModel"]),
         // Core Data's SQLite store.
         .target(name: "GraftSQLite", dependencies: ["GraftGraph", "CSQLite"]),
+        // Core Data's XML store.
+        .target(name: "GraftXML", dependencies: ["GraftGraph", "CLibXML2"]),
         // Core Data's binary store (NSBinaryStoreType).
         .target(name: "GraftBinary", dependencies: ["GraftGraph"]),
         // Moving documents between formats: format detection, conversion, verification (later: selection,
         // clipboard documents, pasting).
-        .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite", "GraftBinary"]),
+        .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite", "GraftXML", "GraftBinary"]),
         // The public face.
         .target(
             name: "Graft",
-            dependencies: ["GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftBinary", "GraftInterchange"]),
+            dependencies: [
+                "GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftXML", "GraftBinary", "GraftInterchange",
+            ]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
@@ -65,6 +69,8 @@ let package = Package(
         .testTarget(name: "GraftSQLiteTests", dependencies: ["GraftSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
+        .testTarget(
+            name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,3 +5,4 @@
 @_exported import GraftInterchange
 @_exported import GraftModel
 @_exported import GraftSQLite
+@_exported import GraftXML

@@ -83,8 +83,9 @@ public enum Conversion {
         var metadata = StoreMetadata.make(
             for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
             keeping: reader.metadata.values)
-        // XML and binary documents have one key sequence: record how the input's keys map into it.
-        DocumentKeys.record(outputFormat == .sqlite ? [:] : reader.keyOffsets, model: reader.model, in: &metadata)
+        // A binary document has one key sequence: record how the input's keys map into it. (XML documents
+        // keep keys that trees share in their ids; SQLite stores keep a sequence per tree.)
+        DocumentKeys.record(outputFormat == .binary ? reader.keyOffsets : [:], model: reader.model, in: &metadata)
         var writer = try StoreFormats.writer(
             for: output, format: outputFormat, model: reader.model, metadata: metadata, overwrite: options.overwrite)
         var counts: [String: Int] = [:]

@@ -4,6 +4,7 @@ import GraftCore
 import GraftGraph
 import GraftModel
 import GraftSQLite
+import GraftXML
 
 /// The three store formats Core Data writes, recognised by content.
 public enum StoreFormat: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -71,7 +72,7 @@ public enum StoreFormats {
     static func recognizes(_ format: StoreFormat, prefix: Data) -> Bool {
         switch format {
         case .sqlite: return prefix.starts(with: Data("SQLite format 3\0".utf8))
-        case .xml: return false
+        case .xml: return XMLStore.isXMLStore(prefix)
         case .binary: return BinaryStore.isBinaryStore(prefix)
         }
     }
@@ -86,9 +87,7 @@ public enum StoreFormats {
         switch format {
         case .sqlite: return try SQLiteStoreReader(url: url, model: model, missingExternalData: missingExternalData)
         case .binary: return try BinaryStoreReader(url: url, model: model)
-        case .xml:
-            throw GraftError(
-                .unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+        case .xml: return try XMLStoreReader(url: url, model: model)
         }
     }
 
@@ -99,9 +98,7 @@ public enum StoreFormats {
         switch format {
         case .sqlite: return try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
         case .binary: return try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        case .xml:
-            throw GraftError(
-                .unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+        case .xml: return try XMLStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
         }
     }
 
@@ -111,9 +108,7 @@ public enum StoreFormats {
         switch try StoreFormat.detect(url) {
         case .sqlite: return try SQLiteStore.open(url, model: model)
         case .binary: return try BinaryStore.open(url: url, model: model)
-        case let format:
-            throw GraftError(
-                .unsupportedFormat, "\(format) stores are not supported yet", context: [.file(url.relativePath)])
+        case .xml: return try XMLStore.open(url: url, model: model)
         }
     }
 }

@@ -1,0 +1,350 @@
+import CLibXML2
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// The SAX pass that turns each `<object>` into a snapshot and hands it on.
+final class SnapshotPass: SAXPass {
+    private let tables: ReadTables
+    private let ids: ObjectIDTable
+    /// Whether to check that referenced objects are of the relationship's destination (or a subentity).
+    private let checkDestinations: Bool
+    private let body: (Snapshot) throws -> Void
+
+    private enum Place { case outside, database, object, attribute, relationship, skipping }
+    @exclusivity(unchecked) private var place = Place.outside
+    @exclusivity(unchecked) private var depth = 0
+    /// The depth at which skipping (of `<databaseInfo>`) ends.
+    @exclusivity(unchecked) private var skipUntil = 0
+    @exclusivity(unchecked) private var snapshot: Snapshot
+    @exclusivity(unchecked) private var entity = 0
+    @exclusivity(unchecked) private var attribute = 0
+    @exclusivity(unchecked) private var attributeKind = XMLValueKind.string
+    @exclusivity(unchecked) private var attributeHint = 0
+    @exclusivity(unchecked) private var relationshipHint = 0
+    private let text = ByteBuffer(capacity: 4096)
+    /// The current object's id, for error messages.
+    private let objectID = ByteBuffer(capacity: 64)
+
+    init(
+        url: URL, path: String, tables: ReadTables, ids: ObjectIDTable, checkDestinations: Bool,
+        body: @escaping (Snapshot) throws -> Void
+    ) {
+        self.tables = tables
+        self.ids = ids
+        self.checkDestinations = checkDestinations
+        self.body = body
+        snapshot =
+            tables.templates.first ?? Snapshot(ref: ObjectRef(entity: 0, key: 0), attributes: [], relationships: [])
+        super.init(url: url, path: path)
+    }
+
+    func run() throws {
+        var handler = Self.baseHandler()
+        // `_withUnsafeGuaranteedRef` spares a retain and a release per callback: the pass outlives the parse.
+        handler.startElementNs = { context, localName, _, _, _, _, attributeCount, _, attributes in
+            Unmanaged<SnapshotPass>.fromOpaque(context!)._withUnsafeGuaranteedRef {
+                $0.start(localName!, SAXAttributes(pointer: attributes, count: Int(attributeCount)))
+            }
+        }
+        handler.endElementNs = { context, _, _, _ in
+            Unmanaged<SnapshotPass>.fromOpaque(context!)._withUnsafeGuaranteedRef { $0.end() }
+        }
+        handler.characters = { context, characters, length in
+            Unmanaged<SnapshotPass>.fromOpaque(context!)._withUnsafeGuaranteedRef {
+                if $0.place == .attribute { $0.text.append(characters!, count: Int(length)) }
+            }
+        }
+        handler.cdataBlock = handler.characters
+        try run(handler)
+    }
+
+    // MARK: Errors
+
+    private var currentObject: String { Bytes.string(objectID.bytes) }
+
+    private func objectError(_ code: GraftError.Code, _ message: String, key: String? = nil) -> GraftError {
+        var context: [GraftError.Location] = [
+            .file(path), .line(line), .entity(tables.entityName(entity)), .object(currentObject),
+        ]
+        if let key { context.append(.key(key)) }
+        return GraftError(code, message, context: context)
+    }
+
+    // MARK: Elements
+
+    private func start(_ name: UnsafePointer<UInt8>, _ attributes: SAXAttributes) {
+        depth += 1
+        switch place {
+        case .skipping:
+            return
+        case .outside:
+            place = .database
+        case .database:
+            if Bytes.equal(name, "object") {
+                startObject(attributes)
+            } else if Bytes.equal(name, "databaseInfo") {
+                place = .skipping
+                skipUntil = depth
+            } else {
+                fail(error(.malformedInput, "unexpected element <\(String(cString: name))> in <database>"))
+            }
+        case .object:
+            if Bytes.equal(name, "attribute") {
+                startAttribute(attributes)
+            } else if Bytes.equal(name, "relationship") {
+                readRelationship(attributes)
+            } else {
+                fail(objectError(.malformedInput, "unexpected element <\(String(cString: name))> in <object>"))
+            }
+        case .attribute, .relationship:
+            fail(objectError(.malformedInput, "unexpected element <\(String(cString: name))> inside a property"))
+        }
+    }
+
+    private func end() {
+        defer { depth -= 1 }
+        switch place {
+        case .skipping:
+            if depth == skipUntil { place = .database }
+        case .attribute:
+            finishAttribute()
+            if place == .attribute { place = .object }
+        case .relationship:
+            place = .object
+        case .object:
+            place = .database
+            do {
+                try body(snapshot)
+            } catch {
+                fail(error)
+            }
+        case .database:
+            place = .outside
+        case .outside:
+            break
+        }
+    }
+
+    private func startObject(_ attributes: SAXAttributes) {
+        objectID.removeAll()
+        guard let id = attributes.value("id") else {
+            fail(error(.malformedInput, "an <object> without an id"))
+            return
+        }
+        objectID.append(id)
+        guard let type = attributes.value("type") else {
+            fail(error(.malformedInput, "the object has no type", [.object(currentObject)]))
+            return
+        }
+        guard let entity = tables.entity(type.bytePointer, type.count) else {
+            fail(
+                error(
+                    .modelMismatch, "the object's type '\(Bytes.excerpt(type))' is not an entity of the model",
+                    [.object(currentObject)]))
+            return
+        }
+        guard let found = ids.lookup(id.bytePointer, id.count), found.entity == entity else {
+            fail(
+                error(
+                    .malformedInput,
+                    "the object is not where the first pass saw it (did the file change while it was read?)",
+                    [.object(currentObject)]))
+            return
+        }
+        self.entity = entity
+        snapshot = tables.templates[entity]
+        snapshot.ref = ObjectRef(entity: entity, key: found.key)
+        attributeHint = Int(tables.entities[entity].firstAttribute)
+        relationshipHint = Int(tables.entities[entity].firstRelationship)
+        place = .object
+    }
+
+    private func startAttribute(_ attributes: SAXAttributes) {
+        guard let name = attributes.value("name") else {
+            fail(objectError(.malformedInput, "an <attribute> without a name"))
+            return
+        }
+        guard let position = tables.attribute(name.bytePointer, name.count, in: entity, hint: attributeHint) else {
+            fail(
+                objectError(
+                    .modelMismatch, "\(tables.entityName(entity)) has no attribute '\(Bytes.excerpt(name))'",
+                    key: Bytes.string(name)))
+            return
+        }
+        attribute = position
+        attributeHint = position + 1
+        guard let type = attributes.value("type") else {
+            fail(
+                objectError(
+                    .malformedInput, "the attribute has no type", key: tables.attributeName(position, in: entity)))
+            return
+        }
+        let slot = tables.attributes[position]
+        if let expected = slot.kind, tables.isOwnKind(type.bytePointer, type.count, slot: position) {
+            attributeKind = expected
+        } else {
+            guard let kind = XMLValueKind.named(type.bytePointer, type.count) else {
+                fail(
+                    objectError(
+                        .malformedInput, "unknown attribute type '\(Bytes.excerpt(type))'",
+                        key: tables.attributeName(position, in: entity)))
+                return
+            }
+            if let expected = slot.kind, kind != expected {
+                let compatible = kind == .base64String ? slot.type == .string : kind.family == expected.family
+                if !compatible {
+                    fail(
+                        objectError(
+                            .typeMismatch,
+                            "the attribute is written as \(kind.spelling), but the model says \(slot.type)",
+                            key: tables.attributeName(position, in: entity)))
+                    return
+                }
+            }
+            attributeKind = kind
+        }
+        text.removeAll()
+        place = .attribute
+    }
+
+    private func finishAttribute() {
+        let slot = tables.attributes[attribute]
+        if slot.isTransient { return }
+        do {
+            snapshot.attributes[Int(slot.index)] = try decode(text.bytes, type: slot.type)
+        } catch let failure as GraftError {
+            fail(objectError(failure.code, failure.message, key: tables.attributeName(attribute, in: entity)))
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// An attribute's text as the value its model type holds.
+    private func decode(_ bytes: UnsafeRawBufferPointer, type: AttributeType) throws -> Value {
+        func bad(_ what: String) -> GraftError {
+            GraftError(.malformedInput, "'\(Bytes.excerpt(bytes))' is not \(what)")
+        }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard let integer = ValueText.parseInteger(bytes) else { throw bad("an integer") }
+            guard type.integerRange!.contains(integer) else {
+                throw GraftError(.malformedInput, "\(integer) does not fit an \(type) attribute")
+            }
+            return .integer(integer)
+        case .double:
+            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
+            return .double(number)
+        case .float:
+            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
+            // Read as single precision, as Core Data keeps Float attributes.
+            let text = Bytes.string(Bytes.trimmed(bytes))
+            return .double(Double(Float(text) ?? Float(number)))
+        case .decimal:
+            let text = Bytes.string(Bytes.trimmed(bytes))
+            guard ValueText.isDecimalNumber(text), let decimal = Decimal(string: text, locale: nil) else {
+                throw bad("a decimal number")
+            }
+            return .decimal(decimal)
+        case .string:
+            if attributeKind == .base64String {
+                guard let data = ValueText.decodeBase64(bytes) else { throw bad("base64") }
+                guard let string = String(validating: data, as: UTF8.self) else {
+                    throw GraftError(.malformedInput, "the base64 string is not UTF-8")
+                }
+                return .string(string)
+            }
+            return .string(Bytes.string(bytes))
+        case .boolean:
+            guard let bool = ValueText.parseBool(bytes) else { throw bad("a Boolean (0 or 1)") }
+            return .bool(bool)
+        case .date:
+            guard let seconds = ValueText.parseDate(bytes) else {
+                throw bad("a date (seconds since 2001)")
+            }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+        case .binary, .transformable:
+            guard let data = ValueText.decodeBase64(bytes) else { throw bad("base64") }
+            return .data(data)
+        case .uuid:
+            guard let uuid = UUID(uuidString: Bytes.string(Bytes.trimmed(bytes))) else { throw bad("a UUID") }
+            return .uuid(uuid)
+        case .uri:
+            guard let uri = URL(string: Bytes.string(Bytes.trimmed(bytes))) else { throw bad("a URI") }
+            return .uri(uri)
+        case .objectID, .undefined, .composite:
+            throw GraftError(.unsupportedFormat, "Graft does not read \(type) attributes from XML stores")
+        }
+    }
+
+    private func readRelationship(_ attributes: SAXAttributes) {
+        place = .relationship
+        guard let name = attributes.value("name") else {
+            fail(objectError(.malformedInput, "a <relationship> without a name"))
+            return
+        }
+        guard let position = tables.relationship(name.bytePointer, name.count, in: entity, hint: relationshipHint)
+        else {
+            fail(
+                objectError(
+                    .modelMismatch, "\(tables.entityName(entity)) has no relationship '\(Bytes.excerpt(name))'",
+                    key: Bytes.string(name)))
+            return
+        }
+        relationshipHint = position + 1
+        let slot = tables.relationships[position]
+        if slot.isTransient { return }
+        // An empty relationship is already empty in the template.
+        guard let idrefs = attributes.value("idrefs") else { return }
+        let bytes = idrefs.bytePointer
+        let accepts = tables.accepts.baseAddress! + Int(slot.accepts)
+        var single: ObjectRef?
+        var many: [ObjectRef] = []
+        var count = 0
+        var index = 0
+        while index < idrefs.count {
+            while index < idrefs.count && Bytes.isSpace(bytes[index]) { index += 1 }
+            let start = index
+            while index < idrefs.count && !Bytes.isSpace(bytes[index]) { index += 1 }
+            guard index > start else { continue }
+            guard let target = ids.lookup(bytes + start, index - start) else {
+                fail(
+                    objectError(
+                        .malformedInput,
+                        "refers to '\(Bytes.string(bytes + start, index - start))', which is not the id of any object",
+                        key: tables.relationshipName(position, in: entity)))
+                return
+            }
+            if checkDestinations && !accepts[target.entity] {
+                fail(
+                    objectError(
+                        .typeMismatch,
+                        "refers to \(Bytes.string(bytes + start, index - start)), a \(tables.entityName(target.entity)), "
+                            + "which is not a kind of \(tables.destinationName(position))",
+                        key: tables.relationshipName(position, in: entity)))
+                return
+            }
+            let ref = ObjectRef(entity: target.entity, key: target.key)
+            count += 1
+            if slot.isToMany {
+                if many.isEmpty { many.reserveCapacity(idrefs.count / 5 + 1) }
+                many.append(ref)
+            } else {
+                single = ref
+            }
+        }
+        if slot.isToMany {
+            if count > 0 { snapshot.relationships[Int(slot.index)] = .toMany(many) }
+        } else {
+            guard count <= 1 else {
+                fail(
+                    objectError(
+                        .malformedInput, "a to-one relationship lists \(count) objects",
+                        key: tables.relationshipName(position, in: entity)))
+                return
+            }
+            if count == 1 { snapshot.relationships[Int(slot.index)] = .toOne(single) }
+        }
+    }
+}

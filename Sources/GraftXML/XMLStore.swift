@@ -1,0 +1,139 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Core Data's XML store: a whole document held in memory while open and rewritten on every save.
+///
+/// For example:
+///
+/// ```swift
+/// let store = try XMLStore.open(url: URL(fileURLWithPath: "Company.xml"), model: model)
+/// let context = ObjectContext(store: store)
+/// // … insert and edit objects …
+/// try context.save()   // rewrites Company.xml atomically
+/// ```
+public enum XMLStore {
+    /// The `<version>` Core Data writes in every XML store.
+    public static let databaseVersion: Int64 = XMLStoreFormat.databaseVersion
+
+    /// The metadata key under which a store may carry its compiled model (raw-deflate data of a `.mom`
+    /// archive), read when no model is given.
+    public static let modelCacheKey: String = XMLStoreFormat.modelCacheKey
+
+    /// Opens an XML store as a `PersistentStore` that rewrites the whole file, atomically, on every save.
+    ///
+    /// When no file is at `url`, the store starts empty and the first save creates the file.
+    ///
+    /// - Parameters:
+    ///   - model: the model; `nil` to use the one the document carries or to infer one (see
+    ///     `XMLStoreReader`). Required for a new store.
+    /// - Throws: what `XMLStoreReader` throws; `GraftError.invalidOperation` for a new store without a model.
+    public static func open(url: URL, model: Model?) throws -> InMemoryStore {
+        if !FileAccess.kind(of: url).exists {
+            guard let model else {
+                throw GraftError(
+                    .invalidOperation, "no such file, and no model to make a new store with",
+                    context: [.file(url.relativePath)])
+            }
+            let store = InMemoryStore(model: model)
+            store.metadata = StoreMetadata.make(for: model, storeType: .xml, identifier: store.identifier)
+            store.persist = { snapshots, metadata in
+                try write(snapshots, model: model, metadata: metadata, to: url)
+            }
+            return store
+        }
+        let reader = try XMLStoreReader(url: url, model: model)
+        let readModel = reader.model
+        return try InMemoryStore(reading: reader) { snapshots, metadata in
+            try write(snapshots, model: readModel, metadata: metadata, to: url)
+        }
+    }
+
+    /// Writes a whole document, replacing any file at `url` atomically.
+    ///
+    /// - Throws: what `XMLStoreWriter` throws; nothing is left at `url` or beside it on failure.
+    public static func write<S: Sequence>(_ snapshots: S, model: Model, metadata: StoreMetadata, to url: URL) throws
+    where S.Element == Snapshot {
+        var writer = try XMLStoreWriter(url: url, model: model, metadata: metadata, overwrite: true)
+        do {
+            for snapshot in snapshots { try writer.write(snapshot) }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
+    }
+
+    /// Whether `prefix`, the first bytes of a file (a few hundred are plenty), look like an XML store:
+    /// an XML declaration, then (past comments, processing instructions and a document type) a
+    /// `<database>` root element.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let head = try FileHandle(forReadingFrom: url).read(upToCount: 1024) ?? Data()
+    /// if XMLStore.isXMLStore(head) { … }
+    /// ```
+    public static func isXMLStore(_ prefix: Data) -> Bool {
+        let bytes = [UInt8](prefix.prefix(64 * 1024))
+        var index = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        func skipSpace() { while index < bytes.count && Bytes.isSpace(bytes[index]) { index += 1 } }
+        func starts(_ literal: String) -> Bool {
+            let literal = Array(literal.utf8)
+            return index + literal.count <= bytes.count && Array(bytes[index..<index + literal.count]) == literal
+        }
+        /// Moves past the next occurrence of `terminator`; `false` when it is not in the prefix.
+        func skip(past terminator: String) -> Bool {
+            let terminator = Array(terminator.utf8)
+            while index + terminator.count <= bytes.count {
+                if Array(bytes[index..<index + terminator.count]) == terminator {
+                    index += terminator.count
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+        guard starts("<?xml"), index + 5 < bytes.count, Bytes.isSpace(bytes[index + 5]) else { return false }
+        guard skip(past: "?>") else { return false }
+        while true {
+            skipSpace()
+            if starts("<!--") {
+                guard skip(past: "-->") else { return false }
+            } else if starts("<?") {
+                guard skip(past: "?>") else { return false }
+            } else if starts("<!DOCTYPE") {
+                index += 9
+                skipSpace()
+                guard starts("database"), index + 8 < bytes.count,
+                    Bytes.isSpace(bytes[index + 8]) || bytes[index + 8] == UInt8(ascii: ">")
+                        || bytes[index + 8] == UInt8(ascii: "[")
+                else { return false }
+                // Past the document type, internal subset included.
+                var depth = 0
+                var quote: UInt8 = 0
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    index += 1
+                    if quote != 0 {
+                        if byte == quote { quote = 0 }
+                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        quote = byte
+                    } else if byte == UInt8(ascii: "[") {
+                        depth += 1
+                    } else if byte == UInt8(ascii: "]") {
+                        depth -= 1
+                    } else if byte == UInt8(ascii: ">") && depth <= 0 {
+                        break
+                    }
+                }
+            } else {
+                guard starts("<database"), index + 9 < bytes.count else { return false }
+                let next = bytes[index + 9]
+                return Bytes.isSpace(next) || next == UInt8(ascii: ">") || next == UInt8(ascii: "/")
+            }
+        }
+    }
+}

@@ -1,0 +1,587 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Writes a Core Data XML store from a stream of snapshots, in the layout Apple's framework writes.
+///
+/// The document goes into a temporary file beside the destination as it is written (in 1 MiB
+/// pieces), and `finish()` flushes it to disk and renames it into place. `cancel()`, a failed
+/// `write(_:)` or `finish()`, or dropping the writer unfinished removes the temporary file, so nothing
+/// is left behind. After a failure the writer accepts nothing more.
+///
+/// Object ids are `z<key>`; when two inheritance trees use the same key, the later one's objects get
+/// `z<key>-<ROOT ENTITY>` (see `Formats/xml-store.md`). Attributes without a value are left out; every
+/// persistent relationship is written, empty ones too.
+///
+/// For example:
+///
+/// ```swift
+/// var writer = try XMLStoreWriter(
+///     url: URL(fileURLWithPath: "Company.xml"), model: model,
+///     metadata: StoreMetadata.make(for: model, storeType: .xml), overwrite: false)
+/// for snapshot in snapshots { try writer.write(snapshot) }
+/// try writer.finish()
+/// ```
+public struct XMLStoreWriter: StoreWriter {
+    private let engine: WriterEngine
+
+    /// Starts a document at `url`.
+    ///
+    /// - Parameters:
+    ///   - model: the model every snapshot follows.
+    ///   - metadata: written as `<UUID>` (its `identifier`) and the `<metadata>` property list (every
+    ///     key but `NSStoreUUID` and `NSStoreType`, which the `<UUID>` element and the format itself say;
+    ///     the reader puts them back). Make it with `StoreMetadata.make(for:storeType:keeping:)` to record
+    ///     the model's version hashes.
+    ///   - overwrite: whether an existing file at `url` may be replaced (when `finish()` renames).
+    /// - Throws: `GraftError.alreadyExists` when `url` exists and `overwrite` is `false`;
+    ///   `GraftError.io` when the temporary file cannot be made; `GraftError.malformedInput` for metadata
+    ///   XML cannot carry.
+    public init(url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool) throws {
+        engine = try WriterEngine(url: url, model: model, metadata: metadata, overwrite: overwrite)
+    }
+
+    /// Adds one object.
+    ///
+    /// - Throws: `GraftError.typeMismatch` for a value of the wrong type or out of its attribute's range,
+    ///   or a reference to an object of an entity the relationship cannot hold;
+    ///   `GraftError.malformedInput` for a snapshot that does not fit its entity;
+    ///   `GraftError.invalidOperation` for an unloaded to-many or a writer that is finished or failed;
+    ///   `GraftError.io` when the file cannot be written. The temporary file is removed on any error.
+    public mutating func write(_ snapshot: Snapshot) throws {
+        try engine.write(snapshot)
+    }
+
+    /// Completes the document and renames it into place.
+    public mutating func finish() throws {
+        try engine.finish()
+    }
+
+    /// Abandons the document and removes the temporary file.
+    public mutating func cancel() {
+        engine.abandon()
+    }
+
+    /// The temporary file the document is written to before `finish()` (for tests and diagnostics).
+    public var temporaryURL: URL { engine.temporaryURL }
+}
+
+/// The writer's state: the open temporary file, the output buffer, the id map and the precomputed
+/// text of each entity's tags.
+final class WriterEngine {
+    let url: URL
+    let temporaryURL: URL
+    let model: Model
+    let overwrite: Bool
+    private var path: String { url.relativePath }
+    private var descriptor: Int32
+    private enum State { case open, finished, abandoned }
+    private var state = State.open
+    private let output = ByteBuffer(capacity: 1 << 21)
+    private static let flushThreshold = 1 << 20
+    /// Bytes already written to the file.
+    private var flushed = 0
+    /// Where the `<nextObjectID>` element starts in the file, and how many bytes it may take.
+    private var nextObjectIDOffset = 0
+    private static let nextObjectIDWidth = "<nextObjectID></nextObjectID>".utf8.count + 19
+    private var ids: ObjectIDWriter
+    private var tally: ObjectTally
+    private let tables: [EntityTags]
+
+    init(url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool) throws {
+        self.url = url
+        self.model = model
+        self.overwrite = overwrite
+        let folder = url.deletingLastPathComponent()
+        let kind = FileAccess.kind(of: url)
+        if kind.isDirectory {
+            throw GraftError(.io, "is a folder, not a file", context: [.file(url.relativePath)])
+        }
+        if kind.exists && !overwrite {
+            throw GraftError(
+                .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
+        }
+        temporaryURL = folder.appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
+        descriptor = open(temporaryURL.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            let reason = String(cString: strerror(errno))
+            throw GraftError(
+                .io, "cannot create a file in \(folder.relativePath): \(reason)", context: [.file(url.relativePath)])
+        }
+        ids = ObjectIDWriter(model: model)
+        tally = ObjectTally(model: model)
+        tables = EntityTags.make(for: model)
+        do {
+            try writeHeader(metadata)
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    deinit {
+        if state == .open { abandon() }
+    }
+
+    // MARK: Header and end
+
+    private func writeHeader(_ metadata: StoreMetadata) throws {
+        output.append(XMLStoreFormat.declaration)
+        output.append(XMLStoreFormat.doctype)
+        output.append("<database>\n    <databaseInfo>\n        <version>")
+        output.append(decimal: XMLStoreFormat.databaseVersion)
+        output.append("</version>\n        <UUID>")
+        guard XMLText.appendEscaped(metadata.identifier, to: output) else {
+            throw GraftError(
+                .malformedInput, "the store UUID holds a character XML cannot carry", context: [.file(path)])
+        }
+        output.append("</UUID>\n        ")
+        nextObjectIDOffset = output.count
+        appendNextObjectID(XMLStoreFormat.firstNextObjectID)
+        output.append("\n        <metadata>\n")
+        var values = metadata.values
+        values["NSStoreUUID"] = nil
+        values["NSStoreType"] = nil
+        do {
+            try MetadataWriter(output: output).appendPlist(values, level: 3)
+        } catch let error as GraftError {
+            throw error.at(.other("metadata")).inFile(path)
+        }
+        output.append("        </metadata>\n    </databaseInfo>\n")
+    }
+
+    /// `<nextObjectID>n</nextObjectID>`, padded with spaces to a fixed width so that the final value
+    /// can be put in place when the document is complete. A document still in the buffer then gets the
+    /// element without padding; a larger one keeps the padding (trailing spaces on that line, which XML
+    /// ignores).
+    private func appendNextObjectID(_ value: Int64) {
+        let start = output.count
+        output.append("<nextObjectID>")
+        output.append(decimal: value)
+        output.append("</nextObjectID>")
+        output.appendSpaces(Self.nextObjectIDWidth - (output.count - start))
+    }
+
+    func finish() throws {
+        try requireOpen()
+        do {
+            let missing = tally.missing(limit: 5)
+            if !missing.isEmpty {
+                let names = missing.map { "\(model.descriptions[$0.root].name) \($0.key)" }.joined(separator: ", ")
+                throw GraftError(
+                    .malformedInput,
+                    "the document refers to objects that were not written (entity tree and key): \(names)",
+                    context: [.file(path)])
+            }
+            output.append("</database>\n")
+            // The last id handed out, as Core Data records it (at least 101: its first object is z102).
+            let element = ByteBuffer(capacity: Self.nextObjectIDWidth)
+            element.append("<nextObjectID>")
+            element.append(decimal: max(ids.largestKey, XMLStoreFormat.firstNextObjectID))
+            element.append("</nextObjectID>")
+            if flushed == 0 {
+                // The header is still in the buffer (a document under 1 MiB): put the element in exactly.
+                output.replace(start: nextObjectIDOffset, length: Self.nextObjectIDWidth, with: element.bytes)
+                try flush()
+            } else {
+                // Overwrite the reserved room, padding with spaces after the element.
+                try flush()
+                element.appendSpaces(Self.nextObjectIDWidth - element.count)
+                try writeAll(element.bytes, at: nextObjectIDOffset)
+            }
+            guard fsync(descriptor) == 0 else { throw ioError("cannot flush the file to disk") }
+            guard close(descriptor) == 0 else {
+                descriptor = -1
+                throw ioError("cannot close the file")
+            }
+            descriptor = -1
+            try moveIntoPlace()
+            state = .finished
+            syncFolder()
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    /// Renames the finished file over the destination; without `overwrite`, links it there instead, which
+    /// fails if a file has appeared at the destination meanwhile (no window between check and rename).
+    private func moveIntoPlace() throws {
+        if !overwrite {
+            if link(temporaryURL.path, url.path) == 0 {
+                unlink(temporaryURL.path)
+                return
+            }
+            if errno == EEXIST {
+                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
+            }
+            // A file system without hard links: check, then rename.
+            if FileAccess.kind(of: url).exists {
+                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
+            }
+        }
+        guard rename(temporaryURL.path, url.path) == 0 else {
+            throw ioError("cannot rename the finished file into place")
+        }
+    }
+
+    /// Flushes the folder so that the rename survives a crash; failure here is not an error.
+    private func syncFolder() {
+        let folder = open(url.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
+        if folder >= 0 {
+            _ = fsync(folder)
+            _ = close(folder)
+        }
+    }
+
+    func abandon() {
+        guard state == .open else { return }
+        state = .abandoned
+        if descriptor >= 0 { _ = close(descriptor) }
+        descriptor = -1
+        unlink(temporaryURL.path)
+    }
+
+    private func requireOpen() throws {
+        switch state {
+        case .open: return
+        case .finished:
+            throw GraftError(.invalidOperation, "the document is already finished", context: [.file(path)])
+        case .abandoned:
+            throw GraftError(
+                .invalidOperation, "the document was abandoned after a failure or cancel", context: [.file(path)])
+        }
+    }
+
+    // MARK: File output
+
+    private func flush() throws {
+        try writeAll(output.bytes, at: nil)
+        flushed += output.count
+        output.removeAll()
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int?) throws {
+        guard var pointer = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        var position = offset ?? 0
+        while remaining > 0 {
+            let written =
+                offset == nil
+                ? systemWrite(descriptor, pointer, remaining) : pwrite(descriptor, pointer, remaining, off_t(position))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ioError("cannot be written")
+            }
+            pointer += written
+            remaining -= written
+            position += written
+        }
+    }
+
+    private func ioError(_ message: String) -> GraftError {
+        GraftError(.io, "\(message): \(String(cString: strerror(errno)))", context: [.file(path)])
+    }
+
+    // MARK: Objects
+
+    func write(_ snapshot: Snapshot) throws {
+        try requireOpen()
+        do {
+            try append(snapshot)
+            if output.count >= Self.flushThreshold { try flush() }
+        } catch {
+            abandon()
+            throw error
+        }
+    }
+
+    private func append(_ snapshot: Snapshot) throws {
+        let entityIndex = snapshot.ref.entity
+        guard tables.indices.contains(entityIndex) else {
+            throw GraftError(
+                .malformedInput, "a snapshot names entity #\(entityIndex), which the model does not have",
+                context: [.file(path)])
+        }
+        let table = tables[entityIndex]
+        let entity = table.entity
+        guard snapshot.attributes.count == entity.attributes.count,
+            snapshot.relationships.count == entity.relationships.count
+        else {
+            throw GraftError(
+                .malformedInput,
+                "the snapshot has \(snapshot.attributes.count) attributes and \(snapshot.relationships.count) "
+                    + "relationships, but \(entity.name) has \(entity.attributes.count) and \(entity.relationships.count)",
+                context: [.file(path), .entity(entity.name), .object("key \(snapshot.ref.key)")])
+        }
+        guard tally.write(entity: entityIndex, key: snapshot.ref.key) else {
+            throw GraftError(
+                .malformedInput, "the object is written twice",
+                context: [.file(path), .entity(entity.name), .object("key \(snapshot.ref.key)")])
+        }
+        let objectStart = output.count
+        output.append(table.objectOpen)
+        ids.append(entity: entityIndex, key: snapshot.ref.key, to: output)
+        var hasContent = !table.relationships.isEmpty
+        if !hasContent {
+            for slot in table.attributes where snapshot.attributes[slot.index] != nil {
+                hasContent = true
+                break
+            }
+        }
+        guard hasContent else {
+            output.append("\"></object>\n")
+            return
+        }
+        output.append("\">\n")
+        for slot in table.attributes {
+            guard let value = snapshot.attributes[slot.index] else { continue }
+            do {
+                try append(value, slot: slot)
+            } catch var error as GraftError {
+                let id = objectID(snapshot.ref, start: objectStart, table: table)
+                error.context = [.file(path), .entity(entity.name), .object(id), .key(slot.name)] + error.context
+                throw error
+            }
+        }
+        for slot in table.relationships {
+            output.append(slot.open)
+            let refs: [ObjectRef]
+            switch (snapshot.relationships[slot.index], slot.isToMany) {
+            case (.toOne(let ref), false): refs = ref.map { [$0] } ?? []
+            case (.toMany(let many), true): refs = many
+            case (.unloaded, _):
+                throw relationshipError(
+                    "the to-many relationship is not loaded; give the writer complete snapshots", snapshot, slot,
+                    objectStart, table, code: .invalidOperation)
+            default:
+                throw relationshipError(
+                    slot.isToMany
+                        ? "a to-many relationship holds a to-one value" : "a to-one relationship holds a to-many value",
+                    snapshot, slot, objectStart, table, code: .typeMismatch)
+            }
+            if !refs.isEmpty {
+                output.append(" idrefs=\"")
+                for (position, ref) in refs.enumerated() {
+                    guard ref.entity >= 0, ref.entity < tables.count, slot.accepts[ref.entity] else {
+                        let name =
+                            tables.indices.contains(ref.entity) ? tables[ref.entity].entity.name : "#\(ref.entity)"
+                        throw relationshipError(
+                            "refers to an object of entity \(name), which is not a kind of \(slot.destination)",
+                            snapshot, slot, objectStart, table, code: .typeMismatch)
+                    }
+                    if position > 0 { output.append(UInt8(ascii: " ")) }
+                    ids.append(entity: ref.entity, key: ref.key, to: output)
+                    tally.refer(entity: ref.entity, key: ref.key)
+                }
+                output.append(UInt8(ascii: "\""))
+            }
+            output.append("></relationship>\n")
+        }
+        output.append("    </object>\n")
+    }
+
+    /// The id written for the object whose `<object` tag starts at `start` in the buffer.
+    private func objectID(_ ref: ObjectRef, start: Int, table: EntityTags) -> String {
+        let idStart = start + table.objectOpen.count
+        var end = idStart
+        while end < output.count && output.base[end] != UInt8(ascii: "\"") { end += 1 }
+        return Bytes.string(UnsafeRawBufferPointer(start: output.base + idStart, count: end - idStart))
+    }
+
+    private func relationshipError(
+        _ message: String, _ snapshot: Snapshot, _ slot: EntityTags.RelationshipSlot, _ start: Int, _ table: EntityTags,
+        code: GraftError.Code
+    ) -> GraftError {
+        let id = objectID(snapshot.ref, start: start, table: table)
+        return GraftError(
+            code, message, context: [.file(path), .entity(table.entity.name), .object(id), .key(slot.name)])
+    }
+
+    private func append(_ value: Value, slot: EntityTags.AttributeSlot) throws {
+        switch slot.kind {
+        case .int16, .int32, .int64:
+            guard case .integer(let integer) = value else { throw mismatch(value, slot) }
+            if let range = slot.type.integerRange, !range.contains(integer) {
+                throw GraftError(.typeMismatch, "\(integer) does not fit an \(slot.type) attribute")
+            }
+            output.append(slot.open)
+            output.append(decimal: integer)
+        case .decimal:
+            let text: String
+            switch value {
+            case .decimal(let decimal): text = decimal.description
+            case .integer(let integer): text = String(integer)
+            default: throw mismatch(value, slot)
+            }
+            output.append(slot.open)
+            output.append(string: text)
+        case .double, .float:
+            let number: Double
+            switch value {
+            case .double(let double): number = double
+            case .integer(let integer): number = Double(integer)
+            default: throw mismatch(value, slot)
+            }
+            output.append(slot.open)
+            if slot.kind == .float {
+                ValueText.appendFloat(number, to: output)
+            } else {
+                ValueText.appendDouble(number, to: output)
+            }
+        case .string, .base64String:
+            guard case .string(let string) = value else { throw mismatch(value, slot) }
+            output.append(slot.open)
+            let start = output.count
+            if !XMLText.appendEscaped(string, to: output) {
+                // Characters XML 1.0 cannot carry: base64 of the UTF-8, under Graft's own type name.
+                output.truncate(to: start - slot.open.count)
+                output.append(slot.base64Open)
+                ValueText.appendBase64(Data(string.utf8), to: output)
+            }
+        case .bool:
+            guard case .bool(let bool) = value else { throw mismatch(value, slot) }
+            output.append(slot.open)
+            output.append(bool ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+        case .date:
+            guard case .date(let date) = value else { throw mismatch(value, slot) }
+            output.append(slot.open)
+            ValueText.appendDate(date.timeIntervalSinceReferenceDate, to: output)
+        case .binary, .transformable:
+            guard case .data(let data) = value else { throw mismatch(value, slot) }
+            output.append(slot.open)
+            ValueText.appendBase64(data, to: output)
+        case .uuid:
+            guard case .uuid(let uuid) = value else { throw mismatch(value, slot) }
+            output.append(slot.open)
+            output.append(string: uuid.uuidString)
+        case .uri:
+            guard case .uri(let uri) = value else { throw mismatch(value, slot) }
+            output.append(slot.open)
+            guard XMLText.appendEscaped(uri.absoluteString, to: output) else {
+                throw GraftError(.typeMismatch, "the URI holds a character XML cannot carry")
+            }
+        case .objectID:
+            throw GraftError(.unsupportedFormat, "the XML store cannot hold Object ID attribute values")
+        }
+        output.append("</attribute>\n")
+    }
+
+    private func mismatch(_ value: Value, _ slot: EntityTags.AttributeSlot) -> GraftError {
+        GraftError(.typeMismatch, "a \(slot.type) attribute cannot hold \(Self.describe(value))")
+    }
+
+    private static func describe(_ value: Value) -> String {
+        switch value {
+        case .integer(let integer): return "the integer \(integer)"
+        case .double(let double): return "the number \(double)"
+        case .decimal(let decimal): return "the decimal \(decimal)"
+        case .string(let string): return "the string '\(Bytes.excerpt(string))'"
+        case .bool(let bool): return "the Boolean \(bool ? "YES" : "NO")"
+        case .date(let date): return "the date \(date)"
+        case .data(let data): return "\(data.count) bytes of data"
+        case .uuid(let uuid): return "the UUID \(uuid.uuidString)"
+        case .uri(let uri): return "the URI \(uri.absoluteString)"
+        }
+    }
+}
+
+/// `write(2)`, under a name the writer's own `write(_:)` does not hide.
+private func systemWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, pointer, count)
+}
+
+/// The text of one entity's tags, computed once per document.
+struct EntityTags {
+    struct AttributeSlot {
+        var index: Int
+        var name: String
+        var type: AttributeType
+        var kind: XMLValueKind
+        /// `        <attribute name="…" type="…">`
+        var open: [UInt8]
+        /// The same with `type="string-base64"`.
+        var base64Open: [UInt8]
+    }
+
+    struct RelationshipSlot {
+        var index: Int
+        var name: String
+        var isToMany: Bool
+        var destination: String
+        /// Whether an object of each entity may be referenced (the destination and its subentities).
+        var accepts: [Bool]
+        /// `        <relationship name="…" type="min/max" destination="…"`
+        var open: [UInt8]
+    }
+
+    let entity: EntityDescription
+    /// `    <object type="…" id="`
+    let objectOpen: [UInt8]
+    let attributes: [AttributeSlot]
+    let relationships: [RelationshipSlot]
+
+    static func make(for model: Model) -> [EntityTags] {
+        // Core Data writes entity names in capitals and property names in lower case; where that would
+        // make two names the same, Graft writes them as they are.
+        var upperCount: [String: Int] = [:]
+        for entity in model.descriptions { upperCount[entity.name.uppercased(), default: 0] += 1 }
+        func written(_ entity: EntityDescription) -> String {
+            let upper = entity.name.uppercased()
+            return upperCount[upper]! > 1 ? entity.name : upper
+        }
+        return model.descriptions.map { entity in
+            var lowerCount: [String: Int] = [:]
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
+                lowerCount[name.lowercased(), default: 0] += 1
+            }
+            func property(_ name: String) -> String {
+                lowerCount[name.lowercased()]! > 1 ? name : name.lowercased()
+            }
+            func quoted(_ text: String) -> [UInt8] {
+                let buffer = ByteBuffer(capacity: text.utf8.count + 8)
+                var text = text
+                _ = text.withUTF8 { XMLText.appendEscaped(UnsafeRawBufferPointer($0), to: buffer, inAttribute: true) }
+                return Array(buffer.bytes)
+            }
+            let objectOpen = Array("    <object type=\"".utf8) + quoted(written(entity)) + Array("\" id=\"".utf8)
+            var attributes: [AttributeSlot] = []
+            for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
+                let kind = XMLValueKind(attribute.type) ?? .string
+                let head =
+                    Array("        <attribute name=\"".utf8) + quoted(property(attribute.name))
+                    + Array("\" type=\"".utf8)
+                attributes.append(
+                    AttributeSlot(
+                        index: index, name: attribute.name, type: attribute.type, kind: kind,
+                        open: head + Array("\(kind.spelling)\">".utf8),
+                        base64Open: head + Array("\(XMLValueKind.base64String.spelling)\">".utf8)))
+            }
+            var relationships: [RelationshipSlot] = []
+            for (index, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
+                let destination = model.destination(of: relationship)
+                var accepts = [Bool](repeating: false, count: model.descriptions.count)
+                accepts[destination.index] = true
+                for descendant in destination.descendantIndices { accepts[descendant] = true }
+                let counts = "\(relationship.minCount)/\(relationship.isToMany ? relationship.maxCount : 1)"
+                let open =
+                    Array("        <relationship name=\"".utf8) + quoted(property(relationship.name))
+                    + Array("\" type=\"\(counts)\" destination=\"".utf8) + quoted(written(destination))
+                    + [UInt8(ascii: "\"")]
+                relationships.append(
+                    RelationshipSlot(
+                        index: index, name: relationship.name, isToMany: relationship.isToMany,
+                        destination: destination.name, accepts: accepts, open: open))
+            }
+            return EntityTags(
+                entity: entity, objectOpen: objectOpen, attributes: attributes, relationships: relationships)
+        }
+    }
+}
