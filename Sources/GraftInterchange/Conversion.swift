@@ -78,8 +78,12 @@ public enum Conversion {
             throw GraftError(
                 .alreadyExists, "already exists (use --force to replace it)", context: [.file(output.relativePath)])
         }
+        // XML and binary documents cannot hold a reference to an object they do not have; a SQLite store
+        // can (SQLite enforces nothing). Such references are left out, each named in a warning.
+        let dangling: SQLiteStoreReader.DanglingReferences = outputFormat == .sqlite ? .keep : .drop
         let reader = try StoreFormats.reader(
-            for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData)
+            for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData,
+            danglingReferences: dangling)
         var metadata = StoreMetadata.make(
             for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
             keeping: reader.metadata.values)
@@ -109,8 +113,11 @@ public enum Conversion {
             warnings: (reader as? SQLiteStoreReader)?.warnings ?? [])
         if options.verify {
             let written = try StoreFormats.reader(for: output, format: outputFormat, model: reader.model)
+            // The input again, exactly as it was read (a model inferred from an XML document is inferred
+            // again, rather than checked against the version hashes the document records).
             let again = try StoreFormats.reader(
-                for: input, format: inputFormat, model: reader.model, missingExternalData: options.missingExternalData)
+                for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData,
+                danglingReferences: dangling)
             report.differences = try Verification.differences(between: again, and: written)
             if !report.differences.isEmpty {
                 throw GraftError(

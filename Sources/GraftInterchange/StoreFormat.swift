@@ -82,10 +82,13 @@ public enum StoreFormats {
     /// - Parameter model: the model to read with; `nil` uses the model the document carries.
     public static func reader(
         for url: URL, format: StoreFormat, model: Model?,
-        missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+        missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
+        danglingReferences: SQLiteStoreReader.DanglingReferences = .keep
     ) throws -> any StoreReader {
         switch format {
-        case .sqlite: return try SQLiteStoreReader(url: url, model: model, missingExternalData: missingExternalData)
+        case .sqlite:
+            return try SQLiteStoreReader(
+                url: url, model: model, missingExternalData: missingExternalData, danglingReferences: danglingReferences)
         case .binary: return try BinaryStoreReader(url: url, model: model)
         case .xml: return try XMLStoreReader(url: url, model: model)
         }

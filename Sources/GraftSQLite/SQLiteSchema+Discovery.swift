@@ -191,7 +191,7 @@ extension SQLiteSchema {
         let relationship = owner.relationships[join.relationship]
         let number = entityNumbers[join.entity]
         var candidates = [join.name]
-        var otherNumber = number
+        var otherNumber = entityNumbers[relationship.destinationIndex]
         var inverseName = "INVERSE_" + relationship.name.uppercased()
         if let inverse = join.inverse {
             otherNumber = entityNumbers[inverse.entity]

@@ -37,13 +37,32 @@ public final class SQLiteStoreReader: StoreReader {
         case omit
     }
 
+    /// What to do with references to objects the store does not have (a to-one column or join row naming
+    /// a deleted row: SQLite enforces nothing, and stores in the wild have them).
+    public enum DanglingReferences: Sendable {
+        /// Read them as they are (a SQLite store can hold them; XML and binary documents cannot).
+        case keep
+        /// Leave them out and add a warning naming each.
+        case drop
+    }
+
+    /// References to missing objects, by root entity and key; empty unless `dangling` is `.drop`.
+    private var missing: Set<MissingKey> = []
+
+    private struct MissingKey: Hashable {
+        var root: Int
+        var key: Int64
+    }
+
     /// Opens a store for reading.
     ///
     /// - Parameter model: the model to read with; `nil` uses the model the store keeps in its model cache.
     /// - Throws: `GraftError.fileNotFound`, `.malformedInput` (not a Core Data store, corrupt),
     ///   `.notFound` (no model given and no model cache), `.modelMismatch` (the given model's version hashes
     ///   differ from the store's, naming the entities).
-    public init(url: URL, model: Model?, missingExternalData: MissingExternalData = .fail) throws {
+    public init(
+        url: URL, model: Model?, missingExternalData: MissingExternalData = .fail, danglingReferences: DanglingReferences = .keep
+    ) throws {
         self.url = url
         self.missingExternalData = missingExternalData
         let database = try SQLiteDatabase.openForReading(url)
@@ -52,6 +71,7 @@ public final class SQLiteStoreReader: StoreReader {
         self.metadata = metadata
         self.database = database
         self.schema = try SQLiteSchema.discover(in: database, model: chosen)
+        if danglingReferences == .drop { try findDanglingReferences() }
     }
 
     /// The folder Core Data keeps externally stored binary data in: `.<store name>_SUPPORT/_EXTERNAL_DATA`.
@@ -89,6 +109,48 @@ public final class SQLiteStoreReader: StoreReader {
 
     public var objectCount: Int? {
         try? counts().values.reduce(0, +)
+    }
+
+    /// Finds references to rows that do not exist, with one anti-join per to-one column and join column.
+    private func findDanglingReferences() throws {
+        var found: [String: [Int64]] = [:]
+        func scan(_ sql: String, root: Int, label: String) throws {
+            let statement = try database.prepare(sql)
+            while try statement.step() {
+                let key = statement.int64(0)
+                missing.insert(MissingKey(root: root, key: key))
+                found[label, default: []].append(key)
+            }
+        }
+        for entity in model.descriptions {
+            for relationship in entity.declaration.relationships where !relationship.isTransient {
+                guard let index = entity.relationshipIndexByName[relationship.name] else { continue }
+                let description = entity.relationships[index]
+                let destination = model.descriptions[description.destinationIndex]
+                let target = quoted(schema.tables[schema.tableOfEntity[destination.index]].name)
+                let label = "\(entity.name).\(relationship.name) (\(destination.name))"
+                if !relationship.isToMany, let columns = schema.toOneColumns[entity.index][index] {
+                    let table = quoted(schema.tables[schema.tableOfEntity[entity.index]].name)
+                    try scan(
+                        "SELECT DISTINCT s.\(quoted(columns.key)) FROM \(table) s WHERE s.\(quoted(columns.key)) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = s.\(quoted(columns.key))) ORDER BY 1",
+                        root: destination.rootIndex, label: label)
+                } else if relationship.isToMany, case .joinTable(let join, let own, let other, _)? = schema.toManyStorage[entity.index][index] {
+                    let table = quoted(schema.joinTables[join].name)
+                    try scan(
+                        "SELECT DISTINCT j.\(quoted(other)) FROM \(table) j WHERE NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = j.\(quoted(other))) ORDER BY 1",
+                        root: destination.rootIndex, label: label)
+                    let source = quoted(schema.tables[schema.tableOfEntity[entity.index]].name)
+                    try scan(
+                        "SELECT DISTINCT j.\(quoted(own)) FROM \(table) j WHERE NOT EXISTS (SELECT 1 FROM \(source) d WHERE d.Z_PK = j.\(quoted(own))) ORDER BY 1",
+                        root: entity.rootIndex, label: "join rows of \(label) from missing \(entity.name)")
+                }
+            }
+        }
+        for (label, keys) in found.sorted(by: { $0.key < $1.key }) {
+            let shown = keys.prefix(10).map { "p\($0)" }.joined(separator: ", ")
+            warnings.append(
+                "\(label) refers to \(shown)\(keys.count > 10 ? " and \(keys.count - 10) more" : ""), which the store does not have; those references are left out")
+        }
     }
 
     /// How many objects each entity has, counting each object under its own entity only.
@@ -251,7 +313,22 @@ public final class SQLiteStoreReader: StoreReader {
                 }
                 return refs
             }
-            try body(snapshot)
+            try body(self.missing.isEmpty ? snapshot : withoutMissingReferences(snapshot))
         }
+    }
+
+    private func withoutMissingReferences(_ snapshot: Snapshot) -> Snapshot {
+        var copy = snapshot
+        for (index, value) in snapshot.relationships.enumerated() {
+            func exists(_ ref: ObjectRef) -> Bool {
+                !missing.contains(MissingKey(root: model.descriptions[ref.entity].rootIndex, key: ref.key))
+            }
+            switch value {
+            case .toOne(let ref?) where !exists(ref): copy.relationships[index] = .toOne(nil)
+            case .toMany(let refs) where !refs.allSatisfy(exists): copy.relationships[index] = .toMany(refs.filter(exists))
+            default: break
+            }
+        }
+        return copy
     }
 }
