@@ -50,6 +50,21 @@ public enum Conversion {
         public var warnings: [String]
     }
 
+    /// Streams every snapshot of `reader` into `writer` (a concrete writer type, so the per-object call is
+    /// direct), counting objects per entity.
+    private static func pump<W: StoreWriter>(
+        _ reader: any StoreReader, into writer: inout W, counts: inout [Int], total: Int?,
+        progress: ((_ done: Int, _ total: Int?) -> Void)?
+    ) throws {
+        var done = 0
+        try reader.forEachSnapshot { snapshot in
+            try writer.write(snapshot)
+            counts[snapshot.ref.entity] += 1
+            done += 1
+            if done % 10_000 == 0 { progress?(done, total) }
+        }
+    }
+
     /// Converts `input` into a new document at `output`.
     ///
     /// The input is never changed. The output is written into a temporary file beside it and renamed
@@ -92,21 +107,18 @@ public enum Conversion {
         DocumentKeys.record(outputFormat == .binary ? reader.keyOffsets : [:], model: reader.model, in: &metadata)
         var writer = try StoreFormats.writer(
             for: output, format: outputFormat, model: reader.model, metadata: metadata, overwrite: options.overwrite)
-        var counts: [String: Int] = [:]
         let total = reader.objectCount
-        var done = 0
+        var perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
         do {
-            try reader.forEachSnapshot { snapshot in
-                try writer.write(snapshot)
-                counts[reader.model.descriptions[snapshot.ref.entity].name, default: 0] += 1
-                done += 1
-                if done % 10_000 == 0 { progress?(done, total) }
-            }
+            try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress)
             try writer.finish()
         } catch {
             writer.cancel()
             throw error
         }
+        let done = perEntity.reduce(0, +)
+        var counts: [String: Int] = [:]
+        for (index, count) in perEntity.enumerated() where count > 0 { counts[reader.model.descriptions[index].name] = count }
         progress?(done, total)
         var report = Report(
             inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],

@@ -176,6 +176,9 @@ final class SQLiteStatement {
 
     func reset() { sqlite3_reset(statement) }
 
+    /// Sets every parameter back to NULL.
+    func clearBindings() { sqlite3_clear_bindings(statement) }
+
     func bind(_ text: String, at index: Int32) throws {
         var text = text
         let status = text.withUTF8 { bytes in

@@ -15,6 +15,36 @@ struct SQLiteRowDecoder {
     let path: String
     let externalData: URL?
     private var lookups: [Int: SQLiteStatement] = [:]
+    /// Per entity (by model index): where its values are in a row, resolved once.
+    private var plans: [Int: Plan] = [:]
+
+    private struct Plan {
+        var attributes: [(index: Int, column: Int32, kind: SQLiteValues.Kind)] = []
+        /// Per relationship: `.toOne` columns, or nil for to-manys and transients.
+        var toOnes: [(key: Int32, entity: Int32?, destination: Int, hasSubentities: Bool)?] = []
+    }
+
+    private mutating func plan(for entityIndex: Int) -> Plan {
+        if let plan = plans[entityIndex] { return plan }
+        let entity = schema.model.descriptions[entityIndex]
+        var plan = Plan()
+        for (index, attribute) in entity.attributes.enumerated() {
+            guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
+            plan.attributes.append((index, column, SQLiteValues.Kind(attribute)))
+        }
+        for relationship in entity.relationships {
+            guard !relationship.isToMany, !relationship.isTransient,
+                let columns = schema.toOneColumns[entityIndex][relationship.index], let key = position[columns.key]
+            else {
+                plan.toOnes.append(nil)
+                continue
+            }
+            let destination = schema.model.descriptions[relationship.destinationIndex]
+            plan.toOnes.append((key, columns.entity.flatMap { position[$0] }, destination.index, !destination.descendantIndices.isEmpty))
+        }
+        plans[entityIndex] = plan
+        return plan
+    }
 
     init(schema: SQLiteSchema, table: Int, database: SQLiteDatabase, path: String, externalData: URL?) {
         self.schema = schema
@@ -54,46 +84,48 @@ struct SQLiteRowDecoder {
         let (key, entityIndex) = try entity(of: row)
         let model = schema.model
         let entity = model.descriptions[entityIndex]
+        let plan = plan(for: entityIndex)
         var attributes = [Value?](repeating: nil, count: entity.attributes.count)
-        for (index, attribute) in entity.attributes.enumerated() {
-            guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
+        for slot in plan.attributes {
             do {
-                attributes[index] = try SQLiteValues.read(
-                    row, column, as: attribute, externalData: externalData, missing: missing)
+                attributes[slot.index] = try SQLiteValues.read(
+                    row, slot.column, as: slot.kind, externalData: externalData, missing: missing)
             } catch let error as GraftError {
-                throw error.at(.key(attribute.name)).at(.object("\(entity.name) p\(key)")).inFile(path)
+                throw error.at(.key(entity.attributes[slot.index].name)).at(.object("\(entity.name) p\(key)")).inFile(path)
             }
         }
         var relationships: [RelationshipValue] = []
-        relationships.reserveCapacity(entity.relationships.count)
-        for relationship in entity.relationships {
+        relationships.reserveCapacity(plan.toOnes.count)
+        for (index, slot) in plan.toOnes.enumerated() {
+            if let slot {
+                guard !row.isNull(slot.key) else {
+                    relationships.append(.toOne(nil))
+                    continue
+                }
+                let target = row.int64(slot.key)
+                var targetEntity = slot.destination
+                if slot.hasSubentities {
+                    if let entityColumn = slot.entity, !row.isNull(entityColumn),
+                        let found = schema.entity(forNumber: Int(row.int64(entityColumn)))
+                    {
+                        targetEntity = found
+                    } else {
+                        targetEntity = try lookUpEntity(of: target, in: model.descriptions[slot.destination])
+                    }
+                }
+                relationships.append(.toOne(ObjectRef(entity: targetEntity, key: target)))
+                continue
+            }
+            let relationship = entity.relationships[index]
             if relationship.isTransient {
                 relationships.append(relationship.isToMany ? .toMany([]) : .toOne(nil))
             } else if relationship.isToMany {
                 relationships.append(try toMany(relationship, entity, key).map { .toMany($0) } ?? .unloaded)
             } else {
-                relationships.append(.toOne(try toOne(relationship, of: entityIndex, in: row)))
+                relationships.append(.toOne(nil))  // a to-one whose column the store lacks
             }
         }
-        return Snapshot(
-            ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships)
-    }
-
-    private mutating func toOne(
-        _ relationship: RelationshipDescription, of entity: Int, in row: SQLiteStatement
-    ) throws -> ObjectRef? {
-        guard let columns = schema.toOneColumns[entity][relationship.index], let keyColumn = position[columns.key],
-            !row.isNull(keyColumn)
-        else { return nil }
-        let target = row.int64(keyColumn)
-        let destination = schema.model.descriptions[relationship.destinationIndex]
-        guard !destination.descendantIndices.isEmpty else { return ObjectRef(entity: destination.index, key: target) }
-        if let entityColumn = columns.entity.flatMap({ position[$0] }), !row.isNull(entityColumn),
-            let found = schema.entity(forNumber: Int(row.int64(entityColumn)))
-        {
-            return ObjectRef(entity: found, key: target)
-        }
-        return ObjectRef(entity: try lookUpEntity(of: target, in: destination), key: target)
+        return Snapshot(ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships)
     }
 
     /// The exact entity of the object with `key` in `destination`'s table (for stores that lack the

@@ -70,7 +70,17 @@ struct SQLiteSchema {
 
     let model: Model
     /// Core Data entity number (`Z_ENT`) by model index.
-    var entityNumbers: [Int]
+    var entityNumbers: [Int] {
+        didSet { indexByNumber = Self.inverse(of: entityNumbers) }
+    }
+    /// Model index by entity number (-1 where no entity has the number).
+    private var indexByNumber: [Int] = []
+
+    private static func inverse(of numbers: [Int]) -> [Int] {
+        var inverse = [Int](repeating: -1, count: (numbers.max() ?? 0) + 1)
+        for (index, number) in numbers.enumerated() where number >= 0 { inverse[number] = index }
+        return inverse
+    }
     var tables: [Table]
     var joinTables: [JoinTable]
     /// Table index by model entity index.
@@ -85,8 +95,11 @@ struct SQLiteSchema {
     var indexStatements: [String]
 
     /// The model index of the entity with Core Data number `number`.
+    @inline(__always)
     func entity(forNumber number: Int) -> Int? {
-        entityNumbers.firstIndex(of: number)
+        guard number >= 0, number < indexByNumber.count else { return nil }
+        let index = indexByNumber[number]
+        return index < 0 ? nil : index
     }
 
     // MARK: Deriving a fresh layout
@@ -100,6 +113,7 @@ struct SQLiteSchema {
         self.model = model
         let descriptions = model.descriptions
         entityNumbers = numbers ?? descriptions.map { $0.index + 1 }
+        indexByNumber = Self.inverse(of: entityNumbers)
         tables = []
         joinTables = []
         tableOfEntity = Array(repeating: -1, count: descriptions.count)

@@ -290,14 +290,17 @@ public final class SQLiteStoreReader: StoreReader {
         let rows = try database.prepare(decoder.selectClause + " ORDER BY t.Z_PK")
         let table = schema.tables[tableIndex]
 
-        // One set of cursors per to-many, shared by every entity of the table that has it.
-        var toManyCursors: [String: [RelatedCursor]] = [:]
+        // One set of cursors per to-many, shared by every entity of the table that has it; looked up by
+        // entity and relationship index while reading.
+        var sharedCursors: [String: [RelatedCursor]] = [:]
+        var cursorsByEntity: [Int: [Int: [RelatedCursor]]] = [:]
         for member in table.entities {
             let entity = model.descriptions[member]
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
                 let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: model)
                 let key = "\(declarer.index).\(relationship.name)"
-                if toManyCursors[key] == nil { toManyCursors[key] = try cursors(for: relationship, of: declarer) }
+                if sharedCursors[key] == nil { sharedCursors[key] = try cursors(for: relationship, of: declarer) }
+                cursorsByEntity[member, default: [:]][relationship.index] = sharedCursors[key]
             }
         }
         let missing: ((String) throws -> Void)? =
@@ -306,11 +309,10 @@ public final class SQLiteStoreReader: StoreReader {
             : { path in self.warnings.append("external file \(path) is missing; its value is read as no value") }
         while try rows.step() {
             let snapshot = try decoder.snapshot(of: rows, missing: missing) { relationship, entity, key in
-                let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: self.model)
+                guard let cursors = cursorsByEntity[entity.index]?[relationship.index] else { return [] }
+                if cursors.count == 1 { return try cursors[0].take(key) }
                 var refs: [ObjectRef] = []
-                for cursor in toManyCursors["\(declarer.index).\(relationship.name)"] ?? [] {
-                    refs += try cursor.take(key)
-                }
+                for cursor in cursors { refs += try cursor.take(key) }
                 return refs
             }
             try body(self.missing.isEmpty ? snapshot : withoutMissingReferences(snapshot))

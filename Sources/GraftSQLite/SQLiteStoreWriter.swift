@@ -29,8 +29,8 @@ public final class SQLiteStoreWriter: StoreWriter {
     private var database: SQLiteDatabase?
     private let schema: SQLiteSchema
     private var inserts: [SQLiteStatement] = []
-    /// For each table and entity: the statement parameter of every column the entity fills.
-    private var tableColumns: [[String: Int32]] = []
+    /// For each entity: where its values go in its table's insert statement, resolved once.
+    private var plans: [RowPlan] = []
     private var joinInserts: [SQLiteStatement] = []
     /// Highest key written per root entity.
     private var maxKeys: [Int: Int64] = [:]
@@ -85,15 +85,17 @@ public final class SQLiteStoreWriter: StoreWriter {
             where !statement.hasPrefix("CREATE INDEX") && !statement.hasPrefix("CREATE UNIQUE") {
                 try database.execute(statement)
             }
+            var tablePositions: [[String: Int32]] = []
             for table in schema.tables {
                 let columns = table.columns
                 var positions: [String: Int32] = [:]
                 for (offset, column) in columns.enumerated() { positions[column.name] = Int32(offset + 1) }
-                tableColumns.append(positions)
+                tablePositions.append(positions)
                 let names = columns.map(\.name).joined(separator: ", ")
                 let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
                 inserts.append(try database.prepare("INSERT INTO \(table.name) (\(names)) VALUES (\(marks))"))
             }
+            plans = model.descriptions.map { RowPlan(entity: $0, schema: schema, positions: tablePositions[schema.tableOfEntity[$0.index]]) }
             for join in schema.joinTables {
                 var columns = [join.sourceColumn, join.destinationColumn]
                 if let order = join.sourceOrderColumn { columns.append(order) }
@@ -108,47 +110,70 @@ public final class SQLiteStoreWriter: StoreWriter {
         }
     }
 
-    public func write(_ snapshot: Snapshot) throws {
-        guard database != nil else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
-        let entity = model.descriptions[snapshot.ref.entity]
-        let tableIndex = schema.tableOfEntity[entity.index]
-        let statement = inserts[tableIndex]
-        let positions = tableColumns[tableIndex]
-        let key = snapshot.ref.key
-        do {
-            for position in 1...Int32(positions.count) { try statement.bindNull(at: position) }
-            try statement.bind(key, at: positions["Z_PK"]!)
-            try statement.bind(Int64(schema.entityNumbers[entity.index]), at: positions["Z_ENT"]!)
-            try statement.bind(Int64(1), at: positions["Z_OPT"]!)
+    /// Where one entity's values go in its table's insert statement.
+    private struct RowPlan {
+        var table: Int
+        var entityNumber: Int64
+        var attributes: [(index: Int, parameter: Int32, kind: SQLiteValues.Kind)] = []
+        var toOnes: [(index: Int, key: Int32, entity: Int32?)] = []
+        var toManys: [Int] = []
+
+        init(entity: EntityDescription, schema: SQLiteSchema, positions: [String: Int32]) {
+            table = schema.tableOfEntity[entity.index]
+            entityNumber = Int64(schema.entityNumbers[entity.index])
             for (index, attribute) in entity.attributes.enumerated() {
-                guard let name = schema.attributeColumns[entity.index][index], let position = positions[name] else {
-                    continue
-                }
-                do {
-                    try SQLiteValues.bind(snapshot.attributes[index], as: attribute, to: statement, at: position)
-                } catch let error as GraftError {
-                    throw error.at(.key(attribute.name))
-                }
+                guard let name = schema.attributeColumns[entity.index][index], let parameter = positions[name] else { continue }
+                attributes.append((index, parameter, SQLiteValues.Kind(attribute)))
             }
             for relationship in entity.relationships where !relationship.isTransient {
-                let value = snapshot.relationships[relationship.index]
                 if relationship.isToMany {
-                    try recordToMany(relationship, of: entity, key: key, refs: value.refs)
-                } else if let target = value.refs.first,
-                    let columns = schema.toOneColumns[entity.index][relationship.index]
-                {
-                    try statement.bind(target.key, at: positions[columns.key]!)
-                    if let entityColumn = columns.entity {
-                        try statement.bind(Int64(schema.entityNumbers[target.entity]), at: positions[entityColumn]!)
-                    }
+                    // A to-many kept in its inverse's column needs nothing from this side, unless ordered.
+                    if case .inverseColumn(_, _, nil)? = schema.toManyStorage[entity.index][relationship.index] { continue }
+                    toManys.append(relationship.index)
+                } else if let columns = schema.toOneColumns[entity.index][relationship.index], let key = positions[columns.key] {
+                    toOnes.append((relationship.index, key, columns.entity.flatMap { positions[$0] }))
+                }
+            }
+        }
+    }
+
+    public func write(_ snapshot: Snapshot) throws {
+        guard database != nil else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
+        let plan = plans[snapshot.ref.entity]
+        let statement = inserts[plan.table]
+        let key = snapshot.ref.key
+        do {
+            statement.clearBindings()
+            try statement.bind(key, at: 1)
+            try statement.bind(plan.entityNumber, at: 2)
+            try statement.bind(Int64(1), at: 3)
+            for slot in plan.attributes {
+                do {
+                    try SQLiteValues.bind(snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
+                } catch let error as GraftError {
+                    throw error.at(.key(model.descriptions[snapshot.ref.entity].attributes[slot.index].name))
+                }
+            }
+            for slot in plan.toOnes {
+                guard case .toOne(let target?) = snapshot.relationships[slot.index] else { continue }
+                try statement.bind(target.key, at: slot.key)
+                if let entityParameter = slot.entity {
+                    try statement.bind(Int64(schema.entityNumbers[target.entity]), at: entityParameter)
+                }
+            }
+            if !plan.toManys.isEmpty {
+                let entity = model.descriptions[snapshot.ref.entity]
+                for index in plan.toManys {
+                    try recordToMany(entity.relationships[index], of: entity, key: key, refs: snapshot.relationships[index].refs)
                 }
             }
             try statement.run()
         } catch let error as GraftError {
             statement.reset()
-            throw error.at(.object("\(entity.name) p\(key)")).inFile(url.relativePath)
+            throw error.at(.object("\(model.descriptions[snapshot.ref.entity].name) p\(key)")).inFile(url.relativePath)
         }
-        maxKeys[entity.rootIndex] = max(maxKeys[entity.rootIndex] ?? 0, key)
+        let root = model.descriptions[snapshot.ref.entity].rootIndex
+        if key > maxKeys[root] ?? 0 { maxKeys[root] = key }
     }
 
     /// Join rows (from the side that names the join table) and order keys of a to-many.

@@ -14,6 +14,18 @@ import GraftModel
 ///   inline bytes, or 0x02 and a file name in the store's `_EXTERNAL_DATA` folder;
 /// - UUID: a 16-byte BLOB.
 enum SQLiteValues {
+    /// What reading and binding need of an attribute, without copying the whole description per value.
+    struct Kind {
+        var type: AttributeType
+        /// Binary data that may live in an external file (marked with a leading 0x01 or 0x02 byte).
+        var external: Bool
+
+        init(_ attribute: Attribute) {
+            type = attribute.type
+            external = attribute.type == .binary && attribute.allowsExternalBinaryDataStorage
+        }
+    }
+
     /// The value of column `index` of the current row, as `type` holds it.
     ///
     /// - Parameter externalData: the folder holding externally stored binary data, if any.
@@ -21,9 +33,16 @@ enum SQLiteValues {
         _ statement: SQLiteStatement, _ index: Int32, as attribute: Attribute, externalData: URL?,
         missing: ((String) throws -> Void)? = nil
     ) throws -> Value? {
+        try read(statement, index, as: Kind(attribute), externalData: externalData, missing: missing)
+    }
+
+    static func read(
+        _ statement: SQLiteStatement, _ index: Int32, as kind: Kind, externalData: URL?,
+        missing: ((String) throws -> Void)? = nil
+    ) throws -> Value? {
         let storage = statement.columnType(index)
         guard storage != SQLITE_NULL else { return nil }
-        switch attribute.type {
+        switch kind.type {
         case .integer16, .integer32, .integer64:
             if storage == SQLITE_FLOAT {
                 let number = statement.double(index)
@@ -59,7 +78,7 @@ enum SQLiteValues {
             }
             if let text = statement.text(index), let uuid = UUID(uuidString: text) { return .uuid(uuid) }
             throw GraftError(.malformedInput, "a UUID must be 16 bytes, found \(bytes.count)")
-        case .binary where attribute.allowsExternalBinaryDataStorage:
+        case .binary where kind.external:
             return try external(statement.data(index) ?? Data(), folder: externalData, missing: missing).map {
                 .data($0)
             }
@@ -70,6 +89,10 @@ enum SQLiteValues {
 
     /// Binds `value` for `attribute` to parameter `index`.
     static func bind(_ value: Value?, as attribute: Attribute, to statement: SQLiteStatement, at index: Int32) throws {
+        try bind(value, as: Kind(attribute), to: statement, at: index)
+    }
+
+    static func bind(_ value: Value?, as kind: Kind, to statement: SQLiteStatement, at index: Int32) throws {
         guard let value else {
             try statement.bindNull(at: index)
             return
@@ -79,6 +102,10 @@ enum SQLiteValues {
         case .bool(let flag): try statement.bind(Int64(flag ? 1 : 0), at: index)
         case .double(let number): try statement.bind(number, at: index)
         case .decimal(let number):
+            if let integer = wholeNumber(number) {
+                try statement.bind(integer, at: index)
+                return
+            }
             let double = NSDecimalNumber(decimal: number).doubleValue
             if decimal(from: double) == number {
                 try statement.bind(double, at: index)
@@ -91,7 +118,7 @@ enum SQLiteValues {
         case .uuid(let uuid):
             try statement.bind(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index)
         case .data(let data):
-            if attribute.type == .binary && attribute.allowsExternalBinaryDataStorage {
+            if kind.external {
                 var marked = Data([1])
                 marked.append(data)
                 try statement.bind(marked, at: index)
@@ -101,9 +128,17 @@ enum SQLiteValues {
         }
     }
 
-    /// The exact decimal a double stands for, by its shortest text.
+    /// The exact decimal a double stands for, by its shortest text (whole numbers take a fast path).
     static func decimal(from double: Double) -> Decimal {
-        Decimal(string: "\(double)", locale: posix) ?? Decimal(double)
+        if double.rounded() == double, abs(double) < 9.0e15 { return Decimal(Int64(double)) }
+        return Decimal(string: "\(double)", locale: posix) ?? Decimal(double)
+    }
+
+    /// The decimal as an `Int64` when it is a whole number that small (most money amounts in a store).
+    static func wholeNumber(_ value: Decimal) -> Int64? {
+        guard value.exponent >= 0, value.exponent < 19, !value.isNaN else { return nil }
+        let magnitude = NSDecimalNumber(decimal: value).int64Value
+        return Decimal(magnitude) == value ? magnitude : nil
     }
 
     private static let posix = Locale(identifier: "en_US_POSIX")

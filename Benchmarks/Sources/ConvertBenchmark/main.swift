@@ -19,7 +19,8 @@ import Graft
 struct Options {
     var objects = 1_000_000
     var runs = 1
-    var work = URL(fileURLWithPath: "Benchmarks/.work")
+    /// Where generated documents and outputs go; `Benchmarks/.work` in the package by default.
+    var work: URL?
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -27,7 +28,7 @@ struct Options {
             switch argument {
             case "--objects": objects = Int(iterator.next() ?? "") ?? objects
             case "--runs": runs = max(1, Int(iterator.next() ?? "") ?? runs)
-            case "--work": work = URL(fileURLWithPath: iterator.next() ?? work.path)
+            case "--work": work = iterator.next().map { URL(fileURLWithPath: $0) }
             default:
                 FileHandle.standardError.write(
                     Data("usage: convert-benchmark [--objects N] [--runs N] [--work FOLDER]\n".utf8))
@@ -43,28 +44,25 @@ struct Measurement {
     var peakMegabytes: Double
 }
 
-/// Runs a program to completion and measures it (peak memory from the kernel's rusage of the child).
+/// Runs a program to completion under `/usr/bin/time`, which reports its wall time and peak resident
+/// memory as the kernel counts them for that process alone.
 func measure(_ executable: String, _ arguments: [String]) throws -> Measurement {
-    var pid: pid_t = 0
-    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    let start = Date()
-    guard posix_spawn(&pid, executable, nil, nil, argv, environ) == 0 else {
-        throw GraftError(.io, "cannot start \(executable)")
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+    process.arguments = ["-f", "graft-benchmark %e %M", executable] + arguments
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+        let line = output.split(separator: "\n").last(where: { $0.hasPrefix("graft-benchmark ") })
+    else {
+        throw GraftError(.io, "\(executable) \(arguments.joined(separator: " ")) failed:\n\(output)")
     }
-    var status: Int32 = 0
-    var usage = rusage()
-    guard wait4(pid, &status, 0, &usage) == pid else { throw GraftError(.io, "cannot wait for \(executable)") }
-    let seconds = Date().timeIntervalSince(start)
-    guard status == 0 else {
-        throw GraftError(.io, "\(executable) \(arguments.joined(separator: " ")) failed (status \(status))")
-    }
-    #if canImport(Darwin)
-        let peak = Double(usage.ru_maxrss) / 1_048_576  // bytes
-    #else
-        let peak = Double(usage.ru_maxrss) / 1024  // kilobytes
-    #endif
-    return Measurement(seconds: seconds, peakMegabytes: peak)
+    let fields = line.split(separator: " ")
+    return Measurement(seconds: Double(fields[1]) ?? 0, peakMegabytes: (Double(fields[2]) ?? 0) / 1024)
 }
 
 /// The Company document: departments of 99 employees, the first of each a manager of the others.
@@ -113,7 +111,7 @@ func megabytes(_ url: URL) -> String {
 let options = Options(CommandLine.arguments)
 let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
-let work = options.work.path.hasPrefix("/") ? options.work : root.appendingPathComponent(options.work.path)
+let work = options.work ?? root.appendingPathComponent("Benchmarks/.work")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
 
 // The programs under test: graft (release) and the C baseline.
@@ -123,14 +121,13 @@ guard FileManager.default.isExecutableFile(atPath: graft) else {
     exit(1)
 }
 let baseline = work.appendingPathComponent("convert_baseline").path
-let compile = try measure(
+_ = try measure(
     "/usr/bin/cc",
     [
         "-O2", "-I/usr/include/libxml2", "-o", baseline,
         root.appendingPathComponent("Benchmarks/Baseline/convert_baseline.c").path,
         "-lsqlite3", "-lxml2",
     ])
-_ = compile
 
 let model = try ModelFile.load(root.appendingPathComponent("examples/Company/Company.xcdatamodeld")).version(
     named: "Company")!
