@@ -42,6 +42,7 @@ struct InspectCommand: ParsableCommand {
                 for: url, format: format,
                 model: try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current })
             let counts = try StoreInspection.counts(reader)
+            for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") }
             let file = ModelFile(
                 url: url, format: format == .sqlite ? .storeModelCache : .storeDocument,
                 versions: [.init(name: "store", model: reader.model)], currentVersionName: "store")

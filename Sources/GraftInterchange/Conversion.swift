@@ -122,7 +122,7 @@ public enum Conversion {
         progress?(done, total)
         var report = Report(
             inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],
-            warnings: (reader as? SQLiteStoreReader)?.warnings ?? [])
+            warnings: StoreFormats.warnings(of: reader))
         if options.verify {
             let written = try StoreFormats.reader(for: output, format: outputFormat, model: reader.model)
             // The input again, exactly as it was read (a model inferred from an XML document is inferred

@@ -116,6 +116,16 @@ public enum StoreFormats {
     }
 }
 
+extension StoreFormats {
+    /// What a reader had to say that did not stop it: values whose external file is missing, references
+    /// left out, what a model inferred from an XML document could not know.
+    public static func warnings(of reader: any StoreReader) -> [String] {
+        if let sqlite = reader as? SQLiteStoreReader { return sqlite.warnings }
+        if let xml = reader as? XMLStoreReader { return xml.warnings }
+        return []
+    }
+}
+
 /// Facts about a store document for `graft inspect`.
 public enum StoreInspection {
     /// Objects per entity, each counted under its own entity (not its parents'); every concrete entity is
