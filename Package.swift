@@ -68,6 +68,7 @@ let package = Package(
         .testTarget(name: "GraftCLITests", dependencies: ["GraftCLI", "GraftTestSupport"]),
         .testTarget(name: "GraftSQLiteTests", dependencies: ["GraftSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
+        .testTarget(name: "GraftInterchangeTests", dependencies: ["GraftInterchange", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
         .testTarget(
             name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),
