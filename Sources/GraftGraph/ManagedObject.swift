@@ -156,8 +156,8 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
             "<\(entity.name) \(objectID.isTemporary ? "new " : "")\(objectID.isTemporary ? "t" : "p")\(objectID.key)\(marker)>"
     }
 
-    /// A short name for error messages: the entity and the key.
-    var label: String { "\(entity.name) \(objectID.isTemporary ? "(new #\(objectID.key))" : "p\(objectID.key)")" }
+    /// A short name for messages: the entity and the key (`Employee p12`, `Employee (new #3)`).
+    public var label: String { "\(entity.name) \(objectID.isTemporary ? "(new #\(objectID.key))" : "p\(objectID.key)")" }
 
     func requireContext() throws -> ObjectContext {
         guard let context else {

@@ -31,24 +31,7 @@ extension ObjectContext {
         func ref(_ object: ManagedObject) -> ObjectRef {
             (permanent[ObjectIdentifier(object)] ?? object.objectID).ref
         }
-        func snapshot(_ object: ManagedObject) -> Snapshot {
-            let storage = object.storage!
-            var attributes = storage.attributes
-            for (index, attribute) in object.entity.attributes.enumerated() where attribute.isTransient {
-                attributes[index] = nil
-            }
-            let relationships: [RelationshipValue] = storage.relationships.enumerated().map { index, contents in
-                if object.entity.relationships[index].isTransient {
-                    return object.entity.relationships[index].isToMany ? .toMany([]) : .toOne(nil)
-                }
-                switch contents {
-                case .toOne(let target): return .toOne(target.map(ref))
-                case .toMany(let list): return .toMany(list.objects.map(ref))
-                case .unloaded: return .unloaded
-                }
-            }
-            return Snapshot(ref: ref(object), attributes: attributes, relationships: relationships)
-        }
+        let snapshot = { (object: ManagedObject) in self.storedSnapshot(of: object, ref: ref) }
         let changes = StoreChanges(
             inserted: inserted.map(snapshot), updated: updated.map(snapshot), deleted: deleted.map { $0.objectID.ref })
         try store.save(changes)
@@ -68,6 +51,52 @@ extension ObjectContext {
             object.context = nil
         }
         pending.removeAll()
+    }
+
+    /// The object as a snapshot of its current values (transient values left out; to-manys the store has
+    /// not loaded stay `.unloaded`). New objects have references with their temporary keys.
+    public func snapshot(of object: ManagedObject) throws -> Snapshot {
+        try snapshot(of: object) { $0.objectID.ref }
+    }
+
+    /// The same, with each object (this one and the related ones) named by `naming`.
+    public func snapshot(of object: ManagedObject, naming: (ManagedObject) -> ObjectRef) throws -> Snapshot {
+        try fulfill(object)
+        return storedSnapshot(of: object, ref: naming)
+    }
+
+    private func storedSnapshot(of object: ManagedObject, ref: (ManagedObject) -> ObjectRef) -> Snapshot {
+        let storage = object.storage!
+        var attributes = storage.attributes
+        for (index, attribute) in object.entity.attributes.enumerated() where attribute.isTransient {
+            attributes[index] = nil
+        }
+        let relationships: [RelationshipValue] = storage.relationships.enumerated().map { index, contents in
+            if object.entity.relationships[index].isTransient {
+                return object.entity.relationships[index].isToMany ? .toMany([]) : .toOne(nil)
+            }
+            switch contents {
+            case .toOne(let target): return .toOne(target.map(ref))
+            case .toMany(let list): return .toMany(list.objects.map(ref))
+            case .unloaded: return .unloaded
+            }
+        }
+        return Snapshot(ref: ref(object), attributes: attributes, relationships: relationships)
+    }
+
+    /// Runs `body` so that it happens whole or not at all: if it throws, every change it made to the
+    /// context is reverted (as one undo step when it succeeds).
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try context.atomically {
+    ///     let ann = try context.insert("Employee")
+    ///     try ann.setValue(sales, forKey: "department")   // if this throws, Ann is not inserted either
+    /// }
+    /// ```
+    public func atomically<T>(_ body: () throws -> T) rethrows -> T {
+        try perform(body)
     }
 
     /// Discards every pending change: new objects leave the context, edited and deleted objects get their

@@ -50,20 +50,8 @@ extension ObjectContext {
             for target in targets where !model.isKind(target.entity, of: destination) {
                 fail(relationship.name, "holds \(target.label), which is not a \(destination.name)")
             }
-            if !relationship.isToMany {
-                if targets.isEmpty && !relationship.isOptional { fail(relationship.name, "is required but is empty") }
-                continue
-            }
-            let count = targets.count
-            if count == 0 && relationship.isOptional { continue }
-            let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
-            if count < minimum {
-                fail(
-                    relationship.name,
-                    "holds \(count) object\(count == 1 ? "" : "s"), fewer than the minimum \(minimum)")
-            }
-            if relationship.maxCount > 0 && count > relationship.maxCount {
-                fail(relationship.name, "holds \(count) objects, more than the maximum \(relationship.maxCount)")
+            if let message = RelationshipRules.violation(count: targets.count, for: relationship.declaration) {
+                fail(relationship.name, message)
             }
         }
         return errors
@@ -82,6 +70,53 @@ extension ObjectContext {
                         "is deleted while '\(relationship.name)' still holds \(remaining.count) object(s) (Deny rule)",
                         context: [.object(object.label), .key(relationship.name)]))
             }
+        }
+        return errors
+    }
+}
+
+/// The rules a relationship's contents must follow.
+public enum RelationshipRules {
+    /// What is wrong with a relationship holding `count` objects, or `nil` when nothing is: optionality, and
+    /// a to-many's minimum and maximum counts (an empty optional to-many is always allowed).
+    public static func violation(count: Int, for relationship: Relationship) -> String? {
+        if !relationship.isToMany {
+            return count == 0 && !relationship.isOptional ? "is required but is empty" : nil
+        }
+        if count == 0 && relationship.isOptional { return nil }
+        let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+        if count < minimum {
+            return "holds \(count) object\(count == 1 ? "" : "s"), fewer than the minimum \(minimum)"
+        }
+        if relationship.maxCount > 0 && count > relationship.maxCount {
+            return "holds \(count) objects, more than the maximum \(relationship.maxCount)"
+        }
+        return nil
+    }
+
+    /// Every rule a snapshot breaks, each error naming `label` (the object) and the key: attribute rules,
+    /// required attributes and relationships, and relationship counts.
+    public static func violations(of snapshot: Snapshot, in model: Model, label: String) -> [GraftError] {
+        let entity = model.descriptions[snapshot.ref.entity]
+        var errors: [GraftError] = []
+        func fail(_ key: String, _ message: String) {
+            errors.append(GraftError(.validationFailed, message, context: [.object(label), .key(key)]))
+        }
+        for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
+            guard let value = snapshot.attributes[index] else {
+                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
+                continue
+            }
+            for message in AttributeRules.violations(of: value, for: attribute) { fail(attribute.name, message) }
+        }
+        for relationship in entity.relationships where !relationship.isTransient {
+            let value = snapshot.relationships[relationship.index]
+            if case .unloaded = value { continue }
+            let destination = model.destination(of: relationship)
+            for target in value.refs where !model.isKind(model.descriptions[target.entity], of: destination) {
+                fail(relationship.name, "holds a \(model.descriptions[target.entity].name), which is not a \(destination.name)")
+            }
+            if let message = violation(count: value.refs.count, for: relationship.declaration) { fail(relationship.name, message) }
         }
         return errors
     }

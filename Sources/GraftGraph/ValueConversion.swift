@@ -3,7 +3,7 @@ import GraftCore
 import GraftModel
 
 /// Converts the values people pass to `setValue(_:forKey:)` into the typed values attributes hold.
-enum ValueConversion {
+public enum ValueConversion {
     /// Converts `value` for `attribute`: integers, doubles and decimals convert into each other where the
     /// attribute's type asks for it; a Float attribute's value is rounded to single precision. Range
     /// checks (an Integer 16 holding 70000) are left to validation, which reports them with the rest.
@@ -18,7 +18,7 @@ enum ValueConversion {
     }
 
     /// The value as `type` would hold it, or `nil` when it cannot be held without loss of meaning.
-    static func coerce(_ value: Value, to type: AttributeType) -> Value? {
+    public static func coerce(_ value: Value, to type: AttributeType) -> Value? {
         switch (type, value) {
         case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer): return value
         case (.integer16, .bool(let flag)), (.integer32, .bool(let flag)), (.integer64, .bool(let flag)):

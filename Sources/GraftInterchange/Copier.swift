@@ -1,0 +1,193 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Copies a selection of objects into a clipboard document.
+///
+/// For example:
+///
+/// ```swift
+/// let copier = Copier(source: StoreSource(try SQLiteStore.open(url, model: nil)))
+/// let clipboard = try copier.copy(Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")]))
+/// ```
+public struct Copier {
+    public let source: any SnapshotSource
+
+    public init(source: any SnapshotSource) { self.source = source }
+
+    /// What a selection would take, without copying: objects per entity, and each relationship that
+    /// leaves the selection with the rule that decided it.
+    public struct Plan: Sendable {
+        public var roots: [ObjectRef]
+        /// Every object taken, roots first, in the order the selection reached them.
+        public var objects: [ObjectRef]
+        /// Relationships from taken objects to objects left out.
+        public var exits: [Exit]
+
+        public struct Exit: Hashable, Sendable {
+            public var from: ObjectRef
+            public var relationship: String
+            public var to: ObjectRef
+            public var rule: Selection.Rule
+        }
+    }
+
+    /// The objects a selection takes.
+    ///
+    /// - Throws: `GraftError.notFound` for unknown entities, relationships, URIs or keys;
+    ///   `GraftError.syntaxError` for a predicate that does not parse.
+    public func plan(_ selection: Selection) throws -> Plan {
+        let model = source.model
+        try selection.check(against: model)
+        var roots: [ObjectRef] = []
+        var seenRoots = Set<ObjectRef>()
+        func addRoot(_ ref: ObjectRef) {
+            if seenRoots.insert(ref).inserted { roots.append(ref) }
+        }
+        for root in selection.roots {
+            switch root {
+            case .all:
+                for entity in model.descriptions where entity.superentityIndex == nil {
+                    try source.refs(matching: FetchRequest(entityName: entity.name)).forEach(addRoot)
+                }
+            case .predicate(let entityName, let format):
+                _ = try model.requireEntity(entityName)
+                let predicate = format.trimmingCharacters(in: .whitespaces).isEmpty ? nil : try GraftPredicate(format: format)
+                try source.refs(matching: FetchRequest(entityName: entityName, predicate: predicate)).forEach(addRoot)
+            case .uris(let uris):
+                for uri in uris {
+                    let (store, id) = try ObjectID.parse(uri: uri, model: model)
+                    if let expected = source.storeIdentifier, store != expected {
+                        throw GraftError(.notFound, "\(uri) belongs to store \(store), not to this one (\(expected))")
+                    }
+                    let ref = id.ref
+                    guard try source.snapshot(for: ref) != nil else {
+                        throw GraftError(.notFound, "no object has the URI \(uri)")
+                    }
+                    addRoot(ref)
+                }
+            case .keys(let entityName, let keys):
+                let entity = try model.requireEntity(entityName)
+                for key in keys {
+                    // The key names an object of the entity or one of its subentities.
+                    let candidates = [entity.index] + entity.descendantIndices
+                    guard let ref = try candidates.lazy.map({ ObjectRef(entity: $0, key: key) }).first(where: { try source.snapshot(for: $0) != nil })
+                    else {
+                        throw GraftError(.notFound, "\(entityName) has no object with key \(key)")
+                    }
+                    addRoot(ref)
+                }
+            case .refs(let refs):
+                refs.forEach(addRoot)
+            }
+        }
+
+        // Breadth first from the roots; each object taken once.
+        var taken = Set(roots)
+        var order = roots
+        var exits: [Plan.Exit] = []
+        var queue: [(ref: ObjectRef, depth: Int)] = roots.map { ($0, 0) }
+        var head = 0
+        var snapshots: [ObjectRef: Snapshot] = [:]
+        while head < queue.count {
+            let (ref, depth) = queue[head]
+            head += 1
+            guard let snapshot = try source.snapshot(for: ref) else { continue }
+            snapshots[ref] = snapshot
+            let entity = model.descriptions[ref.entity]
+            for relationship in entity.relationships where !relationship.isTransient {
+                let destination = model.descriptions[relationship.destinationIndex]
+                for target in snapshot.relationships[relationship.index].refs where !taken.contains(target) {
+                    let rule = selection.rule(
+                        for: relationship, of: entity, destination: destination, target: model.descriptions[target.entity],
+                        depth: depth, model: model)
+                    switch rule {
+                    case .cascade, .followed:
+                        taken.insert(target)
+                        order.append(target)
+                        queue.append((target, depth + 1))
+                    default:
+                        exits.append(Plan.Exit(from: ref, relationship: relationship.name, to: target, rule: rule))
+                    }
+                }
+            }
+        }
+        // An exit may lead to an object taken later along another path: that is a link, not an exit.
+        exits.removeAll { taken.contains($0.to) }
+        return Plan(roots: roots, objects: order, exits: exits)
+    }
+
+    /// Copies the selection.
+    public func copy(_ selection: Selection) throws -> Clipboard {
+        let plan = try plan(selection)
+        return try clipboard(for: plan, selection: selection)
+    }
+
+    /// The clipboard document for a plan.
+    public func clipboard(for plan: Plan, selection: Selection) throws -> Clipboard {
+        let model = source.model
+        var localIDs: [ObjectRef: String] = [:]
+        localIDs.reserveCapacity(plan.objects.count)
+        for (offset, ref) in plan.objects.enumerated() { localIDs[ref] = "o\(offset + 1)" }
+        var referenceIDs: [ObjectRef: String] = [:]
+        var references: [Clipboard.Reference] = []
+        var usedEntities = Set<Int>()
+
+        func referenceID(for ref: ObjectRef) throws -> String {
+            if let id = referenceIDs[ref] { return id }
+            let id = "r\(references.count + 1)"
+            referenceIDs[ref] = id
+            let entity = model.descriptions[ref.entity]
+            usedEntities.insert(entity.index)
+            var identity: [Clipboard.NamedValue] = []
+            let names = selection.identity(of: entity, in: model)
+            if !names.isEmpty, let snapshot = try source.snapshot(for: ref) {
+                for name in names {
+                    if let index = entity.attributeIndexByName[name], let value = snapshot.attributes[index] {
+                        identity.append(.init(name, value))
+                    }
+                }
+            }
+            references.append(Clipboard.Reference(id: id, entity: entity.name, identity: identity, uri: source.uri(of: ref)))
+            return id
+        }
+
+        var objects: [Clipboard.Object] = []
+        objects.reserveCapacity(plan.objects.count)
+        for ref in plan.objects {
+            guard let snapshot = try source.snapshot(for: ref) else {
+                throw GraftError(.notFound, "the object disappeared while being copied", context: [.object(source.uri(of: ref))])
+            }
+            let entity = model.descriptions[ref.entity]
+            usedEntities.insert(entity.index)
+            var attributes: [Clipboard.NamedValue] = []
+            for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
+                if let value = snapshot.attributes[index] { attributes.append(.init(attribute.name, value)) }
+            }
+            var links: [Clipboard.Link] = []
+            for relationship in entity.relationships where !relationship.isTransient {
+                let targets = snapshot.relationships[relationship.index].refs
+                guard !targets.isEmpty else { continue }
+                links.append(.init(relationship.name, try targets.map { try localIDs[$0] ?? referenceID(for: $0) }))
+            }
+            objects.append(Clipboard.Object(id: localIDs[ref]!, entity: entity.name, attributes: attributes, relationships: links))
+        }
+        return Clipboard(
+            entities: Self.entityInfo(model, used: usedEntities), versionIdentifiers: model.versionIdentifiers,
+            sourceStore: source.storeIdentifier, roots: plan.roots.map { localIDs[$0]! }, objects: objects,
+            references: references)
+    }
+
+    /// The document's entity list: each entity used, with its attribute types and relationship kinds.
+    static func entityInfo(_ model: Model, used: Set<Int>) -> [Clipboard.EntityInfo] {
+        model.descriptions.filter { used.contains($0.index) }.sorted { $0.name < $1.name }.map { entity in
+            Clipboard.EntityInfo(
+                name: entity.name, versionHash: entity.versionHash,
+                attributes: entity.attributes.filter { !$0.isTransient }.map { .init(name: $0.name, type: $0.type) },
+                relationships: entity.relationships.filter { !$0.isTransient }.map {
+                    .init(name: $0.name, isToMany: $0.isToMany, isOrdered: $0.isOrdered)
+                })
+        }
+    }
+}

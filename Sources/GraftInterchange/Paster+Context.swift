@@ -1,0 +1,197 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// Identity lookups in a context (which sees its unsaved changes too).
+///
+/// When the store answers fetches in SQL, each identity is one indexed query; otherwise every object of
+/// the entity is read once into an index, so a large paste does not scan the store per object.
+final class ContextTarget: PasteTarget {
+    let context: ObjectContext
+    private var indexes: [Int: [[Value]: ObjectRef]] = [:]
+    private var answersInSQL: [Int: Bool] = [:]
+
+    init(context: ObjectContext) { self.context = context }
+
+    var model: Model { context.model }
+    var identifier: String { context.store.identifier }
+
+    func exists(_ ref: ObjectRef) throws -> Bool {
+        if let object = context.registeredObject(for: ObjectID(entity: ref.entity, key: ref.key)) { return !object.isDeleted }
+        return try context.store.snapshot(for: ref) != nil
+    }
+
+    func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef? {
+        let entities = [entity.index] + entity.descendantIndices
+        if answersInSQL[entity.index] == nil {
+            let probe = try context.store.fetch(StoreFetch(entities: entities, predicate: predicate(entity, values), limit: 1))
+            answersInSQL[entity.index] = probe.predicateApplied
+        }
+        if answersInSQL[entity.index] == true {
+            var request = FetchRequest(entityName: entity.name, predicate: predicate(entity, values))
+            request.fetchLimit = 1
+            return try context.fetch(request).first?.objectID.ref
+        }
+        if indexes[entity.index] == nil {
+            var index: [[Value]: ObjectRef] = [:]
+            for object in try context.fetch(FetchRequest(entityName: entity.name)) {
+                let key = try values.map { try object.attributeValue(forKey: entity.attributes[$0.attribute].name) }
+                if key.allSatisfy({ $0 != nil }) { index[key.map { $0! }] = object.objectID.ref }
+            }
+            indexes[entity.index] = index
+        }
+        return indexes[entity.index]![values.map(\.value)]
+    }
+
+    private func predicate(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) -> GraftPredicate {
+        .and(
+            values.map {
+                .comparison(
+                    GraftPredicate.Comparison(
+                        .keyPath(KeyValuePath(key: entity.attributes[$0.attribute].name)), .equalTo, .constant($0.value)))
+            })
+    }
+}
+
+/// Carries out a plan in a context: inserts the copies, merges, links, and checks the result.
+struct ContextWork {
+    let context: ObjectContext
+    let plan: PastePlan
+
+    /// Performs the paste; returns clipboard id → the object it became, in document order. Throws `validationFailed` listing every rule the
+    /// touched objects break (the caller reverts).
+    func apply() throws -> [(id: String, object: ManagedObject)] {
+        var objects: [String: ManagedObject] = [:]
+        objects.reserveCapacity(plan.clipboard.objects.count)
+        var touched: [ObjectIdentifier: ManagedObject] = [:]
+        // Objects first, so that links can reach any of them.
+        for object in plan.clipboard.objects {
+            guard let mapping = plan.mappings[object.entity] else { continue }
+            switch plan.actions[object.id] ?? .insert {
+            case .insert:
+                let created = try context.insert(mapping.target)
+                try setAttributes(of: created, from: object, mapping: mapping)
+                objects[object.id] = created
+            case .merge(let ref):
+                let existing = try context.existingObject(with: ObjectID(entity: ref.entity, key: ref.key))
+                try setAttributes(of: existing, from: object, mapping: mapping)
+                objects[object.id] = existing
+            case .skip(let ref):
+                objects[object.id] = try context.existingObject(with: ObjectID(entity: ref.entity, key: ref.key))
+            }
+            touched[ObjectIdentifier(objects[object.id]!)] = objects[object.id]!
+        }
+        // Links, from every pasted or merged object; the context keeps the other sides.
+        for object in plan.clipboard.objects {
+            guard let mapping = plan.mappings[object.entity], let source = objects[object.id] else { continue }
+            if case .skip = plan.actions[object.id] ?? .insert { continue }
+            for link in object.relationships {
+                guard let index = mapping.relationships[link.name] else { continue }
+                let relationship = mapping.target.relationships[index]
+                var targets: [ManagedObject] = []
+                for id in link.targets {
+                    if let copied = objects[id] {
+                        targets.append(copied)
+                    } else if let resolved = plan.references[id], let ref = resolved {
+                        let existing = try context.existingObject(with: ObjectID(entity: ref.entity, key: ref.key))
+                        touched[ObjectIdentifier(existing)] = existing
+                        targets.append(existing)
+                    }
+                }
+                do {
+                    if relationship.isToMany {
+                        let set = try source.relatedObjects(forKey: relationship.name)
+                        for target in targets where !set.contains(target) { try set.insert(target) }
+                    } else if let target = targets.first {
+                        if let previous = try source.relatedObject(forKey: relationship.name), previous !== target {
+                            touched[ObjectIdentifier(previous)] = previous
+                        }
+                        try source.setValue(target, forKey: relationship.name)
+                    }
+                } catch let error as GraftError {
+                    throw error.at(.object(object.id))
+                }
+            }
+        }
+        try check(Array(touched.values))
+        return plan.clipboard.objects.compactMap { object in objects[object.id].map { (object.id, $0) } }
+    }
+
+    private func setAttributes(of target: ManagedObject, from object: Clipboard.Object, mapping: PastePlan.EntityMapping) throws {
+        for named in object.attributes {
+            guard let index = mapping.attributes[named.name] else { continue }
+            let attribute = mapping.target.attributes[index]
+            try target.setValue(try plan.convert(named.value, to: attribute, object: object.id), forKey: attribute.name)
+        }
+    }
+
+    /// Validation of every object the paste touched, and uniqueness of new objects' identities.
+    private func check(_ touched: [ManagedObject]) throws {
+        var errors: [GraftError] = []
+        for object in touched.sorted(by: { $0.objectID < $1.objectID }) where !object.isDeleted {
+            errors += context.validationErrors(for: object)
+        }
+        errors += try uniquenessErrors(touched)
+        guard !errors.isEmpty else { return }
+        throw GraftError(
+            .validationFailed,
+            "the pasted objects would break \(errors.count) rule\(errors.count == 1 ? "" : "s"); nothing was pasted",
+            underlying: errors)
+    }
+
+    /// New objects whose uniqueness-constraint values another object already has (an object that was
+    /// there before, or another new one).
+    private func uniquenessErrors(_ touched: [ManagedObject]) throws -> [GraftError] {
+        let inserted = touched.filter(\.isInserted).sorted { $0.objectID < $1.objectID }
+        let new = Set(inserted.map(ObjectIdentifier.init))
+        var errors: [GraftError] = []
+        var groups: [String: (entity: EntityDescription, names: [String], objects: [ManagedObject])] = [:]
+        for object in inserted {
+            for constraint in object.entity.uniquenessConstraints where constraint.allSatisfy({ object.entity.attribute(named: $0) != nil }) {
+                let root = context.model.descriptions[object.entity.rootIndex]
+                let group = "\(root.name).\(constraint.joined(separator: ","))"
+                groups[group, default: (root, constraint, [])].objects.append(object)
+            }
+        }
+        for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
+            func predicate(_ key: [Value]) -> GraftPredicate {
+                .and(zip(group.names, key).map { .comparison(.init(.keyPath(KeyValuePath(key: $0.0)), .equalTo, .constant($0.1))) })
+            }
+            let entities = [group.entity.index] + group.entity.descendantIndices
+            let inSQL = try context.store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1)).predicateApplied
+            // With SQL, one indexed query per new object; otherwise everything else of the tree, read once.
+            var taken: [[Value]: ManagedObject] = [:]
+            if !inSQL {
+                for object in try context.fetch(FetchRequest(entityName: group.entity.name)) where !new.contains(ObjectIdentifier(object)) {
+                    let values = try group.names.map { try object.attributeValue(forKey: $0) }
+                    if values.allSatisfy({ $0 != nil }) { taken[values.map { $0! }] = object }
+                }
+            }
+            for object in group.objects {
+                let values = try group.names.map { try object.attributeValue(forKey: $0) }
+                guard values.allSatisfy({ $0 != nil }) else { continue }
+                let key = values.map { $0! }
+                if inSQL, taken[key] == nil {
+                    // The saved objects, straight from the store (the context's pending objects are the new ones).
+                    let found = try context.store.fetch(StoreFetch(entities: entities, predicate: predicate(key), limit: 1))
+                    if let ref = found.refs.first {
+                        let existing = context.object(with: ObjectID(entity: ref.entity, key: ref.key))
+                        if !existing.isDeleted { taken[key] = existing }
+                    }
+                }
+                if let other = taken[key] {
+                    let shown = zip(group.names, key).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(separator: ", ")
+                    errors.append(
+                        GraftError(
+                            .validationFailed,
+                            "\(other.isInserted ? "another pasted" : "an existing") \(other.entity.name) (\(other.uri)) already has \(shown): the uniqueness constraint forbids a second",
+                            context: [.object(object.label), .key(group.names.joined(separator: ", "))]))
+                }
+                taken[key] = object
+            }
+        }
+        return errors
+    }
+
+}

@@ -1,0 +1,364 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// What to do when a copied object's identity already exists in the target.
+public enum ConflictPolicy: String, CaseIterable, Sendable {
+    /// Update the existing object with the copied values (and add its links).
+    case merge
+    /// Insert the copy anyway, as a new object.
+    case duplicate
+    /// Keep the existing object as it is; links to the copy go to it.
+    case skip
+    /// Refuse the paste.
+    case fail
+}
+
+/// What to do with a reference the target has no object for.
+public enum DanglingPolicy: String, CaseIterable, Sendable {
+    /// Refuse the paste.
+    case fail
+    /// Leave the relationship empty (validation then decides whether the model allows it).
+    case drop
+}
+
+/// How to paste.
+public struct PasteOptions: Sendable {
+    public var onConflict: ConflictPolicy
+    /// Per entity (by target entity name; subentities inherit), overriding `onConflict`.
+    public var onConflictByEntity: [String: ConflictPolicy]
+    public var dangling: DanglingPolicy
+    /// Attributes that identify objects of an entity (target names), overriding uniqueness constraints.
+    public var identities: [String: [String]]
+    /// Work out everything, report it, and write nothing.
+    public var dryRun: Bool
+
+    public init(
+        onConflict: ConflictPolicy = .fail, onConflictByEntity: [String: ConflictPolicy] = [:], dangling: DanglingPolicy = .fail,
+        identities: [String: [String]] = [:], dryRun: Bool = false
+    ) {
+        self.onConflict = onConflict
+        self.onConflictByEntity = onConflictByEntity
+        self.dangling = dangling
+        self.identities = identities
+        self.dryRun = dryRun
+    }
+}
+
+/// What a paste did (or, for a dry run, would do).
+public struct PasteReport: Sendable {
+    public var dryRun: Bool
+    /// New objects per entity.
+    public var inserted: [String: Int] = [:]
+    /// Existing objects updated (`merge`) per entity.
+    public var merged: [String: Int] = [:]
+    /// Copies not pasted because their identity exists (`skip`) per entity.
+    public var skipped: [String: Int] = [:]
+    /// References linked to existing objects.
+    public var linked: Int = 0
+    /// References left empty (`--dangling drop`), described.
+    public var dangling: [String] = []
+    /// Properties of the clipboard the target model does not have, and defaults filled in for properties
+    /// the clipboard's model lacked.
+    public var notes: [String] = []
+    /// Clipboard id → URI of the object it became (or was merged into, or skipped for), in document order.
+    public var idMap: [(id: String, uri: String)] = []
+}
+
+/// Pastes clipboard documents as new objects: into a store (saved in one step, all or nothing) or into
+/// a context (left unsaved, as one undo step).
+///
+/// Every copied object becomes a new object with a new ID and relationships among copies are rewired;
+/// references link to the target's objects with the same identity (or, pasting back into the source
+/// store, the same URI). Conflicts follow the policy. Inverses are kept on both sides, existing objects
+/// included. The result is validated as a whole before anything is written; every violation is reported
+/// at once.
+///
+/// A clipboard from another version of the model pastes when it can: entities, attributes and
+/// relationships are matched by name and by renaming identifier, attributes new in the target model get
+/// their default values, and properties the target lacks are reported.
+///
+/// For example:
+///
+/// ```swift
+/// let report = try Paster(options: PasteOptions(onConflict: .merge)).paste(clipboard, into: store)
+/// for entry in report.idMap { print(entry.id, entry.uri) }
+/// ```
+public struct Paster {
+    public var options: PasteOptions
+
+    public init(options: PasteOptions = PasteOptions()) { self.options = options }
+
+    // MARK: Into a store
+
+    /// Pastes into a store and saves (unless `dryRun`).
+    ///
+    /// - Throws: `GraftError.modelMismatch` when entities cannot be matched; `.notFound` for references the
+    ///   target lacks (with `dangling` `.fail`); `.alreadyExists` for conflicts (with `.fail`);
+    ///   `.validationFailed` listing every rule the result breaks; the store's error. On any error the
+    ///   store is unchanged.
+    public func paste(_ clipboard: Clipboard, into store: any PersistentStore) throws -> PasteReport {
+        let context = ObjectContext(store: store)
+        context.isUndoEnabled = false
+        var (report, objects) = try pasteObjects(clipboard, into: context)
+        if options.dryRun { return report }
+        try context.save()
+        // Saved objects have permanent IDs now.
+        report.idMap = objects.map { ($0.id, $0.object.uri) }
+        return report
+    }
+
+    // MARK: Into a context
+
+    /// Pastes into a context, leaving the changes unsaved; they form one undo step. If anything fails,
+    /// the context is left exactly as it was.
+    ///
+    /// New objects have temporary IDs until the context is saved, so the report's URIs for them are
+    /// temporary too.
+    public func paste(_ clipboard: Clipboard, into context: ObjectContext) throws -> PasteReport {
+        var (report, objects) = try pasteObjects(clipboard, into: context)
+        report.idMap = objects.map { ($0.id, $0.object.uri) }
+        return report
+    }
+
+    private func pasteObjects(
+        _ clipboard: Clipboard, into context: ObjectContext
+    ) throws -> (PasteReport, [(id: String, object: ManagedObject)]) {
+        var plan = try PastePlan(clipboard: clipboard, model: context.model, options: options)
+        try plan.resolve(using: ContextTarget(context: context))
+        let report = plan.report(dryRun: options.dryRun)
+        if options.dryRun { return (report, []) }
+        let objects = try context.atomically { try ContextWork(context: context, plan: plan).apply() }
+        return (report, objects)
+    }
+}
+
+// MARK: - Planning
+
+/// Where identities are looked up.
+protocol PasteTarget {
+    var model: Model { get }
+    var identifier: String { get }
+    /// The object of `entity` (or a subentity) whose attributes equal `values`, if any.
+    func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef?
+    /// Whether the object exists.
+    func exists(_ ref: ObjectRef) throws -> Bool
+}
+
+/// Everything decided before anything is written: how the clipboard's entities and properties map to the
+/// target model, and what happens to each object and reference.
+struct PastePlan {
+    let clipboard: Clipboard
+    let model: Model
+    let options: PasteOptions
+
+    /// Per clipboard entity name: the target entity and the property mappings.
+    var mappings: [String: EntityMapping] = [:]
+    var notes: [String] = []
+
+    struct EntityMapping {
+        var target: EntityDescription
+        /// Clipboard attribute name → target attribute index.
+        var attributes: [String: Int]
+        /// Clipboard relationship name → target relationship index.
+        var relationships: [String: Int]
+        /// Target attributes the clipboard's entity lacks: they get their defaults on new objects.
+        var newAttributes: [Int]
+    }
+
+    enum Action {
+        case insert
+        case merge(ObjectRef)
+        case skip(ObjectRef)
+    }
+
+    /// Per object id: what happens to it.
+    var actions: [String: Action] = [:]
+    /// Per reference id: the target object, or nil when dropped.
+    var references: [String: ObjectRef?] = [:]
+    var danglingDescriptions: [String] = []
+
+    init(clipboard: Clipboard, model: Model, options: PasteOptions) throws {
+        self.clipboard = clipboard
+        self.model = model
+        self.options = options
+        try clipboard.check()
+        var problems: [GraftError] = []
+        for info in clipboard.entities {
+            guard let target = model.entity(named: info.name)
+                ?? model.descriptions.first(where: { $0.declaration.renamingIdentifier == info.name })
+            else {
+                problems.append(GraftError(.modelMismatch, "the target model has no entity \(info.name) (nor one renamed from it)", context: [.entity(info.name)]))
+                continue
+            }
+            guard !target.isAbstract || !clipboard.objects.contains(where: { $0.entity == info.name }) else {
+                problems.append(GraftError(.modelMismatch, "\(target.name) is abstract in the target model, so its objects cannot be pasted", context: [.entity(info.name)]))
+                continue
+            }
+            var mapping = EntityMapping(target: target, attributes: [:], relationships: [:], newAttributes: [])
+            for attribute in info.attributes {
+                if let index = Self.index(of: attribute.name, in: target.attributes.map { ($0.name, $0.renamingIdentifier) }),
+                    !target.attributes[index].isTransient
+                {
+                    mapping.attributes[attribute.name] = index
+                } else {
+                    notes.append("\(info.name).\(attribute.name): the target model has no such attribute; its values are left out")
+                }
+            }
+            for relationship in info.relationships {
+                if let index = Self.index(of: relationship.name, in: target.relationships.map { ($0.name, $0.renamingIdentifier) }) {
+                    mapping.relationships[relationship.name] = index
+                } else {
+                    notes.append("\(info.name).\(relationship.name): the target model has no such relationship; its links are left out")
+                }
+            }
+            let covered = Set(mapping.attributes.values)
+            for (index, attribute) in target.attributes.enumerated() where !covered.contains(index) && !attribute.isTransient {
+                mapping.newAttributes.append(index)
+                if clipboard.objects.contains(where: { $0.entity == info.name }) {
+                    let filled = attribute.defaultValue.map { "its default value \(ValueText.format($0))" } ?? "no value"
+                    notes.append("\(target.name).\(attribute.name): not in the clipboard's model; new objects get \(filled)")
+                }
+            }
+            mappings[info.name] = mapping
+        }
+        if problems.count == 1 { throw problems[0] }
+        if !problems.isEmpty {
+            throw GraftError(.modelMismatch, "the clipboard does not fit the target model", underlying: problems)
+        }
+    }
+
+    /// The position of the property named `name` (or renamed from `name`).
+    static func index(of name: String, in properties: [(name: String, renamed: String?)]) -> Int? {
+        properties.firstIndex { $0.name == name } ?? properties.firstIndex { $0.renamed == name }
+    }
+
+    /// The attributes that identify objects of `entity` in the target: `identities`, else a uniqueness
+    /// constraint made of attributes.
+    func identity(of entity: EntityDescription) -> [Int] {
+        for name in [entity.name] + entity.ancestorIndices.map({ model.descriptions[$0].name }) {
+            if let names = options.identities[name] { return names.compactMap { entity.attributeIndexByName[$0] } }
+        }
+        for constraint in entity.uniquenessConstraints {
+            let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
+            if indices.count == constraint.count { return indices }
+        }
+        return []
+    }
+
+    func policy(for entity: EntityDescription) -> ConflictPolicy {
+        for name in [entity.name] + entity.ancestorIndices.map({ model.descriptions[$0].name }) {
+            if let policy = options.onConflictByEntity[name] { return policy }
+        }
+        return options.onConflict
+    }
+
+    /// A clipboard value as the target attribute holds it.
+    func convert(_ value: Value, to attribute: Attribute, object: String) throws -> Value {
+        guard let converted = ValueConversion.coerce(value, to: attribute.type) else {
+            throw GraftError(
+                .typeMismatch, "\(value) cannot be held by the target's \(attribute.type.modelName) attribute",
+                context: [.object(object), .key(attribute.name)])
+        }
+        return converted
+    }
+
+    /// Identity values of a clipboard object (or reference) in target attribute indices; nil when the
+    /// entity has no identity or a value is missing.
+    func identityValues(_ values: [Clipboard.NamedValue], entity: String) throws -> [(attribute: Int, value: Value)]? {
+        guard let mapping = mappings[entity] else { return nil }
+        let identity = identity(of: mapping.target)
+        guard !identity.isEmpty else { return nil }
+        var found: [(attribute: Int, value: Value)] = []
+        for index in identity {
+            guard let named = values.first(where: { mapping.attributes[$0.name] == index }) else { return nil }
+            found.append((index, try convert(named.value, to: mapping.target.attributes[index], object: entity)))
+        }
+        return found
+    }
+
+    /// Looks up references and conflicts in the target.
+    mutating func resolve(using target: some PasteTarget) throws {
+        var problems: [GraftError] = []
+        let sameStore = clipboard.sourceStore != nil && clipboard.sourceStore == target.identifier
+        for reference in clipboard.references {
+            guard let mapping = mappings[reference.entity] else { continue }
+            var found: ObjectRef?
+            if sameStore, let uri = reference.uri, let (_, id) = try? ObjectID.parse(uri: uri, model: model),
+                model.isKind(model.descriptions[id.entity], of: mapping.target), try target.exists(id.ref)
+            {
+                found = id.ref
+            } else if let values = try identityValues(reference.identity, entity: reference.entity) {
+                found = try target.find(mapping.target, values)
+            }
+            if let found {
+                references[reference.id] = .some(found)
+                continue
+            }
+            let described = Self.describe(reference)
+            switch options.dangling {
+            case .drop:
+                references[reference.id] = .some(nil)
+                danglingDescriptions.append(described)
+            case .fail:
+                let why = reference.identity.isEmpty
+                    ? "the clipboard gives no identity for it (its entity has no uniqueness constraint; name one with --identity \(reference.entity)=attribute)"
+                    : "the target has no \(mapping.target.name) with that identity"
+                problems.append(GraftError(.notFound, "\(described) is not in the target: \(why) (use --dangling drop to leave such links empty)", context: [.object(reference.id)]))
+            }
+        }
+        for object in clipboard.objects {
+            guard let mapping = mappings[object.entity] else { continue }
+            guard let values = try identityValues(object.attributes, entity: object.entity),
+                let existing = try target.find(mapping.target, values)
+            else {
+                actions[object.id] = .insert
+                continue
+            }
+            switch policy(for: mapping.target) {
+            case .merge: actions[object.id] = .merge(existing)
+            case .skip: actions[object.id] = .skip(existing)
+            case .duplicate: actions[object.id] = .insert
+            case .fail:
+                let shown = values.map { "\(mapping.target.attributes[$0.attribute].name) = \(ValueText.format($0.value))" }.joined(separator: ", ")
+                problems.append(
+                    GraftError(
+                        .alreadyExists,
+                        "a \(mapping.target.name) with \(shown) already exists (\(target.uri(existing))); choose --on-conflict merge, skip or duplicate",
+                        context: [.object(object.id)]))
+            }
+        }
+        if problems.count == 1 { throw problems[0] }
+        if !problems.isEmpty {
+            throw GraftError(problems[0].code, "the paste cannot go ahead: \(problems.count) problems", underlying: problems)
+        }
+    }
+
+    static func describe(_ reference: Clipboard.Reference) -> String {
+        let identity = reference.identity.map { "\($0.name) = \(ValueText.format($0.value))" }.joined(separator: ", ")
+        return "\(reference.entity)\(identity.isEmpty ? "" : " (\(identity))")\(reference.uri.map { " \($0)" } ?? "")"
+    }
+
+    func report(dryRun: Bool) -> PasteReport {
+        var report = PasteReport(dryRun: dryRun)
+        for object in clipboard.objects {
+            guard let mapping = mappings[object.entity] else { continue }
+            switch actions[object.id] ?? .insert {
+            case .insert: report.inserted[mapping.target.name, default: 0] += 1
+            case .merge: report.merged[mapping.target.name, default: 0] += 1
+            case .skip: report.skipped[mapping.target.name, default: 0] += 1
+            }
+        }
+        report.linked = references.values.filter { $0 != nil }.count
+        report.dangling = danglingDescriptions
+        report.notes = notes
+        return report
+    }
+}
+
+extension PasteTarget {
+    func uri(_ ref: ObjectRef) -> String {
+        ObjectID(entity: ref.entity, key: ref.key).uri(in: model, storeIdentifier: identifier)
+    }
+}
