@@ -1,4 +1,6 @@
-/// Where a running command writes: its standard output, its standard error, and what they are.
+import struct Foundation.Data
+
+/// Where a running command reads and writes: its standard input, output and error, and what they are.
 ///
 /// Commands write through their context, never with Swift's `print`, so tests can run them in process
 /// and read what they wrote.
@@ -26,28 +28,48 @@ public struct CommandContext {
     public var errorOutput: any TextSink
     /// Whether standard error is a terminal, where progress can be redrawn in place.
     public var isErrorTerminal: Bool
+    /// Whether standard output is a terminal (where a binary document should not go).
+    public var isOutputTerminal: Bool
+    /// Whether standard input is a terminal (so nothing was piped in).
+    public var isInputTerminal: Bool
+    /// Reads standard input to its end.
+    public var readInput: () throws -> Data
 
-    public init(output: any TextSink, errorOutput: any TextSink, isErrorTerminal: Bool = false) {
+    public init(
+        output: any TextSink, errorOutput: any TextSink, isErrorTerminal: Bool = false, isOutputTerminal: Bool = false,
+        isInputTerminal: Bool = false, readInput: @escaping () throws -> Data = { Data() }
+    ) {
         self.output = output
         self.errorOutput = errorOutput
         self.isErrorTerminal = isErrorTerminal
+        self.isOutputTerminal = isOutputTerminal
+        self.isInputTerminal = isInputTerminal
+        self.readInput = readInput
     }
 
-    /// The process's standard output (buffered unless it is a terminal) and standard error (unbuffered).
+    /// The process's standard input, standard output (buffered unless it is a terminal) and standard
+    /// error (unbuffered).
     public static func standard() -> CommandContext {
+        let output = FileDescriptorSink(fileDescriptor: 1)
         let errorOutput = FileDescriptorSink(fileDescriptor: 2, isBuffered: false)
         return CommandContext(
-            output: FileDescriptorSink(fileDescriptor: 1), errorOutput: errorOutput,
-            isErrorTerminal: errorOutput.isTerminal)
+            output: output, errorOutput: errorOutput, isErrorTerminal: errorOutput.isTerminal,
+            isOutputTerminal: output.isTerminal, isInputTerminal: isTerminal(0),
+            readInput: { try readToEnd(fileDescriptor: 0) })
     }
 
-    /// A context that keeps what is written, for ``capturedOutput`` and ``capturedErrorOutput``.
-    public static func capturing(isErrorTerminal: Bool = false) -> CommandContext {
-        CommandContext(output: StringSink(), errorOutput: StringSink(), isErrorTerminal: isErrorTerminal)
+    /// A context that keeps what is written, for ``capturedOutput`` and ``capturedErrorOutput``, and
+    /// reads `input` as its standard input.
+    public static func capturing(isErrorTerminal: Bool = false, input: Data = Data()) -> CommandContext {
+        CommandContext(
+            output: StringSink(), errorOutput: StringSink(), isErrorTerminal: isErrorTerminal, readInput: { input })
     }
 
     /// What was written to ``output``, if it is a ``StringSink``.
     public var capturedOutput: String? { (output as? StringSink)?.text }
+
+    /// The bytes written to ``output``, if it is a ``StringSink``.
+    public var capturedOutputBytes: Data? { (output as? StringSink)?.bytes }
 
     /// What was written to ``errorOutput``, if it is a ``StringSink``.
     public var capturedErrorOutput: String? { (errorOutput as? StringSink)?.text }

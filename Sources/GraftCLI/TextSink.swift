@@ -6,10 +6,15 @@
     import Darwin
 #endif
 
-/// Somewhere a command writes text: a file descriptor, or a string kept for a test to read.
+import struct Foundation.Data
+
+/// Somewhere a command writes text (or, for a document such as a binary property list, bytes): a file
+/// descriptor, or a string kept for a test to read.
 public protocol TextSink: AnyObject {
     /// Writes `text` as UTF-8, possibly buffered.
     func write(_ text: String)
+    /// Writes `bytes` as they are, possibly buffered.
+    func write(bytes: Data)
     /// Writes out anything buffered.
     func flush()
 }
@@ -50,6 +55,11 @@ public final class FileDescriptorSink: TextSink {
         if !isBuffered || buffer.count >= Self.bufferCapacity { flush() }
     }
 
+    public func write(bytes: Data) {
+        buffer.append(contentsOf: bytes)
+        if !isBuffered || buffer.count >= Self.bufferCapacity { flush() }
+    }
+
     public func flush() {
         var written = 0
         while written < buffer.count {
@@ -74,13 +84,20 @@ private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ coun
 
 /// Keeps everything written, for tests to compare.
 public final class StringSink: TextSink {
-    /// Everything written so far.
-    public private(set) var text = ""
+    /// Everything written so far, as bytes.
+    public private(set) var bytes = Data()
 
     public init() {}
 
+    /// Everything written so far, as UTF-8 text.
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
+
     public func write(_ text: String) {
-        self.text += text
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    public func write(bytes: Data) {
+        self.bytes.append(bytes)
     }
 
     public func flush() {}

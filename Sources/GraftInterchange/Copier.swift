@@ -13,8 +13,13 @@ import GraftModel
 /// ```
 public struct Copier {
     public let source: any SnapshotSource
+    /// Whether clipboards carry the whole source model (so that a paste can create a store with it).
+    public var includesModel: Bool
 
-    public init(source: any SnapshotSource) { self.source = source }
+    public init(source: any SnapshotSource, includesModel: Bool = true) {
+        self.source = source
+        self.includesModel = includesModel
+    }
 
     /// What a selection would take, without copying: objects per entity, and each relationship that
     /// leaves the selection with the rule that decided it.
@@ -176,7 +181,49 @@ public struct Copier {
         return Clipboard(
             entities: Self.entityInfo(model, used: usedEntities), versionIdentifiers: model.versionIdentifiers,
             sourceStore: source.storeIdentifier, roots: plan.roots.map { localIDs[$0]! }, objects: objects,
-            references: references)
+            references: references, modelContents: includesModel ? XcdatamodelWriter.contents(of: model) : nil)
+    }
+
+    /// Copies every object a reader streams, reading the document once, in its order: the same clipboard
+    /// as `copy(Selection(roots: [.all]))` up to the local ids, in a fraction of the time, since nothing is
+    /// looked up object by object.
+    ///
+    /// Local ids come from the objects' keys (`o` and the key, moved up by the document's key offset for
+    /// its inheritance tree), so a link can name an object before it is read. Read SQLite stores with
+    /// `danglingReferences: .drop`, so that links to rows that do not exist are left out.
+    public static func copyAll(from reader: any StoreReader, includesModel: Bool = true) throws -> Clipboard {
+        let model = reader.model
+        let offsets = reader.keyOffsets
+        let rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
+        func localID(_ ref: ObjectRef) -> String { "o\(rootOffsets[ref.entity] + ref.key)" }
+        var objects: [Clipboard.Object] = []
+        if let count = reader.objectCount { objects.reserveCapacity(count) }
+        var used = Set<Int>()
+        // Per entity, the attributes and relationships a clipboard carries, resolved once.
+        let attributeLists = model.descriptions.map { entity in entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) } }
+        let relationshipLists = model.descriptions.map { entity in entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) } }
+        try reader.forEachSnapshot { snapshot in
+            let entity = snapshot.ref.entity
+            used.insert(entity)
+            var attributes: [Clipboard.NamedValue] = []
+            attributes.reserveCapacity(attributeLists[entity].count)
+            for (index, name) in attributeLists[entity] {
+                if let value = snapshot.attributes[index] { attributes.append(.init(name, value)) }
+            }
+            var links: [Clipboard.Link] = []
+            for (index, name) in relationshipLists[entity] {
+                let targets = snapshot.relationships[index].refs
+                if !targets.isEmpty { links.append(.init(name, targets.map(localID))) }
+            }
+            objects.append(
+                Clipboard.Object(
+                    id: localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
+                    relationships: links))
+        }
+        return Clipboard(
+            entities: entityInfo(model, used: used), versionIdentifiers: model.versionIdentifiers,
+            sourceStore: reader.metadata.identifier, roots: objects.map(\.id), objects: objects,
+            modelContents: includesModel ? XcdatamodelWriter.contents(of: model) : nil)
     }
 
     /// The document's entity list: each entity used, with its attribute types and relationship kinds.

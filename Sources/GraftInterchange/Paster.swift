@@ -185,6 +185,18 @@ struct PastePlan {
         self.options = options
         try clipboard.check()
         var problems: [GraftError] = []
+        for name in options.onConflictByEntity.keys.sorted() where model.entity(named: name) == nil {
+            problems.append(GraftError(.notFound, "a conflict policy names \(name), which the target model does not have", context: [.entity(name)]))
+        }
+        for (name, attributes) in options.identities.sorted(by: { $0.key < $1.key }) {
+            guard let entity = model.entity(named: name) else {
+                problems.append(GraftError(.notFound, "an identity names \(name), which the target model does not have", context: [.entity(name)]))
+                continue
+            }
+            for attribute in attributes where entity.attribute(named: attribute) == nil {
+                problems.append(GraftError(.notFound, "an identity names \(name).\(attribute), which the target model does not have", context: [.entity(name)]))
+            }
+        }
         for info in clipboard.entities {
             guard let target = model.entity(named: info.name)
                 ?? model.descriptions.first(where: { $0.declaration.renamingIdentifier == info.name })

@@ -117,6 +117,40 @@ public enum StoreFormats {
 }
 
 extension StoreFormats {
+    /// A store to read and fetch from, never changed: SQLite stores are opened read-only (or read from a
+    /// private copy when they have a `-wal`); XML and binary documents are read whole.
+    public static func openForReading(_ url: URL, model: Model?) throws -> any PersistentStore {
+        switch try StoreFormat.detect(url) {
+        case .sqlite: return try SQLiteStore.openForReading(url, model: model)
+        case .binary: return try BinaryStore.open(url: url, model: model)
+        case .xml: return try XMLStore.open(url: url, model: model)
+        }
+    }
+
+    /// A new, empty store in memory that writes itself to `url` (atomically, in `format`) when saved.
+    ///
+    /// Nothing is written until the first save, so a failed paste into a new store leaves no file.
+    ///
+    /// - Throws: `GraftError.alreadyExists` when something is at `url`.
+    public static func create(_ url: URL, format: StoreFormat, model: Model) throws -> InMemoryStore {
+        guard !FileAccess.kind(of: url).exists else {
+            throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
+        }
+        let store = InMemoryStore(model: model)
+        store.metadata = StoreMetadata.make(for: model, storeType: format.storeType, identifier: store.identifier)
+        store.persist = { snapshots, metadata in
+            var writer = try StoreFormats.writer(for: url, format: format, model: model, metadata: metadata, overwrite: true)
+            do {
+                for snapshot in snapshots { try writer.write(snapshot) }
+                try writer.finish()
+            } catch {
+                writer.cancel()
+                throw error
+            }
+        }
+        return store
+    }
+
     /// What a reader had to say that did not stop it: values whose external file is missing, references
     /// left out, what a model inferred from an XML document could not know.
     public static func warnings(of reader: any StoreReader) -> [String] {

@@ -10,6 +10,9 @@ extension SQLiteStore {
     /// it was.
     public func save(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
+        guard !isReadOnly else {
+            throw GraftError(.invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
+        }
         try database.execute("BEGIN IMMEDIATE")
         do {
             var writer = RowWriter(store: self)

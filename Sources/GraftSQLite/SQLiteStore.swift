@@ -22,14 +22,20 @@ public final class SQLiteStore: PersistentStore {
     public let model: Model
     public private(set) var metadata: StoreMetadata
     public var identifier: String { metadata.identifier }
+    /// Whether the store was opened with ``openForReading(_:model:)``: saving throws.
+    public let isReadOnly: Bool
     let database: SQLiteDatabase
     let schema: SQLiteSchema
     /// The last key handed out per root entity.
     private var lastKeys: [Int: Int64] = [:]
     private var rowStatements: [Int: SQLiteStatement] = [:]
 
-    private init(url: URL, model: Model, metadata: StoreMetadata, database: SQLiteDatabase, schema: SQLiteSchema) {
+    private init(
+        url: URL, model: Model, metadata: StoreMetadata, database: SQLiteDatabase, schema: SQLiteSchema,
+        isReadOnly: Bool = false
+    ) {
         self.url = url
+        self.isReadOnly = isReadOnly
         self.model = model
         self.metadata = metadata
         self.database = database
@@ -46,6 +52,17 @@ public final class SQLiteStore: PersistentStore {
         try database.execute("PRAGMA foreign_keys = OFF")
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
         return SQLiteStore(url: url, model: chosen, metadata: metadata, database: database, schema: schema)
+    }
+
+    /// Opens a store to read and fetch from without changing it, its `-wal` or its `-shm` in any way.
+    ///
+    /// - Throws: as ``open(_:model:)``.
+    public static func openForReading(_ url: URL, model: Model?) throws -> SQLiteStore {
+        let database = try SQLiteDatabase.openForReading(url)
+        let (metadata, chosen) = try SQLiteStoreFile.read(database, url: url).metadataAndModel(model)
+        let schema = try SQLiteSchema.discover(in: database, model: chosen)
+        return SQLiteStore(
+            url: url, model: chosen, metadata: metadata, database: database, schema: schema, isReadOnly: true)
     }
 
     /// Creates a new, empty store for `model` and opens it.

@@ -61,6 +61,7 @@ import Testing
             self.log = log
         }
         func write(_ text: String) { log.entries.append("\(name) write \(text)") }
+        func write(bytes: Data) { log.entries.append("\(name) write \(bytes.count) bytes") }
         func flush() { log.entries.append("\(name) flush") }
     }
 

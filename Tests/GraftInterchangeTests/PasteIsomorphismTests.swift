@@ -1,0 +1,169 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftInterchange
+import GraftModel
+import GraftSQLite
+import GraftTestSupport
+import Testing
+
+/// Checks that a paste made exactly the copied subgraph: each clipboard object became an object of the
+/// same entity, with the same attribute values and links to the objects its targets became (in order for
+/// ordered relationships). Links to references are checked only when `referencesDropped`: then the
+/// object has no other links.
+func expectPasted(
+    _ clipboard: Clipboard, _ report: PasteReport, in store: any PersistentStore, referencesDropped: Bool = true,
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let model = store.model
+    let source = StoreSource(store)
+    var refs: [String: ObjectRef] = [:]
+    for (id, uri) in report.idMap {
+        let (storeIdentifier, objectID) = try ObjectID.parse(uri: uri, model: model)
+        #expect(storeIdentifier == store.identifier, sourceLocation: sourceLocation)
+        refs[id] = objectID.ref
+    }
+    #expect(refs.count == clipboard.objects.count, "every object is in the id map", sourceLocation: sourceLocation)
+    var mismatches: [String] = []
+    for object in clipboard.objects {
+        guard let ref = refs[object.id], let snapshot = try source.snapshot(for: ref) else {
+            mismatches.append("\(object.id): not in the store")
+            continue
+        }
+        let entity = model.descriptions[ref.entity]
+        if entity.name != object.entity { mismatches.append("\(object.id): became a \(entity.name), not a \(object.entity)") }
+        for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
+            let expected = object[attribute: attribute.name]
+            if snapshot.attributes[index] != expected {
+                mismatches.append(
+                    "\(object.id).\(attribute.name): \(String(describing: snapshot.attributes[index])) ≠ \(String(describing: expected))")
+            }
+        }
+        for relationship in entity.relationships where !relationship.isTransient {
+            let targets = object[relationship: relationship.name]
+            let expected = targets.compactMap { refs[$0] }
+            guard referencesDropped || expected.count == targets.count else { continue }
+            let actual = snapshot.relationships[relationship.index].refs
+            let same = relationship.isOrdered || !relationship.isToMany ? actual == expected : Set(actual) == Set(expected)
+            if !same || actual.count != expected.count {
+                mismatches.append("\(object.id).\(relationship.name): \(actual) ≠ \(expected)")
+            }
+        }
+    }
+    #expect(mismatches.isEmpty, "\(mismatches.prefix(10).joined(separator: "\n"))", sourceLocation: sourceLocation)
+}
+
+/// A folder that goes away when the test ends.
+func scratchFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-paste-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+@Suite struct PasteIsomorphismTests {
+    /// Selections that exercise cycles (managers of managers), inheritance (Manager and Flunky are kinds of
+    /// Employee), many-to-many (project members) and ordered relationships (a department's projects).
+    static let selections: [(String, Selection)] = [
+        (
+            "Sales with its people",
+            Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"])
+        ),
+        (
+            "departments with their people",
+            Selection(roots: [.predicate(entity: "Department", format: "")], follow: ["Department.employees"])
+        ),
+        ("a chain of managers", Selection(roots: [.predicate(entity: "Employee", format: "name == 'Dev'")], follow: ["manager", "directReports", "Employee.department"], stop: ["Project"])),
+        ("everything", Selection(roots: [.all])),
+    ]
+
+    @Test(arguments: StoreFormat.allCases)
+    func copiesPasteAsTheSameGraphIntoNewStores(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try Company.source()
+        for (index, (name, selection)) in Self.selections.enumerated() {
+            let clipboard = try Copier(source: source).copy(selection)
+            let url = folder.appendingPathComponent("\(index).\(format.rawValue)")
+            let report = try Paster(options: PasteOptions(dangling: .drop)).paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+            #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count, "\(name)")
+            // Read back from the file, through the format's own reader.
+            let written = try StoreFormats.openForReading(url, model: Company.v2)
+            try expectPasted(clipboard, report, in: written)
+            try ObjectContext(store: written).checkInvariants()
+        }
+    }
+
+    @Test func theCheckNoticesADifference() throws {
+        let clipboard = try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
+        let store = InMemoryStore(model: Company.v2)
+        let report = try Paster().paste(clipboard, into: store)
+        var changed = clipboard
+        changed.objects[3].attributes[0].value = .string("Someone else")
+        withKnownIssue { try expectPasted(changed, report, in: store) }
+        var relinked = clipboard
+        let index = relinked.objects.firstIndex { !$0.relationships.isEmpty }!
+        relinked.objects[index].relationships[0].targets.removeLast()
+        withKnownIssue { try expectPasted(relinked, report, in: store) }
+    }
+
+    @Test func aFailedPasteIntoANewStoreLeavesNoFile() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Ann alone needs her department, which a new store does not have.
+        let ann = try Copier(source: try Company.source()).copy(Selection(roots: [.predicate(entity: "Employee", format: "name == 'Ann'")]))
+        for format in StoreFormat.allCases {
+            let url = folder.appendingPathComponent("new.\(format.rawValue)")
+            #expect(throws: GraftError.self) {
+                try Paster(options: PasteOptions(dangling: .drop)).paste(ann, into: try StoreFormats.create(url, format: format, model: Company.v2))
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        }
+    }
+
+    @Test(arguments: StoreFormat.allCases)
+    func aRefusedPasteLeavesAnExistingStoreByteForByte(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
+        let url = folder.appendingPathComponent("target.\(format.rawValue)")
+        _ = try Paster().paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+        let before = try folderContents(folder)
+        // The same objects again: every identity conflicts.
+        let refused = try #require(throws: GraftError.self) { try Paster().paste(clipboard, into: try StoreFormats.open(url, model: nil)) }
+        #expect(refused.code == .alreadyExists)
+        #expect(try folderContents(folder) == before)
+        // And a rule broken: duplicates break uniqueness constraints.
+        #expect(throws: GraftError.self) { try Paster(options: PasteOptions(onConflict: .duplicate)).paste(clipboard, into: try StoreFormats.open(url, model: nil)) }
+        #expect(try folderContents(folder) == before)
+    }
+
+    func folderContents(_ folder: URL) throws -> [String: Data] {
+        var contents: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            contents[name] = try Data(contentsOf: folder.appendingPathComponent(name))
+        }
+        return contents
+    }
+}
+
+/// Real stores, copied whole and pasted into new stores of every format.
+@Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
+struct PasteCorpusTests {
+    static let stores = Corpus.paths { $0.pathExtension == "sqlite" }.filter { !$0.contains("Recipes") && !$0.contains("CoreDataBooks") }
+
+    @Test(arguments: stores)
+    func wholeStoresPasteAsTheSameGraph(path: String) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let reader = try SQLiteStoreReader(url: Corpus.url(path), model: nil, missingExternalData: .omit, danglingReferences: .drop)
+        let clipboard = try Copier.copyAll(from: reader)
+        try clipboard.check()
+        let model = try #require(try clipboard.model())
+        #expect(model.versionHashes == reader.model.versionHashes)
+        for format in StoreFormat.allCases {
+            let url = folder.appendingPathComponent("copy.\(format.rawValue)")
+            let report = try Paster().paste(clipboard, into: try StoreFormats.create(url, format: format, model: model))
+            try expectPasted(clipboard, report, in: try StoreFormats.openForReading(url, model: model))
+        }
+    }
+}
