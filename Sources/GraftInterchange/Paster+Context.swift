@@ -118,11 +118,18 @@ struct ContextWork {
         return plan.clipboard.objects.compactMap { object in objects[object.id].map { (object.id, $0) } }
     }
 
+    /// Gives the object the copy's values: every attribute the clipboard's entity has, including the ones
+    /// the copy has no value for (so that a new object does not keep a default its original did not have).
     private func setAttributes(of target: ManagedObject, from object: Clipboard.Object, mapping: PastePlan.EntityMapping) throws {
+        var given = Set<Int>()
         for named in object.attributes {
             guard let index = mapping.attributes[named.name] else { continue }
             let attribute = mapping.target.attributes[index]
             try target.setValue(try plan.convert(named.value, to: attribute, object: object.id), forKey: attribute.name)
+            given.insert(index)
+        }
+        for index in Set(mapping.attributes.values).subtracting(given) {
+            try target.setValue(nil, forKey: mapping.target.attributes[index].name)
         }
     }
 

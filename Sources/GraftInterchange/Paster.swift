@@ -31,7 +31,7 @@ public struct PasteOptions: Sendable {
     public var dangling: DanglingPolicy
     /// Attributes that identify objects of an entity (target names), overriding uniqueness constraints.
     public var identities: [String: [String]]
-    /// Work out everything, report it, and write nothing.
+    /// Work out everything and check the result, report it, and write nothing.
     public var dryRun: Bool
 
     public init(
@@ -99,6 +99,16 @@ public struct Paster {
     ///   `.validationFailed` listing every rule the result breaks; the store's error. On any error the
     ///   store is unchanged.
     public func paste(_ clipboard: Clipboard, into store: any PersistentStore) throws -> PasteReport {
+        if try EmptyStorePaste.isEmpty(store) {
+            var plan = try PastePlan(clipboard: clipboard, model: store.model, options: options)
+            try plan.resolve(using: EmptyTarget(model: store.model, identifier: store.identifier))
+            var report = plan.report(dryRun: options.dryRun)
+            let result = try EmptyStorePaste(plan: plan).build { try store.allocateKeys(rootEntity: $0, count: $1) }
+            if options.dryRun { return report }
+            try store.save(StoreChanges(inserted: result.snapshots))
+            report.idMap = result.idMap(model: store.model, storeIdentifier: store.identifier)
+            return report
+        }
         let context = ObjectContext(store: store)
         context.isUndoEnabled = false
         var (report, objects) = try pasteObjects(clipboard, into: context)
@@ -106,6 +116,50 @@ public struct Paster {
         try context.save()
         // Saved objects have permanent IDs now.
         report.idMap = objects.map { ($0.id, $0.object.uri) }
+        return report
+    }
+
+    // MARK: Into a new document
+
+    /// Pastes into a new store document at `url`, written atomically: nothing is at `url` unless the
+    /// paste succeeds (and, for a dry run, nothing is written at all).
+    ///
+    /// - Parameters:
+    ///   - format: the document's format.
+    ///   - model: the document's model; by default the one the clipboard carries.
+    /// - Throws: `GraftError.alreadyExists` when something is at `url`; `.invalidOperation` when no model
+    ///   is given and the clipboard carries none; what ``paste(_:into:)-(_,any PersistentStore)`` throws.
+    public func paste(
+        _ clipboard: Clipboard, intoNewStoreAt url: URL, format: StoreFormat, model: Model? = nil
+    ) throws -> PasteReport {
+        guard !FileAccess.kind(of: url).exists else {
+            throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
+        }
+        guard let model = try model ?? clipboard.model() else {
+            throw GraftError(
+                .invalidOperation, "the clipboard carries no model to create the store with; name one",
+                context: [.file(url.relativePath)])
+        }
+        let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
+        var plan = try PastePlan(clipboard: clipboard, model: model, options: options)
+        try plan.resolve(using: EmptyTarget(model: model, identifier: metadata.identifier))
+        var report = plan.report(dryRun: options.dryRun)
+        // Keys from one sequence for every tree, so that no two objects of the document share one.
+        var next: Int64 = 0
+        let result = try EmptyStorePaste(plan: plan).build { _, count in
+            defer { next += Int64(count) }
+            return (1...Int64(max(count, 1))).prefix(count).map { next + $0 }
+        }
+        if options.dryRun { return report }
+        var writer = try StoreFormats.writer(for: url, format: format, model: model, metadata: metadata, overwrite: false)
+        do {
+            for snapshot in result.snapshots { try writer.write(snapshot) }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
+        report.idMap = result.idMap(model: model, storeIdentifier: metadata.identifier)
         return report
     }
 
@@ -128,9 +182,19 @@ public struct Paster {
         var plan = try PastePlan(clipboard: clipboard, model: context.model, options: options)
         try plan.resolve(using: ContextTarget(context: context))
         let report = plan.report(dryRun: options.dryRun)
-        if options.dryRun { return (report, []) }
-        let objects = try context.atomically { try ContextWork(context: context, plan: plan).apply() }
-        return (report, objects)
+        let work = ContextWork(context: context, plan: plan)
+        if options.dryRun {
+            // Carried out and checked like a real paste, then undone.
+            struct Undo: Error {}
+            do {
+                try context.atomically {
+                    _ = try work.apply()
+                    throw Undo()
+                }
+            } catch is Undo {}
+            return (report, [])
+        }
+        return (report, try context.atomically { try work.apply() })
     }
 }
 
@@ -320,7 +384,8 @@ struct PastePlan {
                 problems.append(GraftError(.notFound, "\(described) is not in the target: \(why) (use --dangling drop to leave such links empty)", context: [.object(reference.id)]))
             }
         }
-        for object in clipboard.objects {
+        // Nothing can conflict with an empty target: every object is new.
+        for object in target is EmptyTarget ? [] : clipboard.objects {
             guard let mapping = mappings[object.entity] else { continue }
             guard let values = try identityValues(object.attributes, entity: object.entity),
                 let existing = try target.find(mapping.target, values)
@@ -367,6 +432,14 @@ struct PastePlan {
         report.notes = notes
         return report
     }
+}
+
+/// A store with no objects: nothing to find.
+struct EmptyTarget: PasteTarget {
+    let model: Model
+    let identifier: String
+    func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef? { nil }
+    func exists(_ ref: ObjectRef) throws -> Bool { false }
 }
 
 extension PasteTarget {

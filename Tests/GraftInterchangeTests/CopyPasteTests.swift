@@ -250,6 +250,29 @@ enum Company {
         #expect(back.notes.contains { $0.contains("Department.location: the target model has no such attribute") })
     }
 
+    @Test(arguments: [false, true])
+    func anAttributeWithoutAValueDoesNotTakeItsDefault(intoAStoreWithObjects: Bool) throws {
+        let store = try Company.store()
+        let context = ObjectContext(store: store)
+        let research = try #require(try context.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'"))).first)
+        try research.setValue(nil, forKey: "location")  // the model's default is Headquarters
+        try context.save()
+        let clipboard = try Copier(source: StoreSource(store)).copy(
+            Selection(roots: [.predicate(entity: "Department", format: "name == 'Research'")], follow: ["Department.employees"]))
+        let target = InMemoryStore(model: Company.v2)
+        if intoAStoreWithObjects {
+            let department = Company.v2.entity(named: "Department")!
+            var elsewhere = Snapshot(entity: department, key: 1)
+            elsewhere[attribute: "name", in: department] = .string("Elsewhere")
+            try target.save(StoreChanges(inserted: [elsewhere]))
+        }
+        let report = try Paster().paste(clipboard, into: target)
+        let (_, id) = try ObjectID.parse(uri: report.idMap[0].uri, model: Company.v2)
+        let pasted = try #require(try target.snapshot(for: id.ref))
+        #expect(pasted[attribute: "name", in: Company.v2.entity(named: "Department")!] == .string("Research"))
+        #expect(pasted[attribute: "location", in: Company.v2.entity(named: "Department")!] == nil)
+    }
+
     @Test func aFailedPasteIntoAContextLeavesItAsItWas() throws {
         let context = ObjectContext(store: InMemoryStore(model: Company.v2))
         let mine = try context.insert("Department")
@@ -265,6 +288,24 @@ enum Company {
         #expect(context.insertedObjects.count == 6)
         context.undo()  // the paste is one step
         #expect(context.insertedObjects == [mine])
+    }
+
+    @Test(arguments: [false, true])
+    func aDryRunChecksTheResult(intoAStoreWithObjects: Bool) throws {
+        var clipboard = try researchClipboard()
+        clipboard.objects[1].attributes = clipboard.objects[1].attributes.map { $0.name == "salary" ? .init("salary", .decimal(-1)) : $0 }
+        let target = InMemoryStore(model: Company.v2)
+        if intoAStoreWithObjects {
+            let department = Company.v2.entity(named: "Department")!
+            var elsewhere = Snapshot(entity: department, key: 1)
+            elsewhere[attribute: "name", in: department] = .string("Elsewhere")
+            try target.save(StoreChanges(inserted: [elsewhere]))
+        }
+        let before = target.allSnapshots
+        let error = try #require(throws: GraftError.self) { try Paster(options: PasteOptions(dryRun: true)).paste(clipboard, into: target) }
+        #expect(error.code == .validationFailed)
+        #expect(error.underlying.contains { $0.context.contains(.key("salary")) })
+        #expect(target.allSnapshots == before)
     }
 
     @Test func aDryRunReportsAndWritesNothing() throws {

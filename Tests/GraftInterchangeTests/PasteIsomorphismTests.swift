@@ -76,15 +76,39 @@ func scratchFolder() throws -> URL {
         ("everything", Selection(roots: [.all])),
     ]
 
-    @Test(arguments: StoreFormat.allCases)
-    func copiesPasteAsTheSameGraphIntoNewStores(format: StoreFormat) throws {
+    enum Target: CaseIterable, CustomTestStringConvertible {
+        /// `paste(_:intoNewStoreAt:format:)`: objects built directly and written as a document.
+        case newDocument
+        /// A store with no objects: built directly and saved.
+        case emptyStore
+        /// A store that already holds an object: made through a context.
+        case storeWithObjects
+
+        var testDescription: String { "\(self)" }
+    }
+
+    @Test(arguments: StoreFormat.allCases, Target.allCases)
+    func copiesPasteAsTheSameGraph(format: StoreFormat, target kind: Target) throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = try Company.source()
+        let paster = Paster(options: PasteOptions(dangling: .drop))
         for (index, (name, selection)) in Self.selections.enumerated() {
             let clipboard = try Copier(source: source).copy(selection)
             let url = folder.appendingPathComponent("\(index).\(format.rawValue)")
-            let report = try Paster(options: PasteOptions(dangling: .drop)).paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+            let report: PasteReport
+            switch kind {
+            case .newDocument:
+                report = try paster.paste(clipboard, intoNewStoreAt: url, format: format)
+            case .emptyStore:
+                report = try paster.paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+            case .storeWithObjects:
+                let department = Company.v2.entity(named: "Department")!
+                var elsewhere = Snapshot(entity: department, key: 1)
+                elsewhere[attribute: "name", in: department] = .string("Elsewhere")
+                try StoreFormats.create(url, format: format, model: Company.v2).save(StoreChanges(inserted: [elsewhere]))
+                report = try paster.paste(clipboard, into: try StoreFormats.open(url, model: Company.v2))
+            }
             #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count, "\(name)")
             // Read back from the file, through the format's own reader.
             let written = try StoreFormats.openForReading(url, model: Company.v2)
@@ -104,6 +128,26 @@ func scratchFolder() throws -> URL {
         let index = relinked.objects.firstIndex { !$0.relationships.isEmpty }!
         relinked.objects[index].relationships[0].targets.removeLast()
         withKnownIssue { try expectPasted(relinked, report, in: store) }
+    }
+
+    @Test func uniquenessAmongPastedObjectsIsChecked() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var clipboard = try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
+        // Two departments named Sales, and two people with employeeID 2.
+        let research = try #require(clipboard.objects.firstIndex { $0.entity == "Department" && $0[attribute: "name"] == .string("Research") })
+        clipboard.objects[research].attributes = clipboard.objects[research].attributes.map { $0.name == "name" ? .init("name", .string("Sales")) : $0 }
+        let people = clipboard.objects.indices.filter { ["Employee", "Manager", "Flunky"].contains(clipboard.objects[$0].entity) }
+        for index in people.prefix(2) {
+            clipboard.objects[index].attributes = clipboard.objects[index].attributes.map { $0.name == "employeeID" ? .init("employeeID", .integer(2)) : $0 }
+        }
+        let url = folder.appendingPathComponent("new.sqlite")
+        let error = try #require(throws: GraftError.self) { try Paster().paste(clipboard, intoNewStoreAt: url, format: .sqlite) }
+        #expect(error.code == .validationFailed)
+        #expect(error.underlying.count == 2)
+        #expect(error.underlying.contains { $0.message.contains("already has name = Sales") })
+        #expect(error.underlying.contains { $0.message.contains("already has employeeID = 2") })
+        #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 
     @Test func aFailedPasteIntoANewStoreLeavesNoFile() throws {
