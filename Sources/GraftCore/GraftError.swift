@@ -98,6 +98,9 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The same error with a file path added as the outermost place.
     public func inFile(_ path: String) -> GraftError { at(.file(path)) }
 
+    /// How many underlying errors ``description`` lists.
+    public static let listedLimit = 25
+
     public var description: String {
         var text = ""
         for location in context {
@@ -108,8 +111,12 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
             }
         }
         text += message
-        for error in underlying {
+        // A long list (every rule a million pasted objects break) is cut short; `underlying` has it all.
+        for error in underlying.prefix(Self.listedLimit) {
             text += "\n  - " + error.description.replacingOccurrences(of: "\n", with: "\n    ")
+        }
+        if underlying.count > Self.listedLimit {
+            text += "\n  - … and \(underlying.count - Self.listedLimit) more"
         }
         return text
     }

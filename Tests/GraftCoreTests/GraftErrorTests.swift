@@ -27,6 +27,16 @@ import Testing
         )
     }
 
+    @Test func aLongListIsCutShort() {
+        let error = GraftError(
+            .validationFailed, "100 problems",
+            underlying: (1...100).map { GraftError(.validationFailed, "problem \($0)") })
+        let lines = error.description.split(separator: "\n")
+        #expect(lines.count == 1 + GraftError.listedLimit + 1)
+        #expect(lines.last == "  - … and \(100 - GraftError.listedLimit) more")
+        #expect(error.underlying.count == 100)
+    }
+
     @Test func locationsCanBeAddedOnTheWayOut() {
         let error = GraftError(.notFound, "missing").at(.entity("E")).inFile("a.xml")
         #expect(error.context == [.file("a.xml"), .entity("E")])
