@@ -1,0 +1,91 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+/// The members of a document as a reader collects them, in whatever order they come, and the checks
+/// every reader makes once it has them all.
+struct ClipboardParts {
+    var format: String?
+    var version: Int64?
+    var declaration: [(key: String, value: String)]?
+    var entities: [Clipboard.EntityInfo]?
+    var versionIdentifiers: [String] = []
+    var sourceStore: String?
+    var roots: [String]?
+    var objects: [Clipboard.Object]?
+    var references: [Clipboard.Reference]?
+
+    /// Whether `format` and `version` have been read and are acceptable, so that a later error cannot be
+    /// explained by the document being something else.
+    var headerChecked: Bool { format != nil && version != nil }
+
+    /// The document, or the first thing missing or wrong in it.
+    func assemble(_ encoding: ClipboardEncoding) -> Result<Clipboard, GraftError> {
+        let names: [(String, Bool)] = [
+            (ClipboardKey.format, format != nil), (ClipboardKey.version, version != nil),
+            (ClipboardKey.encoding, declaration != nil), (ClipboardKey.model, entities != nil),
+            (ClipboardKey.roots, roots != nil), (ClipboardKey.objects, objects != nil),
+            (ClipboardKey.references, references != nil),
+        ]
+        for (name, present) in names where !present {
+            return .failure(GraftError(.malformedInput, "the document has no '\(name)'"))
+        }
+        if let problem = ClipboardDeclaration.problem(declaration!, for: encoding) {
+            return .failure(GraftError(.unsupportedFormat, problem))
+        }
+        return .success(
+            Clipboard(
+                entities: entities!, versionIdentifiers: versionIdentifiers, sourceStore: sourceStore, roots: roots!,
+                objects: objects!, references: references!))
+    }
+}
+
+/// UUIDs read straight from their 36 characters (either letter case).
+extension ClipboardUUID {
+    static func parse(_ text: UnsafeRawBufferPointer) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard text[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
+                out[index] = high << 4 | low
+                position += 2
+            }
+            return true
+        }
+        return valid ? UUID(uuid: bytes) : nil
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
+
+/// Small set of the attribute indexes an object has given values for, to refuse repeats.
+struct ClipboardSeenSet {
+    private var low: UInt64 = 0
+    private var high: Set<Int> = []
+
+    /// Records `index`; false when it was recorded already.
+    @inline(__always)
+    mutating func insert(_ index: Int) -> Bool {
+        if index < 64 {
+            let bit = UInt64(1) << UInt64(index)
+            if low & bit != 0 { return false }
+            low |= bit
+            return true
+        }
+        return high.insert(index).inserted
+    }
+}

@@ -1,0 +1,376 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The document's own entity list as lookup tables, for writers (which form each relationship takes)
+/// and readers (the type of each attribute value, by the bytes of its name).
+struct ClipboardSchema {
+    let entities: [Entity]
+    private let index: [String: Int]
+
+    init(entities infos: [Clipboard.EntityInfo]) throws {
+        var entities: [Entity] = []
+        var index: [String: Int] = [:]
+        for info in infos {
+            guard index.updateValue(entities.count, forKey: info.name) == nil else {
+                throw GraftError(
+                    .malformedInput, "the entity \(info.name) is listed twice", context: [.entity(info.name)])
+            }
+            entities.append(try Entity(info))
+        }
+        self.entities = entities
+        self.index = index
+    }
+
+    /// The index of the entity named `name`; `last` is tried first (objects of one entity come together).
+    @inline(__always)
+    func entity(named name: String, last: Int) -> Int? {
+        if last >= 0 && last < entities.count && entities[last].name == name { return last }
+        return index[name]
+    }
+
+    /// The index of the entity whose name has these UTF-8 bytes.
+    @inline(__always)
+    func entity(bytes: UnsafeRawBufferPointer, last: Int) -> Int? {
+        if last >= 0 && last < entities.count && entities[last].nameEquals(bytes) { return last }
+        for (position, entity) in entities.enumerated() where entity.nameEquals(bytes) { return position }
+        return nil
+    }
+
+    /// One entity: its attributes' names and types, its relationships' names and kinds.
+    final class Entity {
+        let info: Clipboard.EntityInfo
+        let name: String
+        let attributeNames: [String]
+        let attributeTypes: [AttributeType]
+        let relationshipNames: [String]
+        let relationships: [Clipboard.RelationshipInfo]
+        /// Whether an attribute has a type whose values clipboards do not carry.
+        let hasUncarriedTypes: Bool
+        private let attributeIndex: [String: Int]
+        private let relationshipIndex: [String: Int]
+        /// The UTF-8 bytes of the entity's name, then of every attribute name, then of every relationship
+        /// name; `starts` has one more entry than there are names.
+        private let bytes: UnsafeMutablePointer<UInt8>
+        private let starts: UnsafeMutablePointer<Int>
+
+        init(_ info: Clipboard.EntityInfo) throws {
+            self.info = info
+            name = info.name
+            attributeNames = info.attributes.map(\.name)
+            attributeTypes = info.attributes.map(\.type)
+            relationshipNames = info.relationships.map(\.name)
+            relationships = info.relationships
+            hasUncarriedTypes = attributeTypes.contains { !ClipboardSchema.carries($0) }
+            var attributeIndex: [String: Int] = [:]
+            for (position, attribute) in info.attributes.enumerated() {
+                guard attributeIndex.updateValue(position, forKey: attribute.name) == nil else {
+                    throw GraftError(
+                        .malformedInput, "the attribute '\(attribute.name)' is listed twice",
+                        context: [.entity(info.name)])
+                }
+            }
+            var relationshipIndex: [String: Int] = [:]
+            for (position, relationship) in info.relationships.enumerated() {
+                guard relationshipIndex.updateValue(position, forKey: relationship.name) == nil,
+                    attributeIndex[relationship.name] == nil
+                else {
+                    throw GraftError(
+                        .malformedInput, "the property '\(relationship.name)' is listed twice",
+                        context: [.entity(info.name)])
+                }
+            }
+            self.attributeIndex = attributeIndex
+            self.relationshipIndex = relationshipIndex
+            let names = [info.name] + attributeNames + relationshipNames
+            let total = names.reduce(0) { $0 + $1.utf8.count }
+            bytes = .allocate(capacity: max(total, 1))
+            starts = .allocate(capacity: names.count + 1)
+            var offset = 0
+            for (position, name) in names.enumerated() {
+                starts[position] = offset
+                for byte in name.utf8 {
+                    bytes[offset] = byte
+                    offset += 1
+                }
+            }
+            starts[names.count] = offset
+        }
+
+        deinit {
+            bytes.deallocate()
+            starts.deallocate()
+        }
+
+        @inline(__always)
+        private func equals(_ name: Int, _ other: UnsafeRawBufferPointer) -> Bool {
+            let start = starts[name]
+            let length = starts[name + 1] - start
+            return length == other.count && (length == 0 || memcmp(bytes + start, other.baseAddress!, length) == 0)
+        }
+
+        @inline(__always)
+        func nameEquals(_ other: UnsafeRawBufferPointer) -> Bool { equals(0, other) }
+
+        /// The index of the attribute whose name has these bytes. `hint` is tried first and then set past
+        /// the match, so attributes written in the entity's order are found at once.
+        @inline(__always)
+        func attribute(bytes name: UnsafeRawBufferPointer, hint: inout Int) -> Int? {
+            let count = attributeNames.count
+            if hint < count && equals(1 + hint, name) {
+                hint += 1
+                return hint - 1
+            }
+            for position in 0..<count where equals(1 + position, name) {
+                hint = position + 1
+                return position
+            }
+            return nil
+        }
+
+        @inline(__always)
+        func attribute(named name: String, hint: inout Int) -> Int? {
+            if hint < attributeNames.count && attributeNames[hint] == name {
+                hint += 1
+                return hint - 1
+            }
+            guard let position = attributeIndex[name] else { return nil }
+            hint = position + 1
+            return position
+        }
+
+        @inline(__always)
+        func relationship(bytes name: UnsafeRawBufferPointer, hint: inout Int) -> Int? {
+            let count = relationships.count
+            let first = 1 + attributeNames.count
+            if hint < count && equals(first + hint, name) {
+                hint += 1
+                return hint - 1
+            }
+            for position in 0..<count where equals(first + position, name) {
+                hint = position + 1
+                return position
+            }
+            return nil
+        }
+
+        @inline(__always)
+        func relationship(named name: String, hint: inout Int) -> Int? {
+            if hint < relationshipNames.count && relationshipNames[hint] == name {
+                hint += 1
+                return hint - 1
+            }
+            guard let position = relationshipIndex[name] else { return nil }
+            hint = position + 1
+            return position
+        }
+    }
+
+    /// Whether clipboards carry values of this type (all but Undefined, Object ID and Composite, which have
+    /// no value form of their own).
+    static func carries(_ type: AttributeType) -> Bool {
+        switch type {
+        case .undefined, .objectID, .composite: return false
+        default: return true
+        }
+    }
+}
+
+// MARK: - Keys and declarations
+
+/// The names of the document's members, the same in every encoding.
+enum ClipboardKey {
+    static let format = "format"
+    static let version = "version"
+    static let encoding = "encoding"
+    static let model = "model"
+    static let source = "source"
+    static let roots = "roots"
+    static let objects = "objects"
+    static let references = "references"
+}
+
+/// What the `encoding` section of each encoding says: how values the encoding cannot carry as they are
+/// were written. Readers insist on exactly these entries, so a document written another way is refused
+/// rather than misread.
+enum ClipboardDeclaration {
+    static let dateSeconds = "seconds since 2001-01-01T00:00:00Z"
+
+    static func entries(_ encoding: ClipboardEncoding) -> [(key: String, value: String)] {
+        switch encoding {
+        case .json:
+            return [
+                ("date", dateSeconds), ("decimal", "string"), ("binary", "base64"),
+                ("nonFiniteNumbers", "strings NaN, Infinity, -Infinity"), ("integer64", "number"),
+            ]
+        case .plist:
+            return [
+                ("date", "real, " + dateSeconds), ("decimal", "string"),
+                ("controlCharacters", "strings XML cannot carry are data holding their UTF-8 bytes"),
+            ]
+        case .binaryPlist:
+            return [("date", "real, " + dateSeconds), ("decimal", "string")]
+        case .xml:
+            return [
+                ("date", dateSeconds), ("decimal", "string"), ("binary", "base64"),
+                ("nonFiniteNumbers", "NaN, Infinity, -Infinity"),
+                (
+                    "controlCharacters",
+                    "strings XML cannot carry are base64 of their UTF-8 bytes, marked encoding=\"base64\""
+                ),
+            ]
+        }
+    }
+
+    /// Checks a document's declaration against what this version writes.
+    ///
+    /// - Returns: the problem, or `nil` when the declaration is the expected one.
+    static func problem(_ declared: [(key: String, value: String)], for encoding: ClipboardEncoding) -> String? {
+        let expected = entries(encoding)
+        var seen = Set<String>()
+        for (key, value) in declared {
+            guard seen.insert(key).inserted else { return "the encoding section names '\(key)' twice" }
+            guard let wanted = expected.first(where: { $0.key == key }) else {
+                return "the encoding section names '\(key)', which this version does not know"
+            }
+            guard wanted.value == value else {
+                return "the encoding section says \(key) values are written as '\(value)'; this version reads "
+                    + "them only as '\(wanted.value)'"
+            }
+        }
+        for (key, _) in expected where !seen.contains(key) {
+            return "the encoding section does not say how \(key) values are written"
+        }
+        return nil
+    }
+}
+
+// MARK: - Header checks
+
+/// Checks of the `format` and `version` members, shared by every reader.
+enum ClipboardHeader {
+    static func formatProblem(_ format: String) -> GraftError? {
+        guard format == Clipboard.formatName else {
+            return GraftError(
+                .unsupportedFormat,
+                "the document is not a Graft clipboard: its format is '\(ClipboardText.excerpt(format))', not "
+                    + "'\(Clipboard.formatName)'")
+        }
+        return nil
+    }
+
+    static func versionProblem(_ version: Int64) -> GraftError? {
+        if version > Int64(Clipboard.formatVersion) {
+            return GraftError(
+                .unsupportedFormat,
+                "the clipboard is version \(version) of the format, newer than this Graft reads "
+                    + "(\(Clipboard.formatVersion)); use a newer Graft")
+        }
+        if version < 1 {
+            return GraftError(.malformedInput, "the clipboard's format version \(version) does not exist")
+        }
+        return nil
+    }
+}
+
+// MARK: - Values from text
+
+/// Why a text is not a value of the type it should be: a sentence for an error message.
+struct ClipboardProblem: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Attribute values from their text form, as the XML encodings and JSON strings carry them.
+enum ClipboardValueText {
+    /// The value `text` stands for in an attribute of `type`, or a sentence saying why there is none.
+    ///
+    /// Numbers, dates, Booleans, UUIDs and base64 may be surrounded by white space; strings are taken as
+    /// they are.
+    static func value(_ text: UnsafeRawBufferPointer, type: AttributeType) -> Result<Value, ClipboardProblem> {
+        if type == .string {
+            guard let string = ClipboardText.string(text) else {
+                return .failure(ClipboardProblem("the text is not valid UTF-8"))
+            }
+            return .success(.string(string))
+        }
+        let trimmed = trim(text)
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard let integer = ClipboardNumbers.int64(trimmed) else {
+                return .failure(
+                    ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not an integer in −2⁶³ … 2⁶³−1"))
+            }
+            return .success(.integer(integer))
+        case .double, .float:
+            guard let double = ClipboardNumbers.double(trimmed) ?? ClipboardNumbers.nonFinite(trimmed) else {
+                return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a number"))
+            }
+            return .success(.double(double))
+        case .date:
+            guard let seconds = ClipboardNumbers.double(trimmed) ?? ClipboardNumbers.nonFinite(trimmed) else {
+                return .failure(
+                    ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a number of seconds since 2001-01-01"))
+            }
+            return .success(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+        case .decimal:
+            switch ClipboardDecimal.parse(trimmed) {
+            case .success(let decimal): return .success(.decimal(decimal))
+            case .failure(let problem):
+                return .failure(
+                    ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' \(ClipboardDecimal.message(problem))"))
+            }
+        case .boolean:
+            if ClipboardText.equals(trimmed, "true") || ClipboardText.equals(trimmed, "1") {
+                return .success(.bool(true))
+            }
+            if ClipboardText.equals(trimmed, "false") || ClipboardText.equals(trimmed, "0") {
+                return .success(.bool(false))
+            }
+            return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not true or false"))
+        case .binary, .transformable:
+            guard let data = ClipboardBase64.decode(text) else {
+                return .failure(ClipboardProblem("the text is not valid base64"))
+            }
+            return .success(.data(data))
+        case .uuid:
+            guard let uuid = ClipboardUUID.parse(trimmed) else {
+                return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a UUID"))
+            }
+            return .success(.uuid(uuid))
+        case .uri:
+            guard let string = ClipboardText.string(trimmed), !string.isEmpty, let url = URL(string: string) else {
+                return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a URI"))
+            }
+            return .success(.uri(url))
+        case .string:
+            return .failure(ClipboardProblem("unreachable"))
+        case .undefined, .objectID, .composite:
+            return .failure(ClipboardProblem(uncarried(type)))
+        }
+    }
+
+    static func uncarried(_ type: AttributeType) -> String {
+        "attributes of type \(ClipboardValues.typeName(type)) have no value form in a clipboard"
+    }
+
+    @inline(__always)
+    static func trim(_ text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var start = 0
+        var end = text.count
+        while start < end, ClipboardText.isSpace(text[start]) { start += 1 }
+        while end > start, ClipboardText.isSpace(text[end - 1]) { end -= 1 }
+        if start == 0 && end == text.count { return text }
+        return UnsafeRawBufferPointer(rebasing: text[start..<end])
+    }
+
+    /// The URI text a value is written with.
+    @inline(__always)
+    static func uriText(_ url: URL) -> String { url.absoluteString }
+}

@@ -1,0 +1,382 @@
+import Foundation
+import GraftCore
+import GraftModel
+
+/// Reads a clipboard in Graft's XML format in one pass with `ClipboardXMLScanner`.
+///
+/// The root's `format` and `version` attributes are checked before anything else. The sections may
+/// come in any order, except that `<model>` must come before `<objects>` and `<references>` (the schema
+/// fixes the order `Formats/clipboard.xsd` gives; the reader is lenient about the rest).
+struct ClipboardXMLReader {
+    static let documentName = "XML clipboard"
+
+    private var scanner: ClipboardXMLScanner
+    private var parts = ClipboardParts()
+    private var schema: ClipboardSchema?
+    private var lastEntity = -1
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Clipboard {
+        var reader = ClipboardXMLReader(scanner: ClipboardXMLScanner(bytes, documentName: documentName))
+        return try reader.read()
+    }
+
+    private mutating func read() throws -> Clipboard {
+        try scanner.readRoot()
+        guard scanner.isNamed("clipboard") else {
+            throw scanner.error("the root element is <\(scanner.nameText)>, not <clipboard>")
+        }
+        try scanner.allowAttributes(["format", "version"])
+        guard let format = try scanner.attributeText("format") else {
+            throw scanner.error("<clipboard> has no 'format' attribute")
+        }
+        if let problem = ClipboardHeader.formatProblem(format) { throw located(problem) }
+        parts.format = format
+        guard let versionText = try scanner.attribute("version") else {
+            throw scanner.error("<clipboard> has no 'version' attribute")
+        }
+        guard let version = ClipboardNumbers.int64(ClipboardValueText.trim(versionText)) else {
+            throw scanner.error("the version '\(ClipboardText.excerpt(versionText))' is not an integer")
+        }
+        if let problem = ClipboardHeader.versionProblem(version) { throw located(problem) }
+        parts.version = version
+        var seen = Set<String>()
+        if !scanner.isEmptyElement {
+            while try scanner.nextChild(of: "clipboard") {
+                let name = scanner.nameText
+                guard seen.insert(name).inserted else {
+                    throw scanner.error("<clipboard> holds two <\(name)> elements")
+                }
+                switch name {
+                case ClipboardKey.encoding:
+                    try readDeclaration()
+                case ClipboardKey.model:
+                    try readModel()
+                case ClipboardKey.source:
+                    try scanner.allowAttributes(["store"])
+                    guard let store = try scanner.attributeText("store") else {
+                        throw scanner.error("<source> has no 'store'")
+                    }
+                    parts.sourceStore = store
+                    try expectEmpty("source")
+                case ClipboardKey.roots:
+                    try scanner.allowAttributes([])
+                    var roots: [String] = []
+                    if !scanner.isEmptyElement {
+                        while try scanner.nextChild(of: "roots") { roots.append(try reference(in: "root")) }
+                    }
+                    parts.roots = roots
+                case ClipboardKey.objects:
+                    guard schema != nil else { throw scanner.error("<objects> comes before <model>") }
+                    try scanner.allowAttributes([])
+                    var objects: [Clipboard.Object] = []
+                    if !scanner.isEmptyElement {
+                        while try scanner.nextChild(of: "objects") { objects.append(try readObject(objects.count)) }
+                    }
+                    parts.objects = objects
+                case ClipboardKey.references:
+                    guard schema != nil else { throw scanner.error("<references> comes before <model>") }
+                    try scanner.allowAttributes([])
+                    var references: [Clipboard.Reference] = []
+                    if !scanner.isEmptyElement {
+                        while try scanner.nextChild(of: "references") {
+                            references.append(try readReference(references.count))
+                        }
+                    }
+                    parts.references = references
+                default:
+                    throw scanner.error("<clipboard> cannot hold <\(name)>")
+                }
+            }
+        }
+        let end = scanner.tokenStart
+        try scanner.readEnd()
+        switch parts.assemble(.xml) {
+        case .success(let clipboard): return clipboard
+        case .failure(let error): throw located(error, at: end)
+        }
+    }
+
+    private mutating func readDeclaration() throws {
+        var entries: [(key: String, value: String)] = []
+        for index in scanner.attributes.indices {
+            entries.append(try scanner.attributeEntry(index))
+        }
+        parts.declaration = entries
+        try expectEmpty("encoding")
+    }
+
+    // MARK: Model
+
+    private mutating func readModel() throws {
+        try scanner.allowAttributes([])
+        var entities: [Clipboard.EntityInfo] = []
+        var identifiers: [String] = []
+        if !scanner.isEmptyElement {
+            while try scanner.nextChild(of: "model") {
+                if scanner.isNamed("entity") {
+                    entities.append(try readEntity())
+                } else if scanner.isNamed("versionIdentifier") {
+                    try scanner.allowAttributes(["encoding"])
+                    identifiers.append(try text(of: "versionIdentifier", what: "a version identifier"))
+                } else {
+                    throw scanner.error("<model> cannot hold <\(scanner.nameText)>")
+                }
+            }
+        }
+        do {
+            schema = try ClipboardSchema(entities: entities)
+        } catch let error as GraftError {
+            throw located(error)
+        }
+        parts.entities = entities
+        parts.versionIdentifiers = identifiers
+    }
+
+    private mutating func readEntity() throws -> Clipboard.EntityInfo {
+        try scanner.allowAttributes(["name", "versionHash"])
+        guard let name = try scanner.attributeText("name") else { throw scanner.error("<entity> has no 'name'") }
+        guard let hashText = try scanner.attribute("versionHash") else {
+            throw scanner.error("<entity> has no 'versionHash'", context: [.entity(name)])
+        }
+        guard let hash = ClipboardBase64.decode(hashText) else {
+            throw scanner.error("the version hash is not valid base64", context: [.entity(name)])
+        }
+        var attributes: [Clipboard.AttributeInfo] = []
+        var relationships: [Clipboard.RelationshipInfo] = []
+        if !scanner.isEmptyElement {
+            while try scanner.nextChild(of: "entity") {
+                if scanner.isNamed("attribute") {
+                    try scanner.allowAttributes(["name", "type"])
+                    guard let attributeName = try scanner.attributeText("name"),
+                        let typeName = try scanner.attributeText("type")
+                    else { throw scanner.error("an <attribute> needs a 'name' and a 'type'", context: [.entity(name)]) }
+                    guard let type = ClipboardValues.type(named: typeName) else {
+                        throw scanner.error(
+                            "'\(ClipboardText.excerpt(typeName))' is not an attribute type", context: [.entity(name)])
+                    }
+                    try expectEmpty("attribute")
+                    attributes.append(.init(name: attributeName, type: type))
+                } else if scanner.isNamed("relationship") {
+                    try scanner.allowAttributes(["name", "toMany", "ordered"])
+                    guard let relationshipName = try scanner.attributeText("name") else {
+                        throw scanner.error("a <relationship> needs a 'name'", context: [.entity(name)])
+                    }
+                    guard let toMany = try boolAttribute("toMany") else {
+                        throw scanner.error("a <relationship> needs 'toMany'", context: [.entity(name)])
+                    }
+                    let ordered = try boolAttribute("ordered") ?? false
+                    try expectEmpty("relationship")
+                    relationships.append(.init(name: relationshipName, isToMany: toMany, isOrdered: ordered))
+                } else {
+                    throw scanner.error("<entity> cannot hold <\(scanner.nameText)>", context: [.entity(name)])
+                }
+            }
+        }
+        return Clipboard.EntityInfo(name: name, versionHash: hash, attributes: attributes, relationships: relationships)
+    }
+
+    // MARK: Objects
+
+    private mutating func readObject(_ index: Int) throws -> Clipboard.Object {
+        guard scanner.isNamed("object") else { throw scanner.error("<objects> cannot hold <\(scanner.nameText)>") }
+        try scanner.allowAttributes(["id", "entity"])
+        guard let id = try scanner.attributeText("id") else {
+            throw scanner.error("an <object> needs an 'id'", context: [.object("objects[\(index)]")])
+        }
+        let entityIndex = try self.entityIndex(label: id)
+        let entity = schema!.entities[entityIndex]
+        var attributes: [Clipboard.NamedValue] = []
+        attributes.reserveCapacity(entity.attributeNames.count)
+        var relationships: [Clipboard.Link] = []
+        var seenAttributes = ClipboardSeenSet()
+        var seenRelationships = ClipboardSeenSet()
+        var attributeHint = 0
+        var relationshipHint = 0
+        if !scanner.isEmptyElement {
+            while try scanner.nextChild(of: "object") {
+                if scanner.isNamed("attribute") {
+                    let value = try readValue(
+                        entity, element: "attribute", label: id, hint: &attributeHint, seen: &seenAttributes)
+                    attributes.append(value)
+                } else if scanner.isNamed("relationship") {
+                    try scanner.allowAttributes(["name"])
+                    guard let nameBytes = try scanner.attribute("name") else {
+                        throw scanner.error("a <relationship> needs a 'name'", context: [.object(id)])
+                    }
+                    guard let position = entity.relationship(bytes: nameBytes, hint: &relationshipHint) else {
+                        throw scanner.error(
+                            "\(entity.name) has no relationship '\(ClipboardText.excerpt(nameBytes))' in the document's model",
+                            context: [.object(id)])
+                    }
+                    let name = entity.relationshipNames[position]
+                    guard seenRelationships.insert(position) else {
+                        throw scanner.error("the relationship appears twice", context: [.object(id), .key(name)])
+                    }
+                    let start = scanner.tokenStart
+                    var targets: [String] = []
+                    if !scanner.isEmptyElement {
+                        while try scanner.nextChild(of: "relationship") { targets.append(try reference(in: "target")) }
+                    }
+                    if !entity.relationships[position].isToMany && targets.count > 1 {
+                        throw scanner.error(
+                            "a to-one relationship has \(targets.count) targets", at: start,
+                            context: [.object(id), .key(name)])
+                    }
+                    relationships.append(Clipboard.Link(name, targets))
+                } else {
+                    throw scanner.error("<object> cannot hold <\(scanner.nameText)>", context: [.object(id)])
+                }
+            }
+        }
+        return Clipboard.Object(id: id, entity: entity.name, attributes: attributes, relationships: relationships)
+    }
+
+    private mutating func readReference(_ index: Int) throws -> Clipboard.Reference {
+        guard scanner.isNamed("reference") else {
+            throw scanner.error("<references> cannot hold <\(scanner.nameText)>")
+        }
+        try scanner.allowAttributes(["id", "entity", "uri"])
+        guard let id = try scanner.attributeText("id") else {
+            throw scanner.error("a <reference> needs an 'id'", context: [.object("references[\(index)]")])
+        }
+        let uri = try scanner.attributeText("uri")
+        let entity = schema!.entities[try entityIndex(label: id)]
+        var identity: [Clipboard.NamedValue] = []
+        var seen = ClipboardSeenSet()
+        var hint = 0
+        if !scanner.isEmptyElement {
+            while try scanner.nextChild(of: "reference") {
+                guard scanner.isNamed("identity") else {
+                    throw scanner.error("<reference> cannot hold <\(scanner.nameText)>", context: [.object(id)])
+                }
+                identity.append(try readValue(entity, element: "identity", label: id, hint: &hint, seen: &seen))
+            }
+        }
+        return Clipboard.Reference(id: id, entity: entity.name, identity: identity, uri: uri)
+    }
+
+    private mutating func entityIndex(label: String) throws -> Int {
+        guard let name = try scanner.attribute("entity") else {
+            throw scanner.error("<\(scanner.nameText)> needs an 'entity'", context: [.object(label)])
+        }
+        guard let index = schema!.entity(bytes: name, last: lastEntity) else {
+            throw scanner.error(
+                "the entity '\(ClipboardText.excerpt(name))' is not in the document's model", context: [.object(label)])
+        }
+        lastEntity = index
+        return index
+    }
+
+    /// An `<attribute>` or `<identity>` element's value, read as the attribute's type says.
+    private mutating func readValue(
+        _ entity: ClipboardSchema.Entity, element: StaticString, label: String, hint: inout Int,
+        seen: inout ClipboardSeenSet
+    ) throws -> Clipboard.NamedValue {
+        try scanner.allowAttributes(["name", "encoding"])
+        guard let nameBytes = try scanner.attribute("name") else {
+            throw scanner.error("an <\(element)> needs a 'name'", context: [.object(label)])
+        }
+        guard let attribute = entity.attribute(bytes: nameBytes, hint: &hint) else {
+            throw scanner.error(
+                "\(entity.name) has no attribute '\(ClipboardText.excerpt(nameBytes))' in the document's model",
+                context: [.object(label)])
+        }
+        let name = entity.attributeNames[attribute]
+        let type = entity.attributeTypes[attribute]
+        guard seen.insert(attribute) else {
+            throw scanner.error("the attribute appears twice", context: [.object(label), .key(name)])
+        }
+        let start = scanner.tokenStart
+        if let encoding = try scanner.attribute("encoding") {
+            guard ClipboardText.equals(encoding, "base64") else {
+                throw scanner.error(
+                    "the encoding '\(ClipboardText.excerpt(encoding))' is not known (only base64)",
+                    context: [.object(label), .key(name)])
+            }
+            guard type == .string else {
+                throw scanner.error(
+                    "only string values are written in base64 (this is a \(ClipboardValues.typeName(type)))",
+                    context: [.object(label), .key(name)])
+            }
+            guard let bytes = ClipboardBase64.decode(try scanner.text(of: element)) else {
+                throw scanner.error("the value is not valid base64", at: start, context: [.object(label), .key(name)])
+            }
+            guard let text = String(data: bytes, encoding: .utf8) else {
+                throw scanner.error(
+                    "the base64 value is not UTF-8 text", at: start, context: [.object(label), .key(name)])
+            }
+            return Clipboard.NamedValue(name, .string(text))
+        }
+        let text = try scanner.text(of: element)
+        switch ClipboardValueText.value(text, type: type) {
+        case .success(let value): return Clipboard.NamedValue(name, value)
+        case .failure(let problem):
+            throw scanner.error(problem.message, at: start, context: [.object(label), .key(name)])
+        }
+    }
+
+    // MARK: Small pieces
+
+    /// The `ref` of a `<root>` or `<target>` element, which must be empty.
+    private mutating func reference(in element: StaticString) throws -> String {
+        guard scanner.isNamed(element) else {
+            throw scanner.error("expected <\(element)>, found <\(scanner.nameText)>")
+        }
+        try scanner.allowAttributes(["ref"])
+        guard let ref = try scanner.attributeText("ref") else { throw scanner.error("<\(element)> has no 'ref'") }
+        try expectEmpty(element)
+        return ref
+    }
+
+    /// Text content, decoded from base64 when the element says `encoding="base64"`.
+    private mutating func text(of element: StaticString, what: String) throws -> String {
+        let base64: Bool
+        if let encoding = try scanner.attribute("encoding") {
+            guard ClipboardText.equals(encoding, "base64") else { throw scanner.error("the encoding must be base64") }
+            base64 = true
+        } else {
+            base64 = false
+        }
+        let text = try scanner.text(of: element)
+        let bytes = base64 ? ClipboardBase64.decode(text) : Data(text)
+        guard let bytes, let string = String(data: bytes, encoding: .utf8) else {
+            throw scanner.error("\(what) is not valid \(base64 ? "base64 of UTF-8 text" : "UTF-8")")
+        }
+        return string
+    }
+
+    private mutating func boolAttribute(_ name: StaticString) throws -> Bool? {
+        guard let text = try scanner.attribute(name) else { return nil }
+        let trimmed = ClipboardValueText.trim(text)
+        if ClipboardText.equals(trimmed, "true") || ClipboardText.equals(trimmed, "1") { return true }
+        if ClipboardText.equals(trimmed, "false") || ClipboardText.equals(trimmed, "0") { return false }
+        throw scanner.error("'\(name)' must be true or false, not '\(ClipboardText.excerpt(text))'")
+    }
+
+    /// Checks that the element just started has no content.
+    private mutating func expectEmpty(_ element: StaticString) throws {
+        let text = try scanner.text(of: element)
+        guard ClipboardValueText.trim(text).isEmpty else {
+            throw scanner.error("<\(element)> holds text, but must be empty")
+        }
+    }
+
+    private func located(_ error: GraftError, at offset: Int? = nil) -> GraftError {
+        let offset = offset ?? scanner.tokenStart
+        var located = error
+        located.message = "\(Self.documentName): " + error.message
+        located.context = [.line(ClipboardText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
+        return located
+    }
+}
+
+extension ClipboardXMLScanner {
+    /// The name and decoded value of the current tag's attribute at `index`.
+    mutating func attributeEntry(_ index: Int) throws -> (key: String, value: String) {
+        let attribute = attributes[index]
+        let key = String(
+            decoding: bytes[attribute.nameStart..<(attribute.nameStart + attribute.nameLength)], as: UTF8.self)
+        let value = try attributeValue(at: index)
+        return (key, value)
+    }
+}

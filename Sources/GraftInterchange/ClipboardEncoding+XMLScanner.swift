@@ -1,0 +1,604 @@
+import Foundation
+import GraftCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A pull tokenizer for the XML that clipboard documents use, over a UTF-8 document in memory.
+///
+/// It checks what a well-formed XML 1.0 document needs at the level of tokens — names, quoted
+/// attributes without `<`, no attribute twice, character and entity references (the five predefined
+/// entities and numeric references to characters XML allows), no control characters, properly closed
+/// comments, CDATA sections and processing instructions, nothing but one element after the prolog — and
+/// the readers check that every end tag closes the element they are in. Line ends are normalised and
+/// attribute values are normalised as XML says. Documents in other encodings than UTF-8, and document
+/// types that declare entities, are refused.
+///
+/// Like the JSON scanner it is a value, so a reader can save a position and come back to it; text that
+/// needs decoding is decoded into a scratch buffer that the next decoding overwrites.
+struct ClipboardXMLScanner {
+    /// The deepest nesting a skipped element may have.
+    static let maximumDepth = 512
+
+    enum Token {
+        case start, end, text, endOfDocument
+    }
+
+    struct Attribute {
+        var nameStart: Int
+        var nameLength: Int
+        var valueStart: Int
+        var valueLength: Int
+        var needsDecoding: Bool
+    }
+
+    let bytes: UnsafeRawBufferPointer
+    private let base: UnsafePointer<UInt8>
+    private let count: Int
+    private(set) var position: Int
+    /// The name the messages give the document ("XML clipboard", …).
+    let documentName: String
+    private let scratch = ClipboardScratch()
+
+    /// The current start or end tag's name.
+    private(set) var nameStart = 0
+    private(set) var nameLength = 0
+    /// Whether the current start tag closes itself (`<a/>`).
+    private(set) var isEmptyElement = false
+    private(set) var attributes: [Attribute] = []
+    /// The current text token: character data or a CDATA section.
+    private var textStart = 0
+    private var textLength = 0
+    private var textNeedsDecoding = false
+    /// Where the current token starts.
+    private(set) var tokenStart = 0
+
+    init(_ bytes: UnsafeRawBufferPointer, documentName: String) {
+        self.bytes = bytes
+        base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
+        count = bytes.count
+        position = 0
+        self.documentName = documentName
+    }
+
+    // MARK: Errors
+
+    func error(_ message: String, at offset: Int? = nil, context: [GraftError.Location] = []) -> GraftError {
+        let offset = offset ?? tokenStart
+        return GraftError(
+            .malformedInput, "\(documentName): " + message,
+            context: [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)] + context)
+    }
+
+    private func truncated(_ what: String, at offset: Int) -> GraftError {
+        error("the document ends inside \(what) (is it truncated?)", at: offset)
+    }
+
+    // MARK: Names
+
+    /// The current tag's name.
+    var name: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + nameStart, count: nameLength) }
+
+    var nameText: String { String(decoding: name, as: UTF8.self) }
+
+    @inline(__always)
+    func isNamed(_ literal: StaticString) -> Bool { ClipboardText.equals(name, literal) }
+
+    // MARK: Prolog and epilog
+
+    /// Reads the XML declaration, comments, processing instructions and the document type, and the root
+    /// element's start tag.
+    mutating func readRoot() throws {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            position = 3
+        } else if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0, 0x3C])
+        {
+            throw error("the document is in UTF-16; clipboards are read in UTF-8 only", at: 0)
+        }
+        if remaining.starts(with: "<?xml".utf8), position + 5 < count, ClipboardText.isSpace(base[position + 5]) {
+            try readDeclaration()
+        }
+        var sawDocumentType = false
+        while true {
+            skipSpace()
+            tokenStart = position
+            guard position < count else { throw error("the document has no root element", at: position) }
+            if remaining.starts(with: "<!DOCTYPE".utf8) {
+                guard !sawDocumentType else { throw error("the document has two document type declarations") }
+                sawDocumentType = true
+                try skipDocumentType()
+                continue
+            }
+            guard base[position] == UInt8(ascii: "<") else {
+                throw error("expected the root element, found text")
+            }
+            switch try next() {
+            case .start: return
+            default: throw error("expected the root element")
+            }
+        }
+    }
+
+    private var remaining: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[position...]) }
+
+    private mutating func readDeclaration() throws {
+        let start = position
+        guard let end = find("?>", from: position) else { throw truncated("the XML declaration", at: start) }
+        let declaration = String(decoding: bytes[(start + 5)..<end], as: UTF8.self)
+        position = end + 2
+        func pseudoAttribute(_ name: String) -> String? {
+            guard let range = declaration.range(of: name) else { return nil }
+            let rest = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" }
+            guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+            return String(rest.dropFirst().prefix { $0 != quote })
+        }
+        guard let version = pseudoAttribute("version"), version.hasPrefix("1.") else {
+            throw error("the XML declaration gives no version 1.x", at: start)
+        }
+        if let encoding = pseudoAttribute("encoding"), !["utf-8", "utf8"].contains(encoding.lowercased()) {
+            throw error("the document is in \(encoding); clipboards are read in UTF-8 only", at: start)
+        }
+    }
+
+    private mutating func skipDocumentType() throws {
+        let start = position
+        var quote: UInt8 = 0
+        var inSubset = false
+        while position < count {
+            let byte = base[position]
+            position += 1
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: "[") {
+                inSubset = true
+            } else if byte == UInt8(ascii: "]") {
+                inSubset = false
+            } else if byte == UInt8(ascii: "<") && inSubset
+                && UnsafeRawBufferPointer(rebasing: bytes[position...]).starts(
+                    with: "!ENTITY".utf8)
+            {
+                throw error("the document type declares entities, which clipboards do not use", at: position - 1)
+            } else if byte == UInt8(ascii: ">") && !inSubset {
+                return
+            }
+        }
+        throw truncated("the document type declaration", at: start)
+    }
+
+    /// Checks that nothing but comments, processing instructions and white space follows the root element.
+    mutating func readEnd() throws {
+        while true {
+            switch try next() {
+            case .endOfDocument: return
+            case .text where isSpaceText: continue
+            default: throw error("there is more after the root element")
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func skipSpace() {
+        while position < count, ClipboardText.isSpace(base[position]) { position += 1 }
+    }
+
+    private func find(_ pattern: StaticString, from start: Int) -> Int? {
+        let length = pattern.utf8CodeUnitCount
+        let first = pattern.utf8Start[0]
+        var position = start
+        while position + length <= count {
+            guard let found = memchr(base + position, Int32(first), count - position) else { return nil }
+            let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            if at + length <= count && memcmp(base + at, pattern.utf8Start, length) == 0 { return at }
+            position = at + 1
+        }
+        return nil
+    }
+
+    // MARK: Tokens
+
+    /// The next token; comments and processing instructions are skipped.
+    mutating func next() throws -> Token {
+        while true {
+            tokenStart = position
+            guard position < count else { return .endOfDocument }
+            guard base[position] == UInt8(ascii: "<") else {
+                try readText()
+                return .text
+            }
+            guard position + 1 < count else { throw truncated("a tag", at: position) }
+            switch base[position + 1] {
+            case UInt8(ascii: "/"):
+                position += 2
+                try readName()
+                skipSpace()
+                guard position < count else { throw truncated("an end tag", at: tokenStart) }
+                guard base[position] == UInt8(ascii: ">") else { throw error("an end tag is not closed with '>'") }
+                position += 1
+                return .end
+            case UInt8(ascii: "!"):
+                if remaining.starts(with: "<!--".utf8) {
+                    guard let end = find("--", from: position + 4) else { throw truncated("a comment", at: tokenStart) }
+                    guard end + 2 < count else { throw truncated("a comment", at: tokenStart) }
+                    guard base[end + 2] == UInt8(ascii: ">") else { throw error("a comment holds '--'", at: end) }
+                    position = end + 3
+                    continue
+                }
+                if remaining.starts(with: "<![CDATA[".utf8) {
+                    guard let end = find("]]>", from: position + 9) else {
+                        throw truncated("a CDATA section", at: tokenStart)
+                    }
+                    textStart = position + 9
+                    textLength = end - textStart
+                    textNeedsDecoding = false
+                    try checkCharacters(from: textStart, to: end, cdata: true)
+                    position = end + 3
+                    return .text
+                }
+                throw error("a document type or other declaration can only come before the root element")
+            case UInt8(ascii: "?"):
+                guard let end = find("?>", from: position + 2) else {
+                    throw truncated("a processing instruction", at: tokenStart)
+                }
+                let target = UnsafeRawBufferPointer(rebasing: bytes[(position + 2)..<min(position + 6, end)])
+                if target.count >= 3, target[0] | 0x20 == UInt8(ascii: "x"), target[1] | 0x20 == UInt8(ascii: "m"),
+                    target[2] | 0x20 == UInt8(ascii: "l"), target.count == 3 || ClipboardText.isSpace(target[3])
+                {
+                    throw error("an XML declaration can only come at the very start")
+                }
+                position = end + 2
+                continue
+            default:
+                position += 1
+                try readStartTag()
+                return .start
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func readName() throws {
+        guard position < count else { throw truncated("a tag", at: tokenStart) }
+        guard ClipboardText.isNameStartByte(base[position]) else { throw error("expected a name", at: position) }
+        nameStart = position
+        position += 1
+        while position < count, ClipboardText.isNameByte(base[position]) { position += 1 }
+        nameLength = position - nameStart
+    }
+
+    private mutating func readStartTag() throws {
+        try readName()
+        attributes.removeAll(keepingCapacity: true)
+        isEmptyElement = false
+        while true {
+            let before = position
+            skipSpace()
+            guard position < count else { throw truncated("the tag <\(nameText)>", at: tokenStart) }
+            let byte = base[position]
+            if byte == UInt8(ascii: ">") {
+                position += 1
+                return
+            }
+            if byte == UInt8(ascii: "/") {
+                guard position + 1 < count else { throw truncated("the tag <\(nameText)>", at: tokenStart) }
+                guard base[position + 1] == UInt8(ascii: ">") else { throw error("expected '/>'", at: position) }
+                position += 2
+                isEmptyElement = true
+                return
+            }
+            guard position > before else { throw error("attributes must be separated by white space", at: position) }
+            let attributeNameStart = position
+            guard ClipboardText.isNameStartByte(byte) else {
+                throw error("expected an attribute name or the end of the tag <\(nameText)>", at: position)
+            }
+            while position < count, ClipboardText.isNameByte(base[position]) { position += 1 }
+            let attributeNameLength = position - attributeNameStart
+            skipSpace()
+            guard position < count, base[position] == UInt8(ascii: "=") else {
+                if position >= count { throw truncated("the tag <\(nameText)>", at: tokenStart) }
+                throw error("expected '=' after an attribute name", at: position)
+            }
+            position += 1
+            skipSpace()
+            guard position < count else { throw truncated("the tag <\(nameText)>", at: tokenStart) }
+            let quote = base[position]
+            guard quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") else {
+                throw error("an attribute value must be in quotes", at: position)
+            }
+            position += 1
+            let valueStart = position
+            guard let found = memchr(base + position, Int32(quote), count - position) else {
+                throw truncated("the tag <\(nameText)>", at: tokenStart)
+            }
+            let valueEnd = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            var needsDecoding = false
+            for index in valueStart..<valueEnd {
+                let value = base[index]
+                if value == UInt8(ascii: "<") { throw error("an attribute value holds '<'", at: index) }
+                if value == UInt8(ascii: "&") || value == 0x09 || value == 0x0A || value == 0x0D {
+                    needsDecoding = true
+                } else if value < 0x20 {
+                    throw error(
+                        "an attribute value holds the control character 0x\(String(value, radix: 16))", at: index)
+                }
+            }
+            position = valueEnd + 1
+            let attribute = Attribute(
+                nameStart: attributeNameStart, nameLength: attributeNameLength, valueStart: valueStart,
+                valueLength: valueEnd - valueStart, needsDecoding: needsDecoding)
+            for other in attributes
+            where other.nameLength == attributeNameLength
+                && memcmp(base + other.nameStart, base + attributeNameStart, attributeNameLength) == 0
+            {
+                throw error(
+                    "the attribute '\(String(decoding: bytes[attributeNameStart..<(attributeNameStart + attributeNameLength)], as: UTF8.self))' appears twice",
+                    at: attributeNameStart)
+            }
+            attributes.append(attribute)
+        }
+    }
+
+    private mutating func readText() throws {
+        let start = position
+        let end: Int
+        if let found = memchr(base + position, Int32(UInt8(ascii: "<")), count - position) {
+            end = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+        } else {
+            end = count
+        }
+        textStart = start
+        textLength = end - start
+        textNeedsDecoding = try checkCharacters(from: start, to: end, cdata: false)
+        position = end
+    }
+
+    /// Refuses control characters (and `]]>` outside CDATA); returns whether the text has references or
+    /// carriage returns to decode.
+    @discardableResult
+    private func checkCharacters(from start: Int, to end: Int, cdata: Bool) throws -> Bool {
+        var needsDecoding = false
+        var index = start
+        while index < end {
+            let byte = base[index]
+            if byte < 0x20 {
+                if byte == 0x0D {
+                    needsDecoding = true
+                } else if byte != 0x09 && byte != 0x0A {
+                    throw error(
+                        "the text holds the control character 0x\(String(byte, radix: 16)), which XML 1.0 cannot carry",
+                        at: index)
+                }
+            } else if byte == UInt8(ascii: "&") {
+                needsDecoding = true
+            } else if byte == UInt8(ascii: ">") && !cdata && index >= start + 2 && base[index - 1] == UInt8(ascii: "]")
+                && base[index - 2] == UInt8(ascii: "]")
+            {
+                throw error("the text holds ']]>'", at: index - 2)
+            }
+            index += 1
+        }
+        return needsDecoding && !cdata
+    }
+
+    /// Whether the current text token is white space only.
+    var isSpaceText: Bool {
+        for index in textStart..<(textStart + textLength) where !ClipboardText.isSpace(base[index]) { return false }
+        return true
+    }
+
+    // MARK: Reading structure
+
+    /// The next child element of the element `parent`, skipping white space: true at a child's start tag,
+    /// false at `parent`'s end tag.
+    mutating func nextChild(of parent: StaticString) throws -> Bool {
+        while true {
+            switch try next() {
+            case .start:
+                return true
+            case .end:
+                guard isNamed(parent) else {
+                    throw error("expected </\(parent)>, found </\(nameText)>")
+                }
+                return false
+            case .text:
+                guard isSpaceText else {
+                    throw error(
+                        "unexpected text '\(ClipboardText.excerpt(UnsafeRawBufferPointer(start: base + textStart, count: textLength)))' in <\(parent)>"
+                    )
+                }
+            case .endOfDocument:
+                throw truncated("<\(parent)>", at: position)
+            }
+        }
+    }
+
+    /// The text content of the element whose start tag was just read, up to its end tag, with references
+    /// decoded: a slice of the document when it needs no decoding, else the scratch buffer.
+    mutating func text(of element: StaticString) throws -> UnsafeRawBufferPointer {
+        if isEmptyElement { return UnsafeRawBufferPointer(start: base, count: 0) }
+        let elementStart = tokenStart
+        var single: UnsafeRawBufferPointer?
+        var pieces = 0
+        while true {
+            switch try next() {
+            case .text:
+                let piece = UnsafeRawBufferPointer(start: base + textStart, count: textLength)
+                if pieces == 0 && !textNeedsDecoding {
+                    single = piece
+                } else {
+                    // The scratch buffer is started with the first piece that cannot be a slice.
+                    if pieces == 0 || single != nil { scratch.removeAll() }
+                    if let first = single {
+                        scratch.append(first)
+                        single = nil
+                    }
+                    if textNeedsDecoding {
+                        try decode(piece, at: textStart, attribute: false)
+                    } else {
+                        scratch.append(piece)
+                    }
+                }
+                pieces += 1
+            case .end:
+                guard isNamed(element) else {
+                    throw error("expected </\(element)>, found </\(nameText)>")
+                }
+                if pieces == 0 { return UnsafeRawBufferPointer(start: base, count: 0) }
+                return single ?? scratch.bytes
+            case .start:
+                throw error("<\(element)> holds text only, but holds the element <\(nameText)>")
+            case .endOfDocument:
+                throw truncated("<\(element)>", at: elementStart)
+            }
+        }
+    }
+
+    /// Skips the content of the element whose start tag was just read, through its end tag.
+    mutating func skipElement() throws {
+        guard !isEmptyElement else { return }
+        var open: [(start: Int, length: Int)] = [(nameStart, nameLength)]
+        while let top = open.last {
+            switch try next() {
+            case .start:
+                guard open.count < Self.maximumDepth else {
+                    throw error("elements are nested more than \(Self.maximumDepth) deep")
+                }
+                if !isEmptyElement { open.append((nameStart, nameLength)) }
+            case .end:
+                guard nameLength == top.length, memcmp(base + nameStart, base + top.start, nameLength) == 0 else {
+                    throw error(
+                        "expected </\(String(decoding: bytes[top.start..<(top.start + top.length)], as: UTF8.self))>, "
+                            + "found </\(nameText)>")
+                }
+                open.removeLast()
+            case .text:
+                continue
+            case .endOfDocument:
+                throw truncated("an element", at: position)
+            }
+        }
+    }
+
+    // MARK: Attributes
+
+    /// The value of the current start tag's attribute `name`, decoded (a slice of the document or the
+    /// scratch buffer), or `nil` when the tag does not have it.
+    mutating func attribute(_ name: StaticString) throws -> UnsafeRawBufferPointer? {
+        for index in attributes.indices
+        where attributes[index].nameLength == name.utf8CodeUnitCount
+            && memcmp(base + attributes[index].nameStart, name.utf8Start, attributes[index].nameLength) == 0
+        {
+            return try attributeBytes(at: index)
+        }
+        return nil
+    }
+
+    /// The decoded value of the current tag's attribute at `index` (a slice of the document or the scratch
+    /// buffer).
+    mutating func attributeBytes(at index: Int) throws -> UnsafeRawBufferPointer {
+        let attribute = attributes[index]
+        let raw = UnsafeRawBufferPointer(start: base + attribute.valueStart, count: attribute.valueLength)
+        guard attribute.needsDecoding else { return raw }
+        scratch.removeAll()
+        try decode(raw, at: attribute.valueStart, attribute: true)
+        return scratch.bytes
+    }
+
+    /// The decoded value of the current tag's attribute at `index` as a string.
+    mutating func attributeValue(at index: Int) throws -> String {
+        guard let text = ClipboardText.string(try attributeBytes(at: index)) else {
+            throw error("an attribute value is not valid UTF-8")
+        }
+        return text
+    }
+
+    /// The value of attribute `name` as a string.
+    mutating func attributeText(_ name: StaticString) throws -> String? {
+        guard let bytes = try attribute(name) else { return nil }
+        guard let text = ClipboardText.string(bytes) else { throw error("the attribute '\(name)' is not valid UTF-8") }
+        return text
+    }
+
+    /// Refuses attributes other than `allowed` on the current start tag.
+    func allowAttributes(_ allowed: [StaticString]) throws {
+        for attribute in attributes {
+            let name = UnsafeRawBufferPointer(start: base + attribute.nameStart, count: attribute.nameLength)
+            guard allowed.contains(where: { ClipboardText.equals(name, $0) }) else {
+                throw error(
+                    "<\(nameText)> has an attribute '\(String(decoding: name, as: UTF8.self))' the format does not know"
+                )
+            }
+        }
+    }
+
+    // MARK: Decoding
+
+    /// Appends `raw` to the scratch buffer with references decoded and line ends normalised; in attribute
+    /// values, white space characters become spaces.
+    private func decode(_ raw: UnsafeRawBufferPointer, at offset: Int, attribute: Bool) throws {
+        var index = 0
+        let count = raw.count
+        while index < count {
+            let byte = raw[index]
+            switch byte {
+            case UInt8(ascii: "&"):
+                var end = index + 1
+                while end < count, end - index <= 12, raw[end] != UInt8(ascii: ";") { end += 1 }
+                guard end < count, raw[end] == UInt8(ascii: ";") else {
+                    throw error("a '&' does not start a reference ending in ';'", at: offset + index)
+                }
+                let reference = UnsafeRawBufferPointer(rebasing: raw[(index + 1)..<end])
+                if let scalar = try Self.scalar(of: reference) {
+                    for unit in UTF8.encode(scalar)! { scratch.append(unit) }
+                } else {
+                    throw error(
+                        "the reference '&\(String(decoding: reference, as: UTF8.self));' is not defined",
+                        at: offset + index)
+                }
+                index = end + 1
+                continue
+            case 0x0D:
+                scratch.append(attribute ? 0x20 : 0x0A)
+                if index + 1 < count && raw[index + 1] == 0x0A { index += 1 }
+            case 0x0A, 0x09:
+                scratch.append(attribute ? 0x20 : byte)
+            default:
+                scratch.append(byte)
+            }
+            index += 1
+        }
+    }
+
+    private static func scalar(of reference: UnsafeRawBufferPointer) throws -> Unicode.Scalar? {
+        if ClipboardText.equals(reference, "lt") { return "<" }
+        if ClipboardText.equals(reference, "gt") { return ">" }
+        if ClipboardText.equals(reference, "amp") { return "&" }
+        if ClipboardText.equals(reference, "quot") { return "\"" }
+        if ClipboardText.equals(reference, "apos") { return "'" }
+        guard reference.count >= 2, reference[0] == UInt8(ascii: "#") else { return nil }
+        var value: UInt32 = 0
+        let hex = reference[1] == UInt8(ascii: "x")
+        let digits = UnsafeRawBufferPointer(rebasing: reference[(hex ? 2 : 1)...])
+        guard !digits.isEmpty else { return nil }
+        for byte in digits {
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f") where hex: digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F") where hex: digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: return nil
+            }
+            value = value * (hex ? 16 : 10) + digit
+            if value > 0x10FFFF { return nil }
+        }
+        // Only the characters XML 1.0 allows.
+        switch value {
+        case 0x09, 0x0A, 0x0D, 0x20...0xD7FF, 0xE000...0xFFFD, 0x10000...0x10FFFF: return Unicode.Scalar(value)
+        default: return nil
+        }
+    }
+}

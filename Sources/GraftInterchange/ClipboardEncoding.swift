@@ -1,0 +1,279 @@
+import Foundation
+import GraftCore
+
+/// The four encodings of a clipboard document: Apple's XML and binary property lists, JSON, and an XML
+/// format of Graft's own.
+///
+/// Every encoding carries the same document (see `Clipboard` and `Formats/clipboard.md`): the source
+/// model's entities with the type of every attribute, the source store, the roots, the copied objects
+/// and the references. Values are written as the model types them, so that each one reads back exactly:
+/// integers in the full 64-bit range, doubles in their shortest round-trip form, decimals as strings of
+/// their digits, dates as seconds since 2001-01-01 (not as property-list dates, which lose the fraction
+/// in XML), and non-finite numbers, binary data and text XML cannot hold in a form each encoding states
+/// in the document's `encoding` section.
+///
+/// Encoders write into a byte buffer and can hand it over in chunks; decoders read the bytes directly
+/// (no Foundation JSON or property-list serialization), check what they read against the document's own
+/// model as they go, and finish with `Clipboard.check()`.
+///
+/// For example:
+///
+/// ```swift
+/// let data = try ClipboardEncoding.json.encode(clipboard)
+/// let back = try ClipboardEncoding.decode(data)   // recognises the encoding by content
+/// try ClipboardEncoding.binaryPlist.encode(clipboard) { chunk in try output.write(contentsOf: chunk) }
+/// ```
+public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConvertible {
+    /// Apple's XML property list (`<plist version="1.0">`).
+    case plist
+    /// Apple's binary property list (`bplist00`).
+    case binaryPlist = "binary-plist"
+    /// JSON (RFC 8259), UTF-8.
+    case json
+    /// Graft's own XML format (`<clipboard format="graft-clipboard" version="1">`), described by
+    /// `Formats/clipboard.xsd`.
+    case xml
+
+    public var description: String { rawValue }
+
+    /// A name for messages: "JSON", "XML property list", ….
+    public var displayName: String {
+        switch self {
+        case .plist: return "XML property list"
+        case .binaryPlist: return "binary property list"
+        case .json: return "JSON"
+        case .xml: return "Graft XML"
+        }
+    }
+
+    /// The file-name extension documents in this encoding usually have (without the dot). Both property
+    /// lists use `plist`; decoding recognises them by content.
+    public var fileExtension: String {
+        switch self {
+        case .plist, .binaryPlist: return "plist"
+        case .json: return "json"
+        case .xml: return "xml"
+        }
+    }
+
+    /// The encoding a file name suggests, for outputs that do not exist yet: `.json`, `.xml`, `.plist`
+    /// (an XML property list), `.bplist` (a binary one).
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let encoding = ClipboardEncoding.forExtension(URL(fileURLWithPath: "sales.json")) ?? .json
+    /// ```
+    public static func forExtension(_ url: URL) -> ClipboardEncoding? {
+        switch url.pathExtension.lowercased() {
+        case "json": return .json
+        case "xml": return .xml
+        case "plist": return .plist
+        case "bplist": return .binaryPlist
+        default: return nil
+        }
+    }
+
+    // MARK: Encoding
+
+    /// Encodes a clipboard document.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try ClipboardEncoding.xml.encode(clipboard).write(to: url)
+    /// ```
+    ///
+    /// - Throws: `GraftError.malformedInput` when the document does not hold together (see
+    ///   `Clipboard.check()`), or holds a value the encoding cannot write (a name with a control
+    ///   character in an XML encoding, a value of an attribute type clipboards do not carry).
+    public func encode(_ clipboard: Clipboard) throws -> Data {
+        let output = ClipboardOutput(sink: nil)
+        try encode(clipboard, into: output)
+        return output.takeData()
+    }
+
+    /// Encodes a clipboard document and hands the bytes to `sink` in chunks of about 256 KB, so that a
+    /// large document never has to be held in memory whole (the binary property list keeps its offset
+    /// table, a few bytes per value, until the end).
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try ClipboardEncoding.json.encode(clipboard) { chunk in
+    ///     _ = fwrite(chunk.baseAddress, 1, chunk.count, stdout)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - clipboard: the document.
+    ///   - sink: called with each chunk, in order; the bytes are valid only during the call. An error
+    ///     it throws stops the encoding and is rethrown.
+    /// - Throws: what `encode(_:)` throws, and what `sink` throws.
+    public func encode(_ clipboard: Clipboard, to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try withoutActuallyEscaping(sink) { sink in
+            let output = ClipboardOutput(sink: sink)
+            try encode(clipboard, into: output)
+            try output.flush()
+        }
+    }
+
+    private func encode(_ clipboard: Clipboard, into output: ClipboardOutput) throws {
+        try clipboard.check()
+        let schema = try ClipboardSchema(entities: clipboard.entities)
+        switch self {
+        case .json:
+            var writer = ClipboardJSONWriter(clipboard: clipboard, schema: schema, output: output)
+            try writer.write()
+        case .plist:
+            var writer = ClipboardPlistWriter(clipboard: clipboard, schema: schema, output: output)
+            try writer.write()
+        case .binaryPlist:
+            var writer = ClipboardBinaryPlistWriter(clipboard: clipboard, schema: schema, output: output)
+            try writer.write()
+        case .xml:
+            var writer = ClipboardXMLWriter(clipboard: clipboard, schema: schema, output: output)
+            try writer.write()
+        }
+    }
+
+    // MARK: Decoding
+
+    /// The encoding of a document, recognised by its first bytes: `bplist00` is a binary property list,
+    /// `{` JSON, and an XML document a property list when its root element is `<plist>` and Graft XML
+    /// when it is `<clipboard>`. A byte-order mark and leading white space are skipped.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// ClipboardEncoding.detect(Data("{\"format\": \"graft-clipboard\"}".utf8))   // .json
+    /// ```
+    public static func detect(_ data: Data) -> ClipboardEncoding? {
+        data.withUnsafeBytes { ClipboardDetection.detect(UnsafeRawBufferPointer(rebasing: $0.prefix(4096))) }
+    }
+
+    /// Decodes a clipboard document in any of the four encodings, recognised by content.
+    ///
+    /// The result has passed `Clipboard.check()`.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let clipboard = try ClipboardEncoding.decode(Data(contentsOf: url))
+    /// print(clipboard.counts)
+    /// ```
+    ///
+    /// - Throws: `GraftError.unsupportedFormat` when the data is none of the four encodings, is not a
+    ///   Graft clipboard, or is a newer version of the format; `GraftError.malformedInput` with the line
+    ///   (text encodings) or byte offset (binary property lists), the object id and the key when it is
+    ///   truncated, malformed, or does not hold together.
+    public static func decode(_ data: Data) throws -> Clipboard {
+        guard let encoding = detect(data) else {
+            throw GraftError(
+                .unsupportedFormat,
+                "the data is not a clipboard document in any of the four encodings (XML property list, binary "
+                    + "property list, JSON, Graft XML)")
+        }
+        return try encoding.decode(data)
+    }
+
+    /// Decodes a clipboard document in this encoding.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let clipboard = try ClipboardEncoding.json.decode(data)
+    /// ```
+    ///
+    /// - Throws: what `ClipboardEncoding.decode(_:)` throws; `GraftError.unsupportedFormat` also when
+    ///   the data is in another encoding.
+    public func decode(_ data: Data) throws -> Clipboard {
+        if let detected = Self.detect(data), detected != self {
+            throw GraftError(
+                .unsupportedFormat, "the data is a \(detected.displayName) document, not a \(displayName) document")
+        }
+        let clipboard: Clipboard = try data.withUnsafeBytes { bytes in
+            switch self {
+            case .json: return try ClipboardJSONReader.decode(bytes)
+            case .plist: return try ClipboardPlistReader.decode(bytes)
+            case .binaryPlist: return try ClipboardBinaryPlistReader.decode(bytes)
+            case .xml: return try ClipboardXMLReader.decode(bytes)
+            }
+        }
+        do {
+            try clipboard.check()
+        } catch var error as GraftError {
+            error.message = "\(displayName) clipboard: " + error.message
+            throw error
+        }
+        return clipboard
+    }
+}
+
+/// Recognising an encoding from a document's first bytes.
+enum ClipboardDetection {
+    static func detect(_ bytes: UnsafeRawBufferPointer) -> ClipboardEncoding? {
+        if bytes.starts(with: "bplist00".utf8) { return .binaryPlist }
+        var position = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
+        while position < bytes.count, ClipboardText.isSpace(bytes[position]) { position += 1 }
+        guard position < bytes.count else { return nil }
+        switch bytes[position] {
+        case UInt8(ascii: "{"):
+            return .json
+        case UInt8(ascii: "<"):
+            switch rootElementName(bytes, from: position) {
+            case "plist": return .plist
+            case "clipboard": return .xml
+            default: return nil
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// The name of the first element after the XML declaration, comments, processing instructions and the
+    /// document type.
+    private static func rootElementName(_ bytes: UnsafeRawBufferPointer, from start: Int) -> String? {
+        var position = start
+        func skip(past terminator: String) -> Bool {
+            let pattern = Array(terminator.utf8)
+            while position + pattern.count <= bytes.count {
+                if bytes[position] == pattern[0], bytes[position..<(position + pattern.count)].elementsEqual(pattern) {
+                    position += pattern.count
+                    return true
+                }
+                position += 1
+            }
+            return false
+        }
+        while position < bytes.count {
+            guard bytes[position] == UInt8(ascii: "<") else {
+                guard ClipboardText.isSpace(bytes[position]) else { return nil }
+                position += 1
+                continue
+            }
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
+            if rest.starts(with: "<?".utf8) {
+                guard skip(past: "?>") else { return nil }
+            } else if rest.starts(with: "<!--".utf8) {
+                guard skip(past: "-->") else { return nil }
+            } else if rest.starts(with: "<!DOCTYPE".utf8) {
+                // A document type may hold an internal subset in brackets.
+                var depth = 0
+                while position < bytes.count {
+                    let byte = bytes[position]
+                    position += 1
+                    if byte == UInt8(ascii: "[") { depth += 1 }
+                    if byte == UInt8(ascii: "]") { depth -= 1 }
+                    if byte == UInt8(ascii: ">") && depth <= 0 { break }
+                }
+            } else {
+                var end = position + 1
+                while end < bytes.count, ClipboardText.isNameByte(bytes[end]) { end += 1 }
+                return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(position + 1)..<end]), as: UTF8.self)
+            }
+        }
+        return nil
+    }
+}
