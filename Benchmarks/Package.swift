@@ -8,6 +8,16 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [.package(name: "Graft", path: "..")],
     targets: [
+        .target(
+            name: "BenchmarkSupport", dependencies: [.product(name: "Graft", package: "Graft")],
+            path: "Sources/BenchmarkSupport"),
+        .executableTarget(
+            name: "copypaste-benchmark",
+            dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
+            path: "Sources/CopyPasteBenchmark"),
+        .executableTarget(
+            name: "foundation-baseline", dependencies: [.product(name: "Graft", package: "Graft")],
+            path: "Sources/FoundationBaseline"),
         .executableTarget(
             name: "convert-benchmark",
             dependencies: [.product(name: "Graft", package: "Graft")],

@@ -16,6 +16,8 @@ public struct GraftCommand: ParsableCommand {
 
             InspectCommand.self,
             ConvertCommand.self,
+            CopyCommand.self,
+            PasteCommand.self,
             HelpCommand.self,
         ])
 

@@ -56,6 +56,14 @@ import Testing
         #expect(context.capturedErrorOutput == "")
     }
 
+    @Test func copyAndPasteHelp() {
+        for (command, expected) in [("copy", Golden.graftCopy), ("paste", Golden.graftPaste)] {
+            let context = CommandContext.capturing()
+            #expect(GraftCommandLine.main(["graft", command, "--help"], context: context) == 0)
+            expectGolden(context.capturedOutput ?? "", expected, named: command == "copy" ? "graftCopy" : "graftPaste")
+        }
+    }
+
     @Test func graftWithoutArgumentsPrintsItsHelp() {
         let context = CommandContext.capturing()
         #expect(GraftCommandLine.main(["graft"], context: context) == 0)

@@ -19,6 +19,10 @@ extension Golden {
                                   and version hashes.
           convert                 Convert a whole store document between the SQLite, XML
                                   and binary formats.
+          copy                    Copy chosen objects, and what they own, from a store
+                                  into a clipboard document.
+          paste                   Paste a clipboard document into a store as new
+                                  objects, all or nothing.
           help                    Show help for a subcommand.
 
           See 'graft <subcommand> --help' for detailed help.

@@ -1,0 +1,74 @@
+import Foundation
+import Graft
+
+/// Wall time and peak resident memory of a child process.
+public struct ProcessMeasurement: Sendable {
+    public var seconds: Double
+    public var peakMegabytes: Double
+}
+
+/// Runs a program to completion under `/usr/bin/time`, which reports its wall time and peak resident
+/// memory as the kernel counts them for that process alone. Standard output goes to `output` (or is
+/// discarded); the program's own standard error is returned with the measurement.
+@discardableResult
+public func measure(_ executable: String, _ arguments: [String], output: URL? = nil) throws -> (ProcessMeasurement, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
+    process.arguments = ["-f", "graft-benchmark %e %M", executable] + arguments
+    let errors = Pipe()
+    process.standardError = errors
+    if let output {
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: output)
+    } else {
+        process.standardOutput = FileHandle.nullDevice
+    }
+    try process.run()
+    let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard process.terminationStatus == 0,
+        let line = text.split(separator: "\n").last(where: { $0.hasPrefix("graft-benchmark ") })
+    else {
+        throw GraftError(.io, "\(executable) \(arguments.joined(separator: " ")) failed:\n\(text)")
+    }
+    let fields = line.split(separator: " ")
+    let rest = text.split(separator: "\n").filter { !$0.hasPrefix("graft-benchmark ") }.joined(separator: "\n")
+    return (ProcessMeasurement(seconds: Double(fields[1]) ?? 0, peakMegabytes: (Double(fields[2]) ?? 0) / 1024), rest)
+}
+
+/// Seconds `body` takes, measured in this process.
+public func time<T>(_ body: () throws -> T) rethrows -> (T, Double) {
+    let start = DispatchTime.now().uptimeNanoseconds
+    let result = try body()
+    return (result, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+}
+
+public func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+public func megabytes(_ url: URL) -> String {
+    let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? 0
+    return String(format: "%.0f MB", Double(size) / 1_048_576)
+}
+
+/// Where things are: the package root (two levels above `Benchmarks/Sources/…`), the `graft` built in
+/// release mode there, and the work folder.
+public enum BenchmarkPaths {
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The release `graft`, or a message saying how to build it.
+    public static func graft() throws -> String {
+        let graft = root.appendingPathComponent(".build/release/graft").path
+        guard FileManager.default.isExecutableFile(atPath: graft) else {
+            throw GraftError(.notFound, "build graft first: swift build -c release --product graft (in \(root.path))")
+        }
+        return graft
+    }
+
+    /// The work folder (`Benchmarks/.work` unless given), created if needed.
+    public static func work(_ given: URL?) throws -> URL {
+        let work = given ?? root.appendingPathComponent("Benchmarks/.work")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        return work
+    }
+}

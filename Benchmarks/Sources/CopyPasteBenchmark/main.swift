@@ -1,0 +1,162 @@
+// The copy/paste benchmark of issue 4, on the generated Company document (1,000,000 objects by default):
+//
+// - `graft copy --all` to JSON and to a binary property list, and `graft paste` of each into an empty
+//   SQLite store, each a separate process timed with its peak memory;
+// - Graft's clipboard codecs alone (decoding and encoding the same documents in this process);
+// - copying 100 objects (four departments with their people) out of the document;
+// - baselines from the same run: Python's `json` and `plistlib` decoding and encoding the same
+//   documents, and Foundation's JSONEncoder/JSONDecoder and PropertyListEncoder/PropertyListDecoder on
+//   the same objects as Codable structs.
+//
+//   swift run -c release copypaste-benchmark [--objects N] [--runs N] [--work FOLDER] [--no-foundation]
+//
+// Targets: JSON at least 3× faster than Python's json, binary property lists at least 5× faster than
+// plistlib; copying 100 objects under 0.2 s and 50 MB.
+
+import BenchmarkSupport
+import Foundation
+import Graft
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+struct Options {
+    var objects = 1_000_000
+    var runs = 1
+    var work: URL?
+    var foundation = true
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--objects": objects = Int(iterator.next() ?? "") ?? objects
+            case "--runs": runs = max(1, Int(iterator.next() ?? "") ?? runs)
+            case "--work": work = iterator.next().map { URL(fileURLWithPath: $0) }
+            case "--no-foundation": foundation = false
+            default:
+                FileHandle.standardError.write(
+                    Data("usage: copypaste-benchmark [--objects N] [--runs N] [--work FOLDER] [--no-foundation]\n".utf8))
+                exit(64)
+            }
+        }
+    }
+}
+
+/// `name seconds` lines a baseline printed.
+func figures(_ text: String) -> [String: Double] {
+    var figures: [String: Double] = [:]
+    for line in text.split(separator: "\n") {
+        let fields = line.split(separator: " ")
+        if fields.count == 2, let value = Double(fields[1]) { figures[String(fields[0])] = value }
+    }
+    return figures
+}
+
+let options = Options(CommandLine.arguments)
+let graft = try BenchmarkPaths.graft()
+let work = try BenchmarkPaths.work(options.work)
+let document = try CompanyDocument.url(objects: options.objects, in: work)
+let json = work.appendingPathComponent("all.json"), plist = work.appendingPathComponent("all.bplist")
+let pastedJSON = work.appendingPathComponent("pasted-json.sqlite")
+let pastedPlist = work.appendingPathComponent("pasted-plist.sqlite")
+let script = BenchmarkPaths.root.appendingPathComponent("Benchmarks/Baseline/clipboard_baseline.py").path
+let foundationBaseline = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("foundation-baseline").path
+let departments = (1...4).map { "'Department \($0)'" }.joined(separator: ", ")
+
+func removeStore(_ url: URL) {
+    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: url.path + suffix) }
+}
+
+var steps: [String: [ProcessMeasurement]] = [:]
+var codec: [String: [Double]] = [:]
+var baseline: [String: [Double]] = [:]
+var copied100 = ""
+for run in 1...options.runs {
+    print("Run \(run) of \(options.runs)…")
+    steps["copy-json", default: []].append(
+        try measure(graft, ["copy", document.path, "--all", "--format", "json", "-o", json.path, "--force", "-q"]).0)
+    steps["copy-plist", default: []].append(
+        try measure(graft, ["copy", document.path, "--all", "--format", "binary-plist", "-o", plist.path, "--force", "-q"]).0)
+    removeStore(pastedJSON)
+    removeStore(pastedPlist)
+    steps["paste-json", default: []].append(try measure(graft, ["paste", json.path, "--into", pastedJSON.path, "-q"]).0)
+    steps["paste-plist", default: []].append(try measure(graft, ["paste", plist.path, "--into", pastedPlist.path, "-q"]).0)
+    let (small, said) = try measure(
+        graft,
+        ["copy", document.path, "--entity", "Department", "--where", "name IN {\(departments)}", "--follow", "Department.employees"])
+    steps["copy-100", default: []].append(small)
+    copied100 = said.trimmingCharacters(in: .whitespacesAndNewlines)
+
+    // Graft's codecs alone, in this process.
+    for (name, url, encoding) in [("json", json, ClipboardEncoding.json), ("plist", plist, .binaryPlist)] {
+        let data = try Data(contentsOf: url)
+        let (clipboard, decode) = try time { try ClipboardEncoding.decode(data) }
+        let (_, encode) = try time { try encoding.encode(clipboard) }
+        codec["\(name)-decode", default: []].append(decode)
+        codec["\(name)-encode", default: []].append(encode)
+    }
+
+    for name in ["json", "plist"] {
+        let (_, said) = try measure(
+            "/usr/bin/python3", [script, name, (name == "json" ? json : plist).path, work.appendingPathComponent("python.\(name)").path])
+        for (step, value) in figures(said) { baseline[step, default: []].append(value) }
+    }
+    if options.foundation {
+        let (_, said) = try measure(foundationBaseline, [json.path])
+        for (step, value) in figures(said) { baseline[step, default: []].append(value) }
+    }
+}
+
+func row(_ label: String, _ graftSeconds: Double, _ baseSeconds: Double?, target: Double?, peak: Double? = nil) {
+    let ratio = baseSeconds.map { $0 / graftSeconds }
+    let verdict = target.flatMap { target in ratio.map { $0 >= target ? "met" : "MISSED" } } ?? "—"
+    print(
+        String(
+            format: "%-44@ %8.2f s %@ %@ %@ %@", label as NSString, graftSeconds,
+            (baseSeconds.map { String(format: "%8.2f s", $0) } ?? "       —  ") as NSString,
+            (ratio.map { String(format: "%6.1f×", $0) } ?? "     — ") as NSString,
+            (target.map { String(format: "≥ %.0f× %@", $0, verdict) } ?? "") as NSString,
+            (peak.map { String(format: "(peak %.0f MB)", $0) } ?? "") as NSString))
+}
+
+@MainActor func seconds(_ name: String) -> Double { median(steps[name]!.map(\.seconds)) }
+@MainActor func peak(_ name: String) -> Double { median(steps[name]!.map(\.peakMegabytes)) }
+@MainActor func base(_ name: String) -> Double? { baseline[name].map(median) }
+
+print("")
+print(
+    "Company document: \(options.objects) objects, SQLite \(megabytes(document)); clipboards: JSON \(megabytes(json)), binary property list \(megabytes(plist)); median of \(options.runs) run(s)"
+)
+print("Ratios are baseline time / Graft time (how many times faster Graft is).")
+print("")
+print("Graft (end to end: store read or written too)          graft   Python    ratio  target")
+row("copy --all → JSON          vs json.dumps", seconds("copy-json"), base("json-encode"), target: 3, peak: peak("copy-json"))
+row("paste JSON → new SQLite    vs json.loads", seconds("paste-json"), base("json-decode"), target: 3, peak: peak("paste-json"))
+row("copy --all → binary plist  vs plistlib.dumps", seconds("copy-plist"), base("plist-encode"), target: 5, peak: peak("copy-plist"))
+row("paste binary plist → SQLite vs plistlib.loads", seconds("paste-plist"), base("plist-decode"), target: 5, peak: peak("paste-plist"))
+print("")
+print("Graft's codecs alone (same documents)                  graft   Python    ratio  target")
+row("JSON encoding              vs json.dumps", median(codec["json-encode"]!), base("json-encode"), target: 3)
+row("JSON decoding              vs json.loads", median(codec["json-decode"]!), base("json-decode"), target: 3)
+row("binary plist encoding      vs plistlib.dumps", median(codec["plist-encode"]!), base("plist-encode"), target: 5)
+row("binary plist decoding      vs plistlib.loads", median(codec["plist-decode"]!), base("plist-decode"), target: 5)
+if options.foundation {
+    print("")
+    print("Beside Foundation (same objects as Codable structs)     graft  Foundation ratio")
+    row("JSON encoding              vs JSONEncoder", median(codec["json-encode"]!), base("foundation-json-encode"), target: nil)
+    row("JSON decoding              vs JSONDecoder", median(codec["json-decode"]!), base("foundation-json-decode"), target: nil)
+    row("binary plist encoding      vs PropertyListEncoder", median(codec["plist-encode"]!), base("foundation-plist-encode"), target: nil)
+    row("binary plist decoding      vs PropertyListDecoder", median(codec["plist-decode"]!), base("foundation-plist-decode"), target: nil)
+}
+print("")
+let smallTime = seconds("copy-100"), smallPeak = peak("copy-100")
+print(
+    String(
+        format: "copy of 100 objects: %.3f s (target < 0.2 s: %@), peak %.0f MB (target < 50 MB: %@) — graft said: %@",
+        smallTime, (smallTime < 0.2 ? "met" : "MISSED") as NSString, smallPeak, (smallPeak < 50 ? "met" : "MISSED") as NSString,
+        copied100 as NSString))

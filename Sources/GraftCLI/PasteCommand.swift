@@ -1,0 +1,170 @@
+import Foundation
+import Graft
+
+/// `graft paste`: a clipboard document, as new objects in a store.
+struct PasteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "paste",
+        abstract: "Paste a clipboard document into a store as new objects, all or nothing.",
+        discussion: """
+            The clipboard is read from FILE, or from standard input when FILE is '-' or absent; its encoding \
+            is recognised by content. Every copied object becomes a new object with a new ID; links among \
+            them are rewired, and references link to the target's object with the same identity (or, \
+            pasting back into the store copied from, the same URI). A copy whose identity already exists is \
+            handled by --on-conflict. The result is validated as a whole before anything is written, and \
+            every problem is reported at once; on any failure the store is left exactly as it was.
+
+            --into names an existing store (SQLite is saved in one transaction; XML and binary documents \
+            are rewritten atomically) or a new one, whose format comes from its extension and whose model \
+            is --model or, by default, the one the clipboard carries.
+
+            On success the map from clipboard ids to the URIs of the objects they became is printed, one \
+            tab-separated pair per line (or written as JSON with --id-map), and a summary goes to standard \
+            error.
+            """,
+        examples: [
+            CommandExample(
+                "graft copy A.sqlite --entity Department --where 'name == \"Sales\"' | graft paste --into B.sqlite",
+                "Copy a department from one store into another."),
+            CommandExample(
+                "graft paste sales.json --into B.xml --on-conflict merge --on-conflict Project=duplicate",
+                "Update departments and people that exist already; always add projects."),
+            CommandExample("graft paste sales.json --into B.sqlite --dry-run", "Show what the paste would do."),
+        ])
+
+    static var arguments: [Argument<PasteCommand>] {
+        [
+            .positional(\.input, name: "file", help: "The clipboard document ('-' or absent: standard input)."),
+            .option(\.into, name: "into", short: "i", valueName: "store", help: "The store to paste into (created if it does not exist)."),
+            .option(
+                \.model, name: "model", valueName: "path",
+                help: "The model of the store (by default, its own; for a new store, the clipboard's)."),
+            .option(
+                \.conflicts, name: "on-conflict", valueName: "policy",
+                help: "When a copy's identity exists in the store: merge, duplicate, skip or fail; Entity=policy for one entity."),
+            .option(
+                \.dangling, name: "dangling", valueName: "policy",
+                help: "A reference the store has no object for: fail, or drop the link."),
+            .option(
+                \.identities, name: "identity", valueName: "Entity=attr[,attr]",
+                help: "The attributes that identify this entity's objects (by default, its uniqueness constraint)."),
+            .flag(\.dryRun, name: "dry-run", short: "n", help: "Report what would be done, and write nothing."),
+            .option(\.idMap, name: "id-map", valueName: "file", help: "Write the id map to this file as JSON instead of printing it."),
+            .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
+        ]
+    }
+
+    var input: PathArgument?
+    var into: PathArgument?
+    var model: PathArgument?
+    var conflicts: [ConflictRule] = []
+    var dangling: DanglingPolicy = .fail
+    var identities: [IdentityAttributes] = []
+    var dryRun = false
+    var idMap: PathArgument?
+    var quiet = false
+
+    mutating func validate() throws {
+        guard let into else { throw UsageError("name the store to paste into with --into") }
+        if into.isStandardStream { throw UsageError("--into names a store file; '-' is not supported") }
+        if dryRun && idMap != nil { throw UsageError("--dry-run creates no objects, so --id-map has nothing to write") }
+    }
+
+    var options: PasteOptions {
+        var options = PasteOptions(dangling: dangling, identities: IdentityAttributes.dictionary(identities), dryRun: dryRun)
+        for rule in conflicts {
+            if let entity = rule.entity { options.onConflictByEntity[entity] = rule.policy } else { options.onConflict = rule.policy }
+        }
+        return options
+    }
+
+    func run(_ context: CommandContext) throws {
+        let clipboard = try readClipboard(context)
+        let storeURL = URL(fileURLWithPath: into!.path)
+        let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
+        let isNew = !FileAccess.kind(of: storeURL).exists
+        let paster = Paster(options: options)
+        let report: PasteReport
+        do {
+            if isNew {
+                guard let format = StoreFormat.forExtension(storeURL) else {
+                    throw GraftError(
+                        .invalidOperation,
+                        "the store does not exist, and its extension does not say which format to create (.sqlite, .xml or .binary)")
+                }
+                guard chosenModel != nil || clipboard.modelContents != nil else {
+                    throw GraftError(
+                        .invalidOperation,
+                        "the store does not exist and the clipboard carries no model to create it with; name one with --model")
+                }
+                report = try paster.paste(clipboard, intoNewStoreAt: storeURL, format: format, model: chosenModel)
+            } else {
+                report = try paster.paste(clipboard, into: try StoreFormats.open(storeURL, model: chosenModel))
+            }
+        } catch let error as GraftError {
+            // Errors about the store name it, unless they already name a file.
+            if case .file? = error.context.first { throw error }
+            throw error.inFile(storeURL.relativePath)
+        }
+        if dryRun {
+            context.print(Self.describe(report, store: into!.path), terminator: "")
+            return
+        }
+        if let idMap {
+            let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
+            try FileAccess.writeAtomically(Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: idMap.path))
+        } else {
+            for (id, uri) in report.idMap { context.print("\(id)\t\(uri)") }
+        }
+        guard !quiet else { return }
+        for note in report.notes { context.printError("note: \(note)") }
+        for dropped in report.dangling { context.printError("dropped link to: \(dropped)") }
+        context.printError(Self.summary(report, store: into!.path, created: isNew))
+    }
+
+    private func readClipboard(_ context: CommandContext) throws -> Clipboard {
+        let data: Data
+        let origin: String
+        if let input, !input.isStandardStream {
+            data = try FileAccess.read(URL(fileURLWithPath: input.path))
+            origin = input.path
+        } else {
+            if context.isInputTerminal {
+                throw UsageError("no clipboard: name a file, or pipe one in (graft copy … | graft paste --into …)")
+            }
+            data = try context.readInput()
+            origin = "standard input"
+        }
+        guard !data.isEmpty else { throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)]) }
+        do {
+            return try ClipboardEncoding.decode(data)
+        } catch let error as GraftError {
+            throw error.inFile(origin)
+        }
+    }
+
+    static func summary(_ report: PasteReport, store: String, created: Bool) -> String {
+        var parts = ["inserted \(report.inserted.values.reduce(0, +))" + counts(report.inserted)]
+        if !report.merged.isEmpty { parts.append("merged \(report.merged.values.reduce(0, +))" + counts(report.merged)) }
+        if !report.skipped.isEmpty { parts.append("skipped \(report.skipped.values.reduce(0, +))" + counts(report.skipped)) }
+        parts.append("linked \(plural(report.linked, "reference"))")
+        if !report.dangling.isEmpty { parts.append("dropped \(plural(report.dangling.count, "link"))") }
+        return "Pasted into \(store)\(created ? " (new)" : ""): " + parts.joined(separator: ", ")
+    }
+
+    static func describe(_ report: PasteReport, store: String) -> String {
+        var text = "Dry run: nothing was written to \(store).\n"
+        text += "Would insert \(plural(report.inserted.values.reduce(0, +), "object"))\(counts(report.inserted))\n"
+        text += "Would merge \(plural(report.merged.values.reduce(0, +), "object"))\(counts(report.merged))\n"
+        text += "Would skip \(plural(report.skipped.values.reduce(0, +), "object"))\(counts(report.skipped))\n"
+        text += "Would link \(plural(report.linked, "reference")) to existing objects\n"
+        text += "Would drop \(plural(report.dangling.count, "link"))\(report.dangling.isEmpty ? "" : ":")\n"
+        for dropped in report.dangling { text += "  \(dropped)\n" }
+        for note in report.notes { text += "Note: \(note)\n" }
+        return text
+    }
+
+    private static func counts(_ counts: [String: Int]) -> String {
+        counts.isEmpty ? "" : " (\(describeCounts(counts)))"
+    }
+}
