@@ -224,11 +224,6 @@ struct ClipboardBinaryPlistWriter {
         values.removeAll(keepingCapacity: true)
         for value in named {
             let position = entity.attribute(named: value.name, hint: &hint)!
-            if entity.hasUncarriedTypes && !ClipboardSchema.carries(entity.attributeTypes[position]) {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[position]),
-                    context: [.object(id), .key(value.name)])
-            }
             keys.append(attributeName(index, position))
             values.append(self.value(value.value))
         }

@@ -608,9 +608,9 @@ struct ClipboardJSONReader {
 
 extension ClipboardJSONScanner {
     /// Consumes `{`, naming the object in the message when it is missing.
-    mutating func beginObject(_ what: String, context label: String) throws {
+    mutating func beginObject(_ what: @autoclosure () -> String, context label: @autoclosure () -> String) throws {
         guard peek() == UInt8(ascii: "{") else {
-            throw error("expected \(what) (an object), found \(describeNext())", context: [.object(label)])
+            throw error("expected \(what()) (an object), found \(describeNext())", context: [.object(label())])
         }
         position += 1
     }

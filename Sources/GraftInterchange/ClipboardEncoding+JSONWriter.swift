@@ -131,15 +131,7 @@ struct ClipboardJSONWriter {
     }
 
     private func writeValues(_ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, id: String) throws {
-        var hint = 0
         for (position, named) in values.enumerated() {
-            if entity.hasUncarriedTypes, let attribute = entity.attribute(named: named.name, hint: &hint),
-                !ClipboardSchema.carries(entity.attributeTypes[attribute])
-            {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[attribute]),
-                    context: [.object(id), .key(named.name)])
-            }
             if position > 0 { output.append(", ") }
             string(named.name)
             output.append(": ")

@@ -549,15 +549,19 @@ struct ClipboardPlistReader {
     }
 
     /// Checks that the element just started is `<name>`.
-    private func expect(_ name: StaticString, _ what: String, context: [GraftError.Location] = []) throws {
+    private func expect(
+        _ name: StaticString, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws {
         guard scanner.isNamed(name) else {
-            throw scanner.error("expected \(what) (<\(name)>), found <\(scanner.nameText)>", context: context)
+            throw scanner.error("expected \(what()) (<\(name)>), found <\(scanner.nameText)>", context: context())
         }
     }
 
     /// Starts a dictionary; false when it is empty (`<dict/>`), so that `nextKey` ends at once.
-    private func beginDict(_ what: String, context: [GraftError.Location] = []) throws -> Bool {
-        try expect("dict", what, context: context)
+    private func beginDict(
+        _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws -> Bool {
+        try expect("dict", what(), context: context())
         return !scanner.isEmptyElement
     }
 

@@ -207,15 +207,7 @@ struct ClipboardPlistWriter {
             return
         }
         line(3, "<dict>")
-        var hint = 0
         for named in values {
-            if entity.hasUncarriedTypes, let attribute = entity.attribute(named: named.name, hint: &hint),
-                !ClipboardSchema.carries(entity.attributeTypes[attribute])
-            {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[attribute]),
-                    context: [.object(id), .key(named.name)])
-            }
             try key(named: named.name, 4, id: id)
             indent(4)
             switch named.value {

@@ -51,8 +51,6 @@ struct ClipboardSchema {
         let attributeTypes: [AttributeType]
         let relationshipNames: [String]
         let relationships: [Clipboard.RelationshipInfo]
-        /// Whether an attribute has a type whose values clipboards do not carry.
-        let hasUncarriedTypes: Bool
         private let attributeIndex: [String: Int]
         private let relationshipIndex: [String: Int]
         /// The UTF-8 bytes of the entity's name, then of every attribute name, then of every relationship
@@ -67,7 +65,6 @@ struct ClipboardSchema {
             attributeTypes = info.attributes.map(\.type)
             relationshipNames = info.relationships.map(\.name)
             relationships = info.relationships
-            hasUncarriedTypes = attributeTypes.contains { !ClipboardSchema.carries($0) }
             var attributeIndex: [String: Int] = [:]
             for (position, attribute) in info.attributes.enumerated() {
                 guard attributeIndex.updateValue(position, forKey: attribute.name) == nil else {
@@ -169,6 +166,81 @@ struct ClipboardSchema {
             guard let position = relationshipIndex[name] else { return nil }
             hint = position + 1
             return position
+        }
+    }
+
+    /// Checks what the writers rely on, so that every document they write reads back: each object's and
+    /// reference's entity is in the list, each value belongs to a declared attribute (once), has the
+    /// attribute's type and a type clipboards carry, and each relationship is declared (once) and a to-one
+    /// has at most one target. Ids are not checked here: `ClipboardEncoding.decode` runs
+    /// `Clipboard.check()`, which refuses repeated ids and targets that do not exist.
+    func validate(_ clipboard: Clipboard) throws {
+        var last = -1
+        for object in clipboard.objects {
+            guard let index = entity(named: object.entity, last: last) else {
+                throw GraftError(
+                    .malformedInput, "the object names entity \(object.entity), which the document does not describe",
+                    context: [.object(object.id)])
+            }
+            last = index
+            let entity = entities[index]
+            try Self.validate(object.attributes, of: entity, id: object.id)
+            var seen = ClipboardSeenSet()
+            var hint = 0
+            for link in object.relationships {
+                guard let position = entity.relationship(named: link.name, hint: &hint) else {
+                    throw GraftError(
+                        .malformedInput,
+                        "\(entity.name) has no relationship '\(link.name)' in the document's entity list",
+                        context: [.object(object.id), .key(link.name)])
+                }
+                guard seen.insert(position) else {
+                    throw GraftError(
+                        .malformedInput, "the relationship is listed twice",
+                        context: [.object(object.id), .key(link.name)])
+                }
+                if !entity.relationships[position].isToMany && link.targets.count > 1 {
+                    throw GraftError(
+                        .malformedInput, "a to-one relationship has \(link.targets.count) targets",
+                        context: [.object(object.id), .key(link.name)])
+                }
+            }
+        }
+        for reference in clipboard.references {
+            guard let index = entity(named: reference.entity, last: last) else {
+                throw GraftError(
+                    .malformedInput,
+                    "the reference names entity \(reference.entity), which the document does not describe",
+                    context: [.object(reference.id)])
+            }
+            last = index
+            try Self.validate(reference.identity, of: entities[index], id: reference.id)
+        }
+    }
+
+    private static func validate(_ values: [Clipboard.NamedValue], of entity: Entity, id: String) throws {
+        var seen = ClipboardSeenSet()
+        var hint = 0
+        for named in values {
+            guard let position = entity.attribute(named: named.name, hint: &hint) else {
+                throw GraftError(
+                    .malformedInput, "\(entity.name) has no attribute '\(named.name)' in the document's entity list",
+                    context: [.object(id), .key(named.name)])
+            }
+            let type = entity.attributeTypes[position]
+            guard carries(type) else {
+                throw GraftError(
+                    .malformedInput, ClipboardValueText.uncarried(type), context: [.object(id), .key(named.name)])
+            }
+            guard ClipboardValues.fits(named.value, type) else {
+                throw GraftError(
+                    .malformedInput, "the value does not fit the declared type \(type.modelName)",
+                    context: [.object(id), .key(named.name)])
+            }
+            guard seen.insert(position) else {
+                throw GraftError(
+                    .malformedInput, "the attribute is listed twice", context: [.object(id), .key(named.name)])
+            }
         }
     }
 

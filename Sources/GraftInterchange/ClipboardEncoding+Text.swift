@@ -41,9 +41,60 @@ enum ClipboardText {
     }
 
     /// The string the bytes spell, or `nil` when they are not valid UTF-8.
+    ///
+    /// ASCII is checked eight bytes at a time; other text is validated here, because the standard
+    /// library's validating initializer is generic and, unspecialised, costs more than the whole parse.
     @inline(__always)
     static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
-        String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        guard isASCII(bytes) || isValidUTF8(bytes) else { return nil }
+        return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+    }
+
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var index = 0
+        var any: UInt64 = 0
+        while index + 8 <= count {
+            any |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            any |= UInt64(bytes[index])
+            index += 1
+        }
+        return any & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the bytes are well-formed UTF-8 (no overlong forms, surrogates or values above U+10FFFF).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return false
+            }
+            guard index + length <= count, bytes[index + 1] >= low, bytes[index + 1] <= high else { return false }
+            for offset in 2..<max(length, 2) where bytes[index + offset] & 0xC0 != 0x80 { return false }
+            index += length
+        }
+        return true
     }
 
     /// Whether the bytes equal an ASCII literal.

@@ -153,15 +153,7 @@ struct ClipboardXMLWriter {
     private func writeValues(
         _ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, element: StaticString, id: String
     ) throws {
-        var hint = 0
         for named in values {
-            if entity.hasUncarriedTypes, let attribute = entity.attribute(named: named.name, hint: &hint),
-                !ClipboardSchema.carries(entity.attributeTypes[attribute])
-            {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[attribute]),
-                    context: [.object(id), .key(named.name)])
-            }
             output.append("      <")
             output.append(element)
             output.append(" name")

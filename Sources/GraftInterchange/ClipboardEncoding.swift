@@ -84,9 +84,15 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     /// try ClipboardEncoding.xml.encode(clipboard).write(to: url)
     /// ```
     ///
-    /// - Throws: `GraftError.malformedInput` when the document does not hold together (see
-    ///   `Clipboard.check()`), or holds a value the encoding cannot write (a name with a control
-    ///   character in an XML encoding, a value of an attribute type clipboards do not carry).
+    /// The encoder checks what it needs to write every value in its typed form — known entities, declared
+    /// attributes and relationships, values of the declared types, to-ones with at most one target — but
+    /// not the ids: a document with repeated ids or targets that do not exist is written as it is, and
+    /// refused when it is decoded (which runs `Clipboard.check()`).
+    ///
+    /// - Throws: `GraftError.malformedInput` naming the object and key when a value does not fit its
+    ///   attribute or the model does not declare it, or when the encoding cannot write something (a name
+    ///   with a control character in an XML encoding, a value of an attribute type clipboards do not
+    ///   carry).
     public func encode(_ clipboard: Clipboard) throws -> Data {
         let output = ClipboardOutput(sink: nil)
         try encode(clipboard, into: output)
@@ -119,8 +125,8 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     }
 
     private func encode(_ clipboard: Clipboard, into output: ClipboardOutput) throws {
-        try clipboard.check()
         let schema = try ClipboardSchema(entities: clipboard.entities)
+        try schema.validate(clipboard)
         switch self {
         case .json:
             var writer = ClipboardJSONWriter(clipboard: clipboard, schema: schema, output: output)
