@@ -284,7 +284,7 @@ enum ClipboardDeclaration {
         case .plist:
             return [
                 ("date", "real, " + dateSeconds), ("decimal", "string"),
-                ("controlCharacters", "strings XML cannot carry are data holding their UTF-8 bytes"),
+                ("controlCharacters", "data holding the string's UTF-8 bytes"),
             ]
         case .binaryPlist:
             return [("date", "real, " + dateSeconds), ("decimal", "string")]
@@ -292,10 +292,7 @@ enum ClipboardDeclaration {
             return [
                 ("date", dateSeconds), ("decimal", "string"), ("binary", "base64"),
                 ("nonFiniteNumbers", "NaN, Infinity, -Infinity"),
-                (
-                    "controlCharacters",
-                    "strings XML cannot carry are base64 of their UTF-8 bytes, marked encoding=\"base64\""
-                ),
+                ("controlCharacters", "base64 of the string's UTF-8 bytes, marked encoding='base64'"),
             ]
         }
     }

@@ -8,18 +8,18 @@ import Testing
 @Suite struct ClipboardRoundTripTests {
     @Test(arguments: ClipboardEncoding.allCases)
     func everyTypeAndEdgeValue(_ encoding: ClipboardEncoding) throws {
-        try expectRoundTrip(ClipboardSamples.everyType, encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.everyType, encoding)
     }
 
     @Test(arguments: ClipboardEncoding.allCases)
     func emptyAndSmallDocuments(_ encoding: ClipboardEncoding) throws {
-        try expectRoundTrip(ClipboardSamples.empty, encoding)
-        try expectRoundTrip(ClipboardSamples.small, encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.empty, encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.small, encoding)
     }
 
     @Test(arguments: ClipboardEncoding.allCases)
     func generatedDocument(_ encoding: ClipboardEncoding) throws {
-        try expectRoundTrip(ClipboardSamples.company(objects: 2_000), encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.company(objects: 2_000), encoding)
     }
 
     @Test(arguments: ClipboardEncoding.allCases)
@@ -75,7 +75,7 @@ import Testing
 
 /// Encodes and decodes `clipboard` and expects the same document back, value for value (`Value`'s `==`:
 /// NaN equals NaN, doubles compare exactly, decimals numerically, dates by their seconds).
-func expectRoundTrip(
+func expectClipboardRoundTrip(
     _ clipboard: Clipboard, _ encoding: ClipboardEncoding, sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
     let data = try encoding.encode(clipboard)
