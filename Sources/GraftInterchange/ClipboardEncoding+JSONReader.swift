@@ -588,21 +588,28 @@ struct ClipboardJSONReader {
         var scanner = ClipboardJSONScanner(bytes)
         guard (try? scanner.beginObject("")) != nil else { return nil }
         var first = true
-        var format: String?
-        var version: Int64?
+        var format: (String, Int)?
+        var version: (Int64, Int)?
         while let key = try? scanner.nextMember(&first, in: "") {
+            let start = scanner.position
             if ClipboardText.equals(key, "format"), let text = try? scanner.stringValue("") {
-                format = text
-            } else if ClipboardText.equals(key, "version"), let number = try? scanner.number(), number.isInteger {
-                version = ClipboardNumbers.int64(number.text)
+                format = (text, start)
+            } else if ClipboardText.equals(key, "version"), let number = try? scanner.number(), number.isInteger,
+                let value = ClipboardNumbers.int64(number.text)
+            {
+                version = (value, start)
             } else if (try? scanner.skipValue()) == nil {
                 break
             }
         }
-        let problem = format.flatMap(ClipboardHeader.formatProblem) ?? version.flatMap(ClipboardHeader.versionProblem)
-        guard var problem else { return nil }
-        problem.message = "JSON clipboard: " + problem.message
-        return problem
+        let problem =
+            format.flatMap { format in ClipboardHeader.formatProblem(format.0).map { ($0, format.1) } }
+            ?? version.flatMap { version in ClipboardHeader.versionProblem(version.0).map { ($0, version.1) } }
+        guard let (error, offset) = problem else { return nil }
+        var located = error
+        located.message = "JSON clipboard: " + error.message
+        located.context = [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)]
+        return located
     }
 }
 

@@ -630,27 +630,34 @@ struct ClipboardPlistReader {
     /// When the document's `format` or `version` rules it out, the error saying so.
     private static func headerProblem(_ bytes: UnsafeRawBufferPointer) -> GraftError? {
         var scanner = ClipboardXMLScanner(bytes, documentName: documentName)
-        var format: String?
-        var version: Int64?
+        var format: (String, Int)?
+        var version: (Int64, Int)?
         do {
             guard try openDocument(&scanner) else { return nil }
             while try scanner.nextChild(of: "dict") {
                 guard scanner.isNamed("key") else { break }
                 let key = String(decoding: try scanner.text(of: "key"), as: UTF8.self)
                 guard try scanner.nextChild(of: "dict") else { break }
+                let start = scanner.tokenStart
                 if key == ClipboardKey.format && scanner.isNamed("string") {
-                    format = String(decoding: try scanner.text(of: "string"), as: UTF8.self)
-                } else if key == ClipboardKey.version && scanner.isNamed("integer") {
-                    version = ClipboardNumbers.int64(ClipboardValueText.trim(try scanner.text(of: "integer")))
+                    format = (String(decoding: try scanner.text(of: "string"), as: UTF8.self), start)
+                } else if key == ClipboardKey.version && scanner.isNamed("integer"),
+                    let value = ClipboardNumbers.int64(ClipboardValueText.trim(try scanner.text(of: "integer")))
+                {
+                    version = (value, start)
                 } else {
                     try scanner.skipElement()
                 }
             }
         } catch {}
-        let problem = format.flatMap(ClipboardHeader.formatProblem) ?? version.flatMap(ClipboardHeader.versionProblem)
-        guard var problem else { return nil }
-        problem.message = "\(documentName): " + problem.message
-        return problem
+        let problem =
+            format.flatMap { format in ClipboardHeader.formatProblem(format.0).map { ($0, format.1) } }
+            ?? version.flatMap { version in ClipboardHeader.versionProblem(version.0).map { ($0, version.1) } }
+        guard let (error, offset) = problem else { return nil }
+        var located = error
+        located.message = "\(documentName): " + error.message
+        located.context = [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)]
+        return located
     }
 }
 

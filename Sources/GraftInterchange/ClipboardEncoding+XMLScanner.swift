@@ -549,6 +549,7 @@ struct ClipboardXMLScanner {
                 var end = index + 1
                 while end < count, end - index <= 12, raw[end] != UInt8(ascii: ";") { end += 1 }
                 guard end < count, raw[end] == UInt8(ascii: ";") else {
+                    if offset + count == self.count { throw truncated("a reference", at: offset + index) }
                     throw error("a '&' does not start a reference ending in ';'", at: offset + index)
                 }
                 let reference = UnsafeRawBufferPointer(rebasing: raw[(index + 1)..<end])
