@@ -30,6 +30,83 @@ import Testing
         }
     }
 
+    /// Documents Python writes from ours — keys sorted (an object's attributes before its entity, the
+    /// version last), members reversed (objects before the model), non-ASCII escaped as `\u` pairs, its
+    /// own binary layout — read back as the same document.
+    @Test(.enabled(if: python != nil, "python3 is not installed"))
+    func documentsPythonRewritesReadBack() throws {
+        let clipboard = ClipboardSamples.everyType
+        let folder = try ClipboardTools.write(clipboard)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = """
+            import json, plistlib, sys
+            folder = sys.argv[1]
+            tree = json.load(open(f"{folder}/document.json"))
+            json.dump(tree, open(f"{folder}/sorted.json", "w"), sort_keys=True, ensure_ascii=True)
+            def reverse(value):
+                if isinstance(value, dict):
+                    return {key: reverse(value[key]) for key in reversed(list(value))}
+                if isinstance(value, list):
+                    return [reverse(element) for element in value]
+                return value
+            json.dump(reverse(tree), open(f"{folder}/reversed.json", "w"), indent="\\t", ensure_ascii=False)
+            plist = plistlib.load(open(f"{folder}/document.plist", "rb"))
+            plistlib.dump(plist, open(f"{folder}/sorted.plist", "wb"), sort_keys=True)
+            plistlib.dump(plistlib.load(open(f"{folder}/document.bplist", "rb")), open(f"{folder}/sorted.bplist", "wb"),
+                          fmt=plistlib.FMT_BINARY, sort_keys=True)
+            plistlib.dump(reverse(plist), open(f"{folder}/reversed.plist", "wb"), sort_keys=False)
+            print("written")
+            """
+        let result = try ClipboardTools.run(Self.python!, ["-c", script, folder.path])
+        #expect(result.status == 0 && result.output.contains("written"), "python3: \(result.output)")
+        for name in ["sorted.json", "reversed.json", "sorted.plist", "sorted.bplist", "reversed.plist"] {
+            let data = try Data(contentsOf: folder.appendingPathComponent(name))
+            do {
+                let back = try ClipboardEncoding.decode(data)
+                // Members of a dictionary have no order: compare each object's values and links by name (the
+                // targets of a relationship keep theirs).
+                let got = Self.byName(back)
+                // Python's plistlib writes carriage returns in XML property lists as line feeds.
+                let want = Self.byName(name.hasSuffix(".plist") ? Self.withoutCarriageReturns(clipboard) : clipboard)
+                #expect(got.entities == want.entities && got.roots == want.roots, "\(name): the model or roots differ")
+                for (gotObject, wantObject) in zip(got.objects, want.objects) where gotObject != wantObject {
+                    Issue.record("\(name): \(wantObject.id) reads back as \(gotObject)")
+                }
+                #expect(got.references == want.references, "\(name): the references differ")
+            } catch {
+                Issue.record("\(name): \(error)")
+            }
+        }
+    }
+
+    /// The document with each carriage return in a string value turned into a line feed, as XML's line-end
+    /// normalisation does to text that does not escape them.
+    static func withoutCarriageReturns(_ clipboard: Clipboard) -> Clipboard {
+        var copy = clipboard
+        for index in copy.objects.indices {
+            for position in copy.objects[index].attributes.indices {
+                if case .string(let text) = copy.objects[index].attributes[position].value {
+                    let fixed = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(
+                        of: "\r", with: "\n")
+                    copy.objects[index].attributes[position].value = .string(fixed)
+                }
+            }
+        }
+        return copy
+    }
+
+    /// The document with each object's attributes and relationships, and each reference's identity, sorted
+    /// by name.
+    static func byName(_ clipboard: Clipboard) -> Clipboard {
+        var sorted = clipboard
+        for index in sorted.objects.indices {
+            sorted.objects[index].attributes.sort { $0.name < $1.name }
+            sorted.objects[index].relationships.sort { $0.name < $1.name }
+        }
+        for index in sorted.references.indices { sorted.references[index].identity.sort { $0.name < $1.name } }
+        return sorted
+    }
+
     @Test(.enabled(if: python != nil, "python3 is not installed"))
     func theJSONSchemaRefusesWhatTheFormatDoesNot() throws {
         let folder = try ClipboardTools.write(ClipboardSamples.small)
