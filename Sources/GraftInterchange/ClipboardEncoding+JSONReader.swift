@@ -394,8 +394,12 @@ struct ClipboardJSONReader {
             guard seen.insert(attribute) else {
                 throw scanner.error("the attribute appears twice", at: keyStart, context: [.object(label), .key(name)])
             }
-            values.append(
-                Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            do {
+                values.append(
+                    Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            } catch let error as GraftError {
+                throw error.within(object: label, key: name)
+            }
         }
         return values
     }

@@ -89,3 +89,15 @@ struct ClipboardSeenSet {
         return high.insert(index).inserted
     }
 }
+
+extension GraftError {
+    /// The error with the object and key added when it does not name an object yet: errors the tokenizers
+    /// raise inside a value know where they are in the bytes, not in the document.
+    func within(object label: String, key: String? = nil) -> GraftError {
+        guard !context.contains(where: { if case .object = $0 { true } else { false } }) else { return self }
+        var located = self
+        located.context.append(.object(label))
+        if let key { located.context.append(.key(key)) }
+        return located
+    }
+}

@@ -381,8 +381,12 @@ struct ClipboardPlistReader {
             guard seen.insert(attribute) else {
                 throw scanner.error("the attribute appears twice", context: [.object(label), .key(name)])
             }
-            values.append(
-                Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            do {
+                values.append(
+                    Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            } catch let error as GraftError {
+                throw error.within(object: label, key: name)
+            }
         }
         return values
     }

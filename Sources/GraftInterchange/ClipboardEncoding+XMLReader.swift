@@ -307,7 +307,12 @@ struct ClipboardXMLReader {
             }
             return Clipboard.NamedValue(name, .string(text))
         }
-        let text = try scanner.text(of: element)
+        let text: UnsafeRawBufferPointer
+        do {
+            text = try scanner.text(of: element)
+        } catch let error as GraftError {
+            throw error.within(object: label, key: name)
+        }
         switch ClipboardValueText.value(text, type: type) {
         case .success(let value): return Clipboard.NamedValue(name, value)
         case .failure(let problem):

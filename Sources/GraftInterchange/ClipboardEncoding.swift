@@ -46,6 +46,16 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
         }
     }
 
+    /// What messages call a document in this encoding: "JSON clipboard", "XML property-list clipboard", ….
+    var documentName: String {
+        switch self {
+        case .plist: return "XML property-list clipboard"
+        case .binaryPlist: return "binary property-list clipboard"
+        case .json: return "JSON clipboard"
+        case .xml: return "XML clipboard"
+        }
+    }
+
     /// The file-name extension documents in this encoding usually have (without the dot). Both property
     /// lists use `plist`; decoding recognises them by content.
     public var fileExtension: String {
@@ -209,7 +219,7 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
         do {
             try clipboard.check()
         } catch var error as GraftError {
-            error.message = "\(displayName) clipboard: " + error.message
+            error.message = "\(documentName): " + error.message
             throw error
         }
         return clipboard

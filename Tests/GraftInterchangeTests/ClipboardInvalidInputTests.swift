@@ -39,6 +39,8 @@ import Testing
             expectClipboardError(error, .malformedInput, mentions: [encoding == .binaryPlist ? "data" : "base64"])
         case .deepNesting:
             #expect(error.code == .malformedInput, "\(encoding): \(text)")
+            #expect(
+                error.context.contains(.key("salary")) && error.context.contains(.object("o2")), "\(encoding): \(text)")
         }
         // Text encodings say the line, the binary property list the byte offset.
         #expect(
