@@ -94,7 +94,7 @@ struct ClipboardJSONWriter {
         output.append(", \"entity\": ")
         string(object.entity)
         output.append(", \"attributes\": {")
-        try writeValues(object.attributes, entity: entity, id: object.id)
+        writeValues(object.attributes)
         output.append("}, \"relationships\": {")
         var hint = 0
         for (position, link) in object.relationships.enumerated() {
@@ -121,7 +121,7 @@ struct ClipboardJSONWriter {
         output.append(", \"entity\": ")
         string(reference.entity)
         output.append(", \"identity\": {")
-        try writeValues(reference.identity, entity: schema.entities[index], id: reference.id)
+        writeValues(reference.identity)
         output.append(UInt8(ascii: "}"))
         if let uri = reference.uri {
             output.append(", \"uri\": ")
@@ -130,7 +130,7 @@ struct ClipboardJSONWriter {
         output.append(UInt8(ascii: "}"))
     }
 
-    private func writeValues(_ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, id: String) throws {
+    private func writeValues(_ values: [Clipboard.NamedValue]) {
         for (position, named) in values.enumerated() {
             if position > 0 { output.append(", ") }
             string(named.name)
@@ -219,28 +219,5 @@ struct ClipboardJSONWriter {
         }
         if count > runStart { output.append(UnsafeRawBufferPointer(rebasing: bytes[runStart..<count])) }
         output.append(UInt8(ascii: "\""))
-    }
-}
-
-/// UUIDs written straight from their bytes, in the uppercase form `UUID.uuidString` has.
-enum ClipboardUUID {
-    static func append(_ uuid: UUID, to output: ClipboardOutput) {
-        output.reserve(36)
-        let target = output.end
-        withUnsafeBytes(of: uuid.uuid) { bytes in
-            let hex: StaticString = "0123456789ABCDEF"
-            let digits = hex.utf8Start
-            var position = 0
-            for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    target[position] = UInt8(ascii: "-")
-                    position += 1
-                }
-                target[position] = digits[Int(bytes[index] >> 4)]
-                target[position + 1] = digits[Int(bytes[index] & 0x0F)]
-                position += 2
-            }
-        }
-        output.commit(36)
     }
 }

@@ -163,7 +163,7 @@ struct ClipboardPlistWriter {
         key("entity", 3)
         try string(object.entity, 3, what: "an entity name", id: object.id)
         key("attributes", 3)
-        try writeValues(object.attributes, entity: entity, id: object.id)
+        try writeValues(object.attributes, id: object.id)
         key("relationships", 3)
         if object.relationships.isEmpty {
             line(3, "<dict/>")
@@ -193,7 +193,7 @@ struct ClipboardPlistWriter {
         key("entity", 3)
         try string(reference.entity, 3, what: "an entity name", id: reference.id)
         key("identity", 3)
-        try writeValues(reference.identity, entity: schema.entities[index], id: reference.id)
+        try writeValues(reference.identity, id: reference.id)
         if let uri = reference.uri {
             key("uri", 3)
             try string(uri, 3, what: "a URI", id: reference.id)
@@ -201,7 +201,7 @@ struct ClipboardPlistWriter {
         line(2, "</dict>")
     }
 
-    private func writeValues(_ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, id: String) throws {
+    private func writeValues(_ values: [Clipboard.NamedValue], id: String) throws {
         guard !values.isEmpty else {
             line(3, "<dict/>")
             return

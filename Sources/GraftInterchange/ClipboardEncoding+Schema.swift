@@ -39,8 +39,11 @@ struct ClipboardSchema {
     @inline(__always)
     func entity(bytes: UnsafeRawBufferPointer, last: Int) -> Int? {
         if last >= 0 && last < entities.count && entities[last].nameEquals(bytes) { return last }
-        for (position, entity) in entities.enumerated() where entity.nameEquals(bytes) { return position }
-        return nil
+        if entities.count <= 8 {
+            for (position, entity) in entities.enumerated() where entity.nameEquals(bytes) { return position }
+            return nil
+        }
+        return index[String(decoding: bytes, as: UTF8.self)]
     }
 
     /// One entity: its attributes' names and types, its relationships' names and kinds.

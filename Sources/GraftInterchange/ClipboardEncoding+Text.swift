@@ -532,3 +532,60 @@ enum ClipboardBase64 {
         }
     }
 }
+
+// MARK: - UUIDs
+
+/// UUIDs written straight from their bytes, in the uppercase form `UUID.uuidString` has.
+enum ClipboardUUID {
+    static func append(_ uuid: UUID, to output: ClipboardOutput) {
+        output.reserve(36)
+        let target = output.end
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            let hex: StaticString = "0123456789ABCDEF"
+            let digits = hex.utf8Start
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    target[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                target[position] = digits[Int(bytes[index] >> 4)]
+                target[position + 1] = digits[Int(bytes[index] & 0x0F)]
+                position += 2
+            }
+        }
+        output.commit(36)
+    }
+}
+
+extension ClipboardUUID {
+    /// A UUID read straight from its 36 characters (either letter case).
+    static func parse(_ text: UnsafeRawBufferPointer) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard text[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
+                out[index] = high << 4 | low
+                position += 2
+            }
+            return true
+        }
+        return valid ? UUID(uuid: bytes) : nil
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

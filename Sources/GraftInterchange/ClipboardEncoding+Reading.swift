@@ -40,38 +40,6 @@ struct ClipboardParts {
     }
 }
 
-/// UUIDs read straight from their 36 characters (either letter case).
-extension ClipboardUUID {
-    static func parse(_ text: UnsafeRawBufferPointer) -> UUID? {
-        guard text.count == 36 else { return nil }
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let valid = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
-            var position = 0
-            for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    guard text[position] == UInt8(ascii: "-") else { return false }
-                    position += 1
-                }
-                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
-                out[index] = high << 4 | low
-                position += 2
-            }
-            return true
-        }
-        return valid ? UUID(uuid: bytes) : nil
-    }
-
-    @inline(__always)
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
-}
-
 /// Small set of the attribute indexes an object has given values for, to refuse repeats.
 struct ClipboardSeenSet {
     private var low: UInt64 = 0
