@@ -61,6 +61,18 @@ import Testing
         }
     }
 
+    /// Text documents whose line ends became CRLF (an editor, a checkout) and that start with a byte-order
+    /// mark read back the same: line ends in values are written as references, and white space between
+    /// members means nothing.
+    @Test(arguments: [ClipboardEncoding.plist, .json, .xml])
+    func lineEndsAndByteOrderMarks(_ encoding: ClipboardEncoding) throws {
+        let clipboard = ClipboardSamples.everyType
+        let text = String(decoding: try encoding.encode(clipboard), as: UTF8.self)
+        let windows = Data([0xEF, 0xBB, 0xBF]) + Data(text.replacingOccurrences(of: "\n", with: "\r\n").utf8)
+        #expect(ClipboardEncoding.detect(windows) == encoding)
+        #expect(try ClipboardEncoding.decode(windows) == clipboard)
+    }
+
     @Test func negativeZeroKeepsItsSign() throws {
         for encoding in ClipboardEncoding.allCases {
             let back = try ClipboardEncoding.decode(try encoding.encode(ClipboardSamples.everyType))
