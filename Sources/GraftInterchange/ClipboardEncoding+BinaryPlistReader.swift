@@ -132,6 +132,9 @@ struct ClipboardBinaryPlistReader {
                 let key = try keyText(section.key(position))
                 entries.append((key, try string(section.value(position), "how \(key) values are written")))
             }
+            if let problem = ClipboardDeclaration.problem(entries, for: .binaryPlist) {
+                throw located(GraftError(.unsupportedFormat, problem), object: encoding)
+            }
             parts.declaration = entries
         }
         if let model = members[ClipboardKey.model] {

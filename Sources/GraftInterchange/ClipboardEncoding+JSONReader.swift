@@ -48,7 +48,12 @@ struct ClipboardJSONReader {
                 if let problem = ClipboardHeader.versionProblem(version) { throw located(problem, at: start) }
                 parts.version = version
             case ClipboardKey.encoding:
-                parts.declaration = try readDeclaration()
+                let start = scanner.position
+                let entries = try readDeclaration()
+                if let problem = ClipboardDeclaration.problem(entries, for: .json) {
+                    throw located(GraftError(.unsupportedFormat, problem), at: start)
+                }
+                parts.declaration = entries
             case ClipboardKey.model:
                 try readModel()
             case ClipboardKey.source:

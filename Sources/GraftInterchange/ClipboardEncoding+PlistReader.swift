@@ -50,6 +50,9 @@ struct ClipboardPlistReader {
                     let entry = String(decoding: key, as: UTF8.self)
                     entries.append((entry, try string("how \(entry) values are written")))
                 }
+                if let problem = ClipboardDeclaration.problem(entries, for: .plist) {
+                    throw located(GraftError(.unsupportedFormat, problem))
+                }
                 parts.declaration = entries
             case ClipboardKey.model:
                 try readModel()

@@ -101,6 +101,9 @@ struct ClipboardXMLReader {
         for index in scanner.attributes.indices {
             entries.append(try scanner.attributeEntry(index))
         }
+        if let problem = ClipboardDeclaration.problem(entries, for: .xml) {
+            throw located(GraftError(.unsupportedFormat, problem))
+        }
         parts.declaration = entries
         try expectEmpty("encoding")
     }

@@ -129,12 +129,27 @@ import Testing
         #expect(throws: Never.self) { try expectClipboardRoundTrip(controlInName, .binaryPlist) }
     }
 
-    @Test func declarationsOtherThanTheOnesWrittenAreRefused() throws {
-        let json = String(decoding: try ClipboardEncoding.json.encode(ClipboardSamples.small), as: UTF8.self)
-        let other = json.replacingOccurrences(of: "\"binary\": \"base64\"", with: "\"binary\": \"hex\"")
-        let error = #expect(throws: GraftError.self) { try ClipboardEncoding.json.decode(Data(other.utf8)) }
+    @Test(arguments: ClipboardEncoding.allCases)
+    func declarationsOtherThanTheOnesWrittenAreRefused(_ encoding: ClipboardEncoding) throws {
+        let data = try encoding.encode(ClipboardSamples.small)
+        let other: Data
+        switch encoding {
+        case .binaryPlist:
+            guard case .dictionary(var top) = try BinaryPropertyList.decode(data),
+                case .dictionary(var section)? = top["encoding"]
+            else { throw GraftError(.notFound, "the sample's tree has changed") }
+            section["date"] = "ISO 8601"
+            top["encoding"] = .dictionary(section)
+            other = BinaryPropertyList.encode(.dictionary(top))
+        default:
+            let text = String(decoding: data, as: UTF8.self)
+            let date = "seconds since 2001-01-01T00:00:00Z"
+            #expect(text.contains(date))
+            other = Data(text.replacingOccurrences(of: date, with: "ISO 8601").utf8)
+        }
+        let error = #expect(throws: GraftError.self) { try encoding.decode(other) }
         #expect(error?.code == .unsupportedFormat)
-        #expect(error?.message.contains("hex") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("ISO 8601") == true, "\(String(describing: error))")
     }
 
     // MARK: Broken documents
