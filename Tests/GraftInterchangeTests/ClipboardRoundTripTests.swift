@@ -73,6 +73,24 @@ import Testing
         #expect(try ClipboardEncoding.decode(windows) == clipboard)
     }
 
+    /// XML written by other tools may have comments, processing instructions, a document type and CDATA.
+    @Test func xmlMarkupOtherWritersUse() throws {
+        var xml = String(decoding: try ClipboardEncoding.xml.encode(ClipboardSamples.small), as: UTF8.self)
+        xml = xml.replacingOccurrences(
+            of: "?>\n<clipboard", with: "?>\n<!-- copied from Sales -->\n<?editor x?>\n<!DOCTYPE clipboard>\n<clipboard"
+        )
+        xml = xml.replacingOccurrences(of: ">Sales<", with: "><![CDATA[Sa]]><!-- split -->les<")
+        xml = xml.replacingOccurrences(of: "<objects>", with: "<objects><!-- the objects -->")
+        xml = xml.replacingOccurrences(of: "</clipboard>", with: "</clipboard>\n<!-- end -->\n")
+        #expect(try ClipboardEncoding.decode(Data(xml.utf8)) == ClipboardSamples.small)
+
+        var plist = String(decoding: try ClipboardEncoding.plist.encode(ClipboardSamples.small), as: UTF8.self)
+        plist = plist.replacingOccurrences(of: "?>\n", with: "?>\n<!-- a comment -->\n")
+        plist = plist.replacingOccurrences(
+            of: "<string>Sales</string>", with: "<string><![CDATA[Sa]]>l&#101;s</string>")
+        #expect(try ClipboardEncoding.decode(Data(plist.utf8)) == ClipboardSamples.small)
+    }
+
     @Test func negativeZeroKeepsItsSign() throws {
         for encoding in ClipboardEncoding.allCases {
             let back = try ClipboardEncoding.decode(try encoding.encode(ClipboardSamples.everyType))
