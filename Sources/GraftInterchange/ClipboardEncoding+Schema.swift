@@ -221,6 +221,44 @@ struct ClipboardSchema {
         }
     }
 
+    /// Checks that the names, ids and URIs an XML encoding writes as they are hold only characters XML 1.0
+    /// can carry (string values have a form for the others), so that a document is refused before its
+    /// first byte is written rather than half way.
+    static func validateXMLText(_ clipboard: Clipboard, versionIdentifiers: Bool) throws {
+        func check(_ text: String, _ what: String, _ context: [GraftError.Location] = []) throws {
+            guard ClipboardText.xmlCanCarry(text) else {
+                throw GraftError(
+                    .malformedInput,
+                    "\(what) \(ClipboardText.excerpt(text.debugDescription)) holds a character XML cannot carry",
+                    context: context)
+            }
+        }
+        for entity in clipboard.entities {
+            try check(entity.name, "the entity name")
+            for attribute in entity.attributes {
+                try check(attribute.name, "the attribute name", [.entity(entity.name)])
+            }
+            for relationship in entity.relationships {
+                try check(relationship.name, "the relationship name", [.entity(entity.name)])
+            }
+        }
+        if versionIdentifiers {
+            for identifier in clipboard.versionIdentifiers { try check(identifier, "the version identifier") }
+        }
+        if let store = clipboard.sourceStore { try check(store, "the source store") }
+        for root in clipboard.roots { try check(root, "the root") }
+        for object in clipboard.objects {
+            try check(object.id, "the id", [.object(object.id)])
+            for link in object.relationships {
+                for target in link.targets { try check(target, "the target", [.object(object.id), .key(link.name)]) }
+            }
+        }
+        for reference in clipboard.references {
+            try check(reference.id, "the id", [.object(reference.id)])
+            if let uri = reference.uri { try check(uri, "the URI", [.object(reference.id)]) }
+        }
+    }
+
     private static func validate(_ values: [Clipboard.NamedValue], of entity: Entity, id: String) throws {
         var seen = ClipboardSeenSet()
         var hint = 0

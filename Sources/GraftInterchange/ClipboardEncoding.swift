@@ -124,7 +124,8 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     /// - Parameters:
     ///   - clipboard: the document.
     ///   - sink: called with each chunk, in order; the bytes are valid only during the call. An error
-    ///     it throws stops the encoding and is rethrown.
+    ///     it throws stops the encoding and is rethrown. The document is checked before the first chunk,
+    ///     so an encoding error never leaves half a document behind.
     /// - Throws: what `encode(_:)` throws, and what `sink` throws.
     public func encode(_ clipboard: Clipboard, to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         try withoutActuallyEscaping(sink) { sink in
@@ -137,6 +138,9 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     private func encode(_ clipboard: Clipboard, into output: ClipboardOutput) throws {
         let schema = try ClipboardSchema(entities: clipboard.entities)
         try schema.validate(clipboard)
+        if self == .xml || self == .plist {
+            try ClipboardSchema.validateXMLText(clipboard, versionIdentifiers: self == .plist)
+        }
         switch self {
         case .json:
             var writer = ClipboardJSONWriter(clipboard: clipboard, schema: schema, output: output)

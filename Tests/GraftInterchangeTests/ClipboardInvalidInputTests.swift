@@ -122,6 +122,14 @@ import Testing
                 #expect(error?.context.contains(.key(key)) == true, "\(encoding): \(String(describing: error))")
             }
         }
+        // A refused document leaves nothing half written behind in a sink.
+        var large = ClipboardSamples.company(objects: 5_000)
+        large.objects[large.objects.count - 1].id += "\u{1}"
+        for encoding in [ClipboardEncoding.xml, .plist] {
+            var chunks = 0
+            #expect(throws: GraftError.self) { try encoding.encode(large) { _ in chunks += 1 } }
+            #expect(chunks == 0, "\(encoding) wrote \(chunks) chunks of a document it refused")
+        }
         // XML cannot carry a control character in an id; the other encodings can.
         #expect(throws: GraftError.self) { try ClipboardEncoding.xml.encode(controlInName) }
         #expect(throws: GraftError.self) { try ClipboardEncoding.plist.encode(controlInName) }
