@@ -38,10 +38,13 @@ public struct Clipboard: Hashable, Sendable {
     public var objects: [Object]
     /// Objects left out of the copy but pointed to by copied objects.
     public var references: [Reference]
+    /// The whole source model in Xcode's `contents` format (see `Formats/models.md`), so that a paste can
+    /// create a new store with it; nil when the copy left it out.
+    public var modelContents: Data?
 
     public init(
         entities: [EntityInfo], versionIdentifiers: [String] = [], sourceStore: String? = nil, roots: [String] = [],
-        objects: [Object] = [], references: [Reference] = []
+        objects: [Object] = [], references: [Reference] = [], modelContents: Data? = nil
     ) {
         self.entities = entities
         self.versionIdentifiers = versionIdentifiers
@@ -49,6 +52,30 @@ public struct Clipboard: Hashable, Sendable {
         self.roots = roots
         self.objects = objects
         self.references = references
+        self.modelContents = modelContents
+    }
+
+    /// The source model the document carries, if any.
+    ///
+    /// - Throws: `GraftError.malformedInput` when it does not parse, or when its entities' version hashes
+    ///   differ from the document's entity list (the two must describe the same model).
+    public func model() throws -> Model? {
+        guard let modelContents else { return nil }
+        let model: Model
+        do {
+            model = try XcdatamodelReader.read(modelContents, path: "the clipboard's model")
+        } catch let error as GraftError {
+            throw GraftError(.malformedInput, "the model the clipboard carries cannot be read", underlying: [error])
+        }
+        for info in entities {
+            guard let entity = model.entity(named: info.name), entity.versionHash == info.versionHash else {
+                throw GraftError(
+                    .malformedInput,
+                    "the model the clipboard carries does not match its entity list: \(info.name) differs",
+                    context: [.entity(info.name)])
+            }
+        }
+        return model
     }
 
     /// One entity of the source model, with what a paste needs to read values: the type of each attribute
