@@ -179,6 +179,8 @@ struct ClipboardBinaryPlistReader {
                 entities = infos
             case "versionIdentifiers":
                 parts.versionIdentifiers = try strings(value, "the model's version identifiers")
+            case "contents":
+                parts.modelContents = try data(value, "the model's contents")
             default:
                 throw error("the model has a member '\(key)' the format does not know", object: reference)
             }

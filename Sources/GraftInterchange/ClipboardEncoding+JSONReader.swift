@@ -133,6 +133,13 @@ struct ClipboardJSONReader {
                 entities = list
             } else if ClipboardText.equals(key, "versionIdentifiers") {
                 parts.versionIdentifiers = try readIDs("the model's version identifiers")
+            } else if ClipboardText.equals(key, "contents") {
+                let at = scanner.position
+                let text = try scanner.stringValue("the model's contents")
+                guard let data = ClipboardBase64.decode(text) else {
+                    throw scanner.error("the model's contents are not valid base64", at: at)
+                }
+                parts.modelContents = data
             } else {
                 throw unknownMember(key, in: "the model")
             }

@@ -30,7 +30,13 @@ struct ClipboardJSONWriter {
             clipboard.entities.isEmpty ? "],\n    \"versionIdentifiers\": [" : "\n    ],\n    \"versionIdentifiers\": ["
         )
         writeStrings(clipboard.versionIdentifiers)
-        output.append("]\n  },\n")
+        if let contents = clipboard.modelContents {
+            output.append("],\n    \"contents\": \"")
+            output.append(base64: contents)
+            output.append("\"\n  },\n")
+        } else {
+            output.append("]\n  },\n")
+        }
         if let store = clipboard.sourceStore {
             output.append("  \"source\": {\"store\": ")
             string(store)

@@ -142,6 +142,8 @@ struct ClipboardPlistReader {
                 entities = list
             } else if ClipboardText.equals(key, "versionIdentifiers") {
                 parts.versionIdentifiers = try strings("the model's version identifiers")
+            } else if ClipboardText.equals(key, "contents") {
+                parts.modelContents = try data("the model's contents")
             } else {
                 throw unknownKey(key, in: "the model")
             }

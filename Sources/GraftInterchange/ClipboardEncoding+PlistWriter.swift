@@ -89,6 +89,13 @@ struct ClipboardPlistWriter {
         if !clipboard.entities.isEmpty { line(2, "</array>") }
         key("versionIdentifiers", 2)
         try strings(clipboard.versionIdentifiers, 2, what: "a version identifier")
+        if let contents = clipboard.modelContents {
+            key("contents", 2)
+            indent(2)
+            output.append("<data>")
+            output.append(base64: contents)
+            output.append("</data>\n")
+        }
         line(1, "</dict>")
         if let store = clipboard.sourceStore {
             try key(named: ClipboardKey.source, 1)

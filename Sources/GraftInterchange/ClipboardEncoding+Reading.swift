@@ -10,6 +10,7 @@ struct ClipboardParts {
     var declaration: [(key: String, value: String)]?
     var entities: [Clipboard.EntityInfo]?
     var versionIdentifiers: [String] = []
+    var modelContents: Data?
     var sourceStore: String?
     var roots: [String]?
     var objects: [Clipboard.Object]?
@@ -36,7 +37,7 @@ struct ClipboardParts {
         return .success(
             Clipboard(
                 entities: entities!, versionIdentifiers: versionIdentifiers, sourceStore: sourceStore, roots: roots!,
-                objects: objects!, references: references!))
+                objects: objects!, references: references!, modelContents: modelContents))
     }
 }
 

@@ -121,6 +121,13 @@ struct ClipboardXMLReader {
                 } else if scanner.isNamed("versionIdentifier") {
                     try scanner.allowAttributes(["encoding"])
                     identifiers.append(try text(of: "versionIdentifier", what: "a version identifier"))
+                } else if scanner.isNamed("contents") {
+                    try scanner.allowAttributes([])
+                    guard parts.modelContents == nil else { throw scanner.error("<model> holds two <contents>") }
+                    guard let data = ClipboardBase64.decode(try scanner.text(of: "contents")) else {
+                        throw scanner.error("the model's contents are not valid base64")
+                    }
+                    parts.modelContents = data
                 } else {
                     throw scanner.error("<model> cannot hold <\(scanner.nameText)>")
                 }

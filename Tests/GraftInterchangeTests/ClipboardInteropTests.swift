@@ -284,8 +284,10 @@ enum ClipboardTools {
                 objects.append([item["id"], item["entity"], values(item["entity"], item.get("attributes", {})), links])
             references = [[item["id"], item["entity"], values(item["entity"], item.get("identity", {})), item.get("uri")]
                           for item in tree["references"]]
+            contents = tree["model"].get("contents")
             return {"format": tree["format"], "version": tree["version"], "entities": entities,
                     "versionIdentifiers": tree["model"].get("versionIdentifiers", []),
+                    "contents": binary(contents).hex() if contents is not None else None,
                     "source": tree.get("source", {}).get("store"), "roots": tree["roots"],
                     "objects": objects, "references": references}
 
@@ -321,8 +323,10 @@ enum ClipboardTools {
             references = [[r.get("id"), r.get("entity"), values(r.get("entity"), r.findall("identity")), r.get("uri")]
                           for r in root.find("references").findall("reference")]
             source = root.find("source")
+            contents = model.find("contents")
             return {"format": root.get("format"), "version": int(root.get("version")), "entities": entities,
                     "versionIdentifiers": [text(v) for v in model.findall("versionIdentifier")],
+                    "contents": base64.b64decode(contents.text or "").hex() if contents is not None else None,
                     "source": source.get("store") if source is not None else None,
                     "roots": [r.get("ref") for r in root.find("roots").findall("root")],
                     "objects": objects, "references": references}

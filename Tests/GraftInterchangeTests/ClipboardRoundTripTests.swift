@@ -121,6 +121,8 @@ func expectClipboardRoundTrip(
     #expect(back.entities == clipboard.entities, "\(encoding): entities", sourceLocation: sourceLocation)
     #expect(back.versionIdentifiers == clipboard.versionIdentifiers, "\(encoding)", sourceLocation: sourceLocation)
     #expect(back.sourceStore == clipboard.sourceStore, "\(encoding)", sourceLocation: sourceLocation)
+    #expect(
+        back.modelContents == clipboard.modelContents, "\(encoding): model contents", sourceLocation: sourceLocation)
     #expect(back.roots == clipboard.roots, "\(encoding)", sourceLocation: sourceLocation)
     #expect(back.objects.count == clipboard.objects.count, "\(encoding)", sourceLocation: sourceLocation)
     for (got, want) in zip(back.objects, clipboard.objects) where got != want {
