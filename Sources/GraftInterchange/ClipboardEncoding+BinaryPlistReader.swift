@@ -132,6 +132,9 @@ struct ClipboardBinaryPlistReader {
                 let key = try keyText(section.key(position))
                 entries.append((key, try string(section.value(position), "how \(key) values are written")))
             }
+            if let problem = ClipboardDeclaration.problem(entries, for: .binaryPlist) {
+                throw located(GraftError(.unsupportedFormat, problem), object: encoding)
+            }
             parts.declaration = entries
         }
         if let model = members[ClipboardKey.model] {
@@ -176,6 +179,8 @@ struct ClipboardBinaryPlistReader {
                 entities = infos
             case "versionIdentifiers":
                 parts.versionIdentifiers = try strings(value, "the model's version identifiers")
+            case "contents":
+                parts.modelContents = try data(value, "the model's contents")
             default:
                 throw error("the model has a member '\(key)' the format does not know", object: reference)
             }
@@ -299,11 +304,11 @@ struct ClipboardBinaryPlistReader {
                 )
             }
         }
-        let label = "objects[\(index)]"
         guard id >= 0, entity >= 0 else {
-            throw error("an object needs an 'id' and an 'entity'", object: reference, context: [.object(label)])
+            throw error(
+                "an object needs an 'id' and an 'entity'", object: reference, context: [.object("objects[\(index)]")])
         }
-        let identifier = try string(id, "the object's id", context: [.object(label)])
+        let identifier = try string(id, "the object's id", context: [.object("objects[\(index)]")])
         let entityIndex = try self.entityIndex(entity, label: identifier)
         let values =
             attributes < 0 ? [] : try readValues(attributes, entity: entityIndex, label: identifier, what: "attributes")
@@ -536,36 +541,43 @@ struct ClipboardBinaryPlistReader {
     }
 
     private func dictionary(
-        _ reference: Int, _ what: String, context: [GraftError.Location] = []
+        _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> DictionaryView {
         let offset = try self.offset(of: reference)
         guard base[offset] >> 4 == 0xD else {
-            throw Self.error("expected \(what) (a dictionary), found \(kind(reference))", at: offset, context: context)
+            throw Self.error(
+                "expected \(what()) (a dictionary), found \(kind(reference))", at: offset, context: context())
         }
         let (count, start) = try countAndStart(at: offset)
         guard count <= (tableStart - start) / (2 * referenceSize) else {
-            throw Self.error("a dictionary of \(count) entries runs past the objects", at: offset, context: context)
+            throw Self.error("a dictionary of \(count) entries runs past the objects", at: offset, context: context())
         }
         return DictionaryView(reader: self, count: count, start: start)
     }
 
-    private func array(_ reference: Int, _ what: String, context: [GraftError.Location] = []) throws -> ArrayView {
+    private func array(
+        _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws -> ArrayView {
         let offset = try self.offset(of: reference)
         guard base[offset] >> 4 == 0xA else {
-            throw Self.error("expected \(what) (an array), found \(kind(reference))", at: offset, context: context)
+            throw Self.error("expected \(what()) (an array), found \(kind(reference))", at: offset, context: context())
         }
         let (count, start) = try countAndStart(at: offset)
         guard count <= (tableStart - start) / referenceSize else {
-            throw Self.error("an array of \(count) elements runs past the objects", at: offset, context: context)
+            throw Self.error("an array of \(count) elements runs past the objects", at: offset, context: context())
         }
         return ArrayView(reader: self, count: count, start: start)
     }
 
-    private func strings(_ reference: Int, _ what: String, context: [GraftError.Location] = []) throws -> [String] {
-        let list = try array(reference, what, context: context)
+    private func strings(
+        _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws -> [String] {
+        let list = try array(reference, what(), context: context())
         var strings: [String] = []
         strings.reserveCapacity(list.count)
-        for position in 0..<list.count { strings.append(try string(list.element(position), "an id", context: context)) }
+        for position in 0..<list.count {
+            strings.append(try string(list.element(position), "an id", context: context()))
+        }
         return strings
     }
 
@@ -574,7 +586,7 @@ struct ClipboardBinaryPlistReader {
     /// A string's UTF-8 bytes: the object's own bytes when it is ASCII or UTF-8, else decoded from UTF-16
     /// into the scratch buffer (valid until the next call).
     private func stringBytes(
-        _ reference: Int, _ what: String, context: [GraftError.Location] = []
+        _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws
         -> UnsafeRawBufferPointer
     {
@@ -589,7 +601,7 @@ struct ClipboardBinaryPlistReader {
             let (count, start) = try countAndStart(at: offset)
             guard count <= (tableStart - start) / 2 else {
                 throw Self.error(
-                    "a string of \(count) UTF-16 units runs past the objects", at: offset, context: context)
+                    "a string of \(count) UTF-16 units runs past the objects", at: offset, context: context())
             }
             scratch.removeAll()
             var index = 0
@@ -601,7 +613,8 @@ struct ClipboardBinaryPlistReader {
                     let low =
                         index < count ? UInt16(base[start + 2 * index]) << 8 | UInt16(base[start + 2 * index + 1]) : 0
                     guard unit < 0xDC00, low >= 0xDC00, low < 0xE000 else {
-                        throw Self.error("a UTF-16 string holds half of a surrogate pair", at: offset, context: context)
+                        throw Self.error(
+                            "a UTF-16 string holds half of a surrogate pair", at: offset, context: context())
                     }
                     index += 1
                     scalar = 0x10000 + (UInt32(unit) - 0xD800) << 10 + (UInt32(low) - 0xDC00)
@@ -610,14 +623,16 @@ struct ClipboardBinaryPlistReader {
             }
             return scratch.bytes
         default:
-            throw Self.error("expected \(what) (a string), found \(kind(reference))", at: offset, context: context)
+            throw Self.error("expected \(what()) (a string), found \(kind(reference))", at: offset, context: context())
         }
     }
 
-    private func string(_ reference: Int, _ what: String, context: [GraftError.Location] = []) throws -> String {
-        let bytes = try stringBytes(reference, what, context: context)
+    private func string(
+        _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws -> String {
+        let bytes = try stringBytes(reference, what(), context: context())
         guard let text = ClipboardText.string(bytes) else {
-            throw error("\(what) is not valid text", object: reference, context: context)
+            throw error("\(what()) is not valid text", object: reference, context: context())
         }
         return text
     }
@@ -628,22 +643,24 @@ struct ClipboardBinaryPlistReader {
 
     private func keyText(_ reference: Int) throws -> String { try string(reference, "a key") }
 
-    private func data(_ reference: Int, _ what: String, context: [GraftError.Location] = []) throws -> Data {
+    private func data(
+        _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws -> Data {
         let offset = try self.offset(of: reference)
         guard base[offset] >> 4 == 0x4 else {
-            throw Self.error("expected \(what) (data), found \(kind(reference))", at: offset, context: context)
+            throw Self.error("expected \(what()) (data), found \(kind(reference))", at: offset, context: context())
         }
         let (count, start) = try countAndStart(at: offset)
         try need(start, count, at: offset)
         return Data(bytes: base + start, count: count)
     }
 
-    private func bool(_ reference: Int, _ what: String) throws -> Bool {
+    private func bool(_ reference: Int, _ what: @autoclosure () -> String) throws -> Bool {
         let offset = try self.offset(of: reference)
         switch base[offset] {
         case 0x08: return false
         case 0x09: return true
-        default: throw Self.error("expected \(what) (a Boolean), found \(kind(reference))", at: offset)
+        default: throw Self.error("expected \(what()) (a Boolean), found \(kind(reference))", at: offset)
         }
     }
 

@@ -136,7 +136,13 @@ struct ClipboardBinaryPlistWriter {
         }
         let entities = array(entityList)
         let identifiers = stringArray(clipboard.versionIdentifiers)
-        return dictionary([sharedString("entities"), sharedString("versionIdentifiers")], [entities, identifiers])
+        var modelKeys = [sharedString("entities"), sharedString("versionIdentifiers")]
+        var modelValues = [entities, identifiers]
+        if let contents = clipboard.modelContents {
+            modelKeys.append(sharedString("contents"))
+            modelValues.append(data(contents))
+        }
+        return dictionary(modelKeys, modelValues)
     }
 
     private mutating func writeObject(_ object: Clipboard.Object, last: inout Int) throws -> Int {
@@ -224,11 +230,6 @@ struct ClipboardBinaryPlistWriter {
         values.removeAll(keepingCapacity: true)
         for value in named {
             let position = entity.attribute(named: value.name, hint: &hint)!
-            if entity.hasUncarriedTypes && !ClipboardSchema.carries(entity.attributeTypes[position]) {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[position]),
-                    context: [.object(id), .key(value.name)])
-            }
             keys.append(attributeName(index, position))
             values.append(self.value(value.value))
         }

@@ -48,7 +48,12 @@ struct ClipboardJSONReader {
                 if let problem = ClipboardHeader.versionProblem(version) { throw located(problem, at: start) }
                 parts.version = version
             case ClipboardKey.encoding:
-                parts.declaration = try readDeclaration()
+                let start = scanner.position
+                let entries = try readDeclaration()
+                if let problem = ClipboardDeclaration.problem(entries, for: .json) {
+                    throw located(GraftError(.unsupportedFormat, problem), at: start)
+                }
+                parts.declaration = entries
             case ClipboardKey.model:
                 try readModel()
             case ClipboardKey.source:
@@ -128,6 +133,13 @@ struct ClipboardJSONReader {
                 entities = list
             } else if ClipboardText.equals(key, "versionIdentifiers") {
                 parts.versionIdentifiers = try readIDs("the model's version identifiers")
+            } else if ClipboardText.equals(key, "contents") {
+                let at = scanner.position
+                let text = try scanner.stringValue("the model's contents")
+                guard let data = ClipboardBase64.decode(text) else {
+                    throw scanner.error("the model's contents are not valid base64", at: at)
+                }
+                parts.modelContents = data
             } else {
                 throw unknownMember(key, in: "the model")
             }
@@ -394,8 +406,12 @@ struct ClipboardJSONReader {
             guard seen.insert(attribute) else {
                 throw scanner.error("the attribute appears twice", at: keyStart, context: [.object(label), .key(name)])
             }
-            values.append(
-                Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            do {
+                values.append(
+                    Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            } catch let error as GraftError {
+                throw error.within(object: label, key: name)
+            }
         }
         return values
     }
@@ -588,29 +604,36 @@ struct ClipboardJSONReader {
         var scanner = ClipboardJSONScanner(bytes)
         guard (try? scanner.beginObject("")) != nil else { return nil }
         var first = true
-        var format: String?
-        var version: Int64?
+        var format: (String, Int)?
+        var version: (Int64, Int)?
         while let key = try? scanner.nextMember(&first, in: "") {
+            let start = scanner.position
             if ClipboardText.equals(key, "format"), let text = try? scanner.stringValue("") {
-                format = text
-            } else if ClipboardText.equals(key, "version"), let number = try? scanner.number(), number.isInteger {
-                version = ClipboardNumbers.int64(number.text)
+                format = (text, start)
+            } else if ClipboardText.equals(key, "version"), let number = try? scanner.number(), number.isInteger,
+                let value = ClipboardNumbers.int64(number.text)
+            {
+                version = (value, start)
             } else if (try? scanner.skipValue()) == nil {
                 break
             }
         }
-        let problem = format.flatMap(ClipboardHeader.formatProblem) ?? version.flatMap(ClipboardHeader.versionProblem)
-        guard var problem else { return nil }
-        problem.message = "JSON clipboard: " + problem.message
-        return problem
+        let problem =
+            format.flatMap { format in ClipboardHeader.formatProblem(format.0).map { ($0, format.1) } }
+            ?? version.flatMap { version in ClipboardHeader.versionProblem(version.0).map { ($0, version.1) } }
+        guard let (error, offset) = problem else { return nil }
+        var located = error
+        located.message = "JSON clipboard: " + error.message
+        located.context = [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)]
+        return located
     }
 }
 
 extension ClipboardJSONScanner {
     /// Consumes `{`, naming the object in the message when it is missing.
-    mutating func beginObject(_ what: String, context label: String) throws {
+    mutating func beginObject(_ what: @autoclosure () -> String, context label: @autoclosure () -> String) throws {
         guard peek() == UInt8(ascii: "{") else {
-            throw error("expected \(what) (an object), found \(describeNext())", context: [.object(label)])
+            throw error("expected \(what()) (an object), found \(describeNext())", context: [.object(label())])
         }
         position += 1
     }

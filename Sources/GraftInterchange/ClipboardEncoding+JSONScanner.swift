@@ -39,7 +39,7 @@ struct ClipboardJSONScanner {
     /// What the next token is, for messages: "a string", "a number", "the end of the document", ….
     mutating func describeNext() -> String {
         skipSpace()
-        guard position < count else { return "the end of the document" }
+        guard position < count else { return "the end of the document (is it truncated?)" }
         switch base[position] {
         case UInt8(ascii: "\""): return "a string"
         case UInt8(ascii: "{"): return "an object"

@@ -30,7 +30,13 @@ struct ClipboardJSONWriter {
             clipboard.entities.isEmpty ? "],\n    \"versionIdentifiers\": [" : "\n    ],\n    \"versionIdentifiers\": ["
         )
         writeStrings(clipboard.versionIdentifiers)
-        output.append("]\n  },\n")
+        if let contents = clipboard.modelContents {
+            output.append("],\n    \"contents\": \"")
+            output.append(base64: contents)
+            output.append("\"\n  },\n")
+        } else {
+            output.append("]\n  },\n")
+        }
         if let store = clipboard.sourceStore {
             output.append("  \"source\": {\"store\": ")
             string(store)
@@ -94,7 +100,7 @@ struct ClipboardJSONWriter {
         output.append(", \"entity\": ")
         string(object.entity)
         output.append(", \"attributes\": {")
-        try writeValues(object.attributes, entity: entity, id: object.id)
+        writeValues(object.attributes)
         output.append("}, \"relationships\": {")
         var hint = 0
         for (position, link) in object.relationships.enumerated() {
@@ -121,7 +127,7 @@ struct ClipboardJSONWriter {
         output.append(", \"entity\": ")
         string(reference.entity)
         output.append(", \"identity\": {")
-        try writeValues(reference.identity, entity: schema.entities[index], id: reference.id)
+        writeValues(reference.identity)
         output.append(UInt8(ascii: "}"))
         if let uri = reference.uri {
             output.append(", \"uri\": ")
@@ -130,16 +136,8 @@ struct ClipboardJSONWriter {
         output.append(UInt8(ascii: "}"))
     }
 
-    private func writeValues(_ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, id: String) throws {
-        var hint = 0
+    private func writeValues(_ values: [Clipboard.NamedValue]) {
         for (position, named) in values.enumerated() {
-            if entity.hasUncarriedTypes, let attribute = entity.attribute(named: named.name, hint: &hint),
-                !ClipboardSchema.carries(entity.attributeTypes[attribute])
-            {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[attribute]),
-                    context: [.object(id), .key(named.name)])
-            }
             if position > 0 { output.append(", ") }
             string(named.name)
             output.append(": ")
@@ -227,28 +225,5 @@ struct ClipboardJSONWriter {
         }
         if count > runStart { output.append(UnsafeRawBufferPointer(rebasing: bytes[runStart..<count])) }
         output.append(UInt8(ascii: "\""))
-    }
-}
-
-/// UUIDs written straight from their bytes, in the uppercase form `UUID.uuidString` has.
-enum ClipboardUUID {
-    static func append(_ uuid: UUID, to output: ClipboardOutput) {
-        output.reserve(36)
-        let target = output.end
-        withUnsafeBytes(of: uuid.uuid) { bytes in
-            let hex: StaticString = "0123456789ABCDEF"
-            let digits = hex.utf8Start
-            var position = 0
-            for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    target[position] = UInt8(ascii: "-")
-                    position += 1
-                }
-                target[position] = digits[Int(bytes[index] >> 4)]
-                target[position + 1] = digits[Int(bytes[index] & 0x0F)]
-                position += 2
-            }
-        }
-        output.commit(36)
     }
 }

@@ -50,6 +50,9 @@ struct ClipboardPlistReader {
                     let entry = String(decoding: key, as: UTF8.self)
                     entries.append((entry, try string("how \(entry) values are written")))
                 }
+                if let problem = ClipboardDeclaration.problem(entries, for: .plist) {
+                    throw located(GraftError(.unsupportedFormat, problem))
+                }
                 parts.declaration = entries
             case ClipboardKey.model:
                 try readModel()
@@ -139,6 +142,8 @@ struct ClipboardPlistReader {
                 entities = list
             } else if ClipboardText.equals(key, "versionIdentifiers") {
                 parts.versionIdentifiers = try strings("the model's version identifiers")
+            } else if ClipboardText.equals(key, "contents") {
+                parts.modelContents = try data("the model's contents")
             } else {
                 throw unknownKey(key, in: "the model")
             }
@@ -381,8 +386,12 @@ struct ClipboardPlistReader {
             guard seen.insert(attribute) else {
                 throw scanner.error("the attribute appears twice", context: [.object(label), .key(name)])
             }
-            values.append(
-                Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            do {
+                values.append(
+                    Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label: label, key: name)))
+            } catch let error as GraftError {
+                throw error.within(object: label, key: name)
+            }
         }
         return values
     }
@@ -549,15 +558,19 @@ struct ClipboardPlistReader {
     }
 
     /// Checks that the element just started is `<name>`.
-    private func expect(_ name: StaticString, _ what: String, context: [GraftError.Location] = []) throws {
+    private func expect(
+        _ name: StaticString, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws {
         guard scanner.isNamed(name) else {
-            throw scanner.error("expected \(what) (<\(name)>), found <\(scanner.nameText)>", context: context)
+            throw scanner.error("expected \(what()) (<\(name)>), found <\(scanner.nameText)>", context: context())
         }
     }
 
     /// Starts a dictionary; false when it is empty (`<dict/>`), so that `nextKey` ends at once.
-    private func beginDict(_ what: String, context: [GraftError.Location] = []) throws -> Bool {
-        try expect("dict", what, context: context)
+    private func beginDict(
+        _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
+    ) throws -> Bool {
+        try expect("dict", what(), context: context())
         return !scanner.isEmptyElement
     }
 
@@ -626,27 +639,34 @@ struct ClipboardPlistReader {
     /// When the document's `format` or `version` rules it out, the error saying so.
     private static func headerProblem(_ bytes: UnsafeRawBufferPointer) -> GraftError? {
         var scanner = ClipboardXMLScanner(bytes, documentName: documentName)
-        var format: String?
-        var version: Int64?
+        var format: (String, Int)?
+        var version: (Int64, Int)?
         do {
             guard try openDocument(&scanner) else { return nil }
             while try scanner.nextChild(of: "dict") {
                 guard scanner.isNamed("key") else { break }
                 let key = String(decoding: try scanner.text(of: "key"), as: UTF8.self)
                 guard try scanner.nextChild(of: "dict") else { break }
+                let start = scanner.tokenStart
                 if key == ClipboardKey.format && scanner.isNamed("string") {
-                    format = String(decoding: try scanner.text(of: "string"), as: UTF8.self)
-                } else if key == ClipboardKey.version && scanner.isNamed("integer") {
-                    version = ClipboardNumbers.int64(ClipboardValueText.trim(try scanner.text(of: "integer")))
+                    format = (String(decoding: try scanner.text(of: "string"), as: UTF8.self), start)
+                } else if key == ClipboardKey.version && scanner.isNamed("integer"),
+                    let value = ClipboardNumbers.int64(ClipboardValueText.trim(try scanner.text(of: "integer")))
+                {
+                    version = (value, start)
                 } else {
                     try scanner.skipElement()
                 }
             }
         } catch {}
-        let problem = format.flatMap(ClipboardHeader.formatProblem) ?? version.flatMap(ClipboardHeader.versionProblem)
-        guard var problem else { return nil }
-        problem.message = "\(documentName): " + problem.message
-        return problem
+        let problem =
+            format.flatMap { format in ClipboardHeader.formatProblem(format.0).map { ($0, format.1) } }
+            ?? version.flatMap { version in ClipboardHeader.versionProblem(version.0).map { ($0, version.1) } }
+        guard let (error, offset) = problem else { return nil }
+        var located = error
+        located.message = "\(documentName): " + error.message
+        located.context = [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)]
+        return located
     }
 }
 

@@ -89,6 +89,13 @@ struct ClipboardPlistWriter {
         if !clipboard.entities.isEmpty { line(2, "</array>") }
         key("versionIdentifiers", 2)
         try strings(clipboard.versionIdentifiers, 2, what: "a version identifier")
+        if let contents = clipboard.modelContents {
+            key("contents", 2)
+            indent(2)
+            output.append("<data>")
+            output.append(base64: contents)
+            output.append("</data>\n")
+        }
         line(1, "</dict>")
         if let store = clipboard.sourceStore {
             try key(named: ClipboardKey.source, 1)
@@ -163,7 +170,7 @@ struct ClipboardPlistWriter {
         key("entity", 3)
         try string(object.entity, 3, what: "an entity name", id: object.id)
         key("attributes", 3)
-        try writeValues(object.attributes, entity: entity, id: object.id)
+        try writeValues(object.attributes, id: object.id)
         key("relationships", 3)
         if object.relationships.isEmpty {
             line(3, "<dict/>")
@@ -193,7 +200,7 @@ struct ClipboardPlistWriter {
         key("entity", 3)
         try string(reference.entity, 3, what: "an entity name", id: reference.id)
         key("identity", 3)
-        try writeValues(reference.identity, entity: schema.entities[index], id: reference.id)
+        try writeValues(reference.identity, id: reference.id)
         if let uri = reference.uri {
             key("uri", 3)
             try string(uri, 3, what: "a URI", id: reference.id)
@@ -201,21 +208,13 @@ struct ClipboardPlistWriter {
         line(2, "</dict>")
     }
 
-    private func writeValues(_ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, id: String) throws {
+    private func writeValues(_ values: [Clipboard.NamedValue], id: String) throws {
         guard !values.isEmpty else {
             line(3, "<dict/>")
             return
         }
         line(3, "<dict>")
-        var hint = 0
         for named in values {
-            if entity.hasUncarriedTypes, let attribute = entity.attribute(named: named.name, hint: &hint),
-                !ClipboardSchema.carries(entity.attributeTypes[attribute])
-            {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[attribute]),
-                    context: [.object(id), .key(named.name)])
-            }
             try key(named: named.name, 4, id: id)
             indent(4)
             switch named.value {

@@ -39,8 +39,11 @@ struct ClipboardSchema {
     @inline(__always)
     func entity(bytes: UnsafeRawBufferPointer, last: Int) -> Int? {
         if last >= 0 && last < entities.count && entities[last].nameEquals(bytes) { return last }
-        for (position, entity) in entities.enumerated() where entity.nameEquals(bytes) { return position }
-        return nil
+        if entities.count <= 8 {
+            for (position, entity) in entities.enumerated() where entity.nameEquals(bytes) { return position }
+            return nil
+        }
+        return index[String(decoding: bytes, as: UTF8.self)]
     }
 
     /// One entity: its attributes' names and types, its relationships' names and kinds.
@@ -51,8 +54,6 @@ struct ClipboardSchema {
         let attributeTypes: [AttributeType]
         let relationshipNames: [String]
         let relationships: [Clipboard.RelationshipInfo]
-        /// Whether an attribute has a type whose values clipboards do not carry.
-        let hasUncarriedTypes: Bool
         private let attributeIndex: [String: Int]
         private let relationshipIndex: [String: Int]
         /// The UTF-8 bytes of the entity's name, then of every attribute name, then of every relationship
@@ -67,7 +68,6 @@ struct ClipboardSchema {
             attributeTypes = info.attributes.map(\.type)
             relationshipNames = info.relationships.map(\.name)
             relationships = info.relationships
-            hasUncarriedTypes = attributeTypes.contains { !ClipboardSchema.carries($0) }
             var attributeIndex: [String: Int] = [:]
             for (position, attribute) in info.attributes.enumerated() {
                 guard attributeIndex.updateValue(position, forKey: attribute.name) == nil else {
@@ -172,6 +172,119 @@ struct ClipboardSchema {
         }
     }
 
+    /// Checks what the writers rely on, so that every document they write reads back: each object's and
+    /// reference's entity is in the list, each value belongs to a declared attribute (once), has the
+    /// attribute's type and a type clipboards carry, and each relationship is declared (once) and a to-one
+    /// has at most one target. Ids are not checked here: `ClipboardEncoding.decode` runs
+    /// `Clipboard.check()`, which refuses repeated ids and targets that do not exist.
+    func validate(_ clipboard: Clipboard) throws {
+        var last = -1
+        for object in clipboard.objects {
+            guard let index = entity(named: object.entity, last: last) else {
+                throw GraftError(
+                    .malformedInput, "the object names entity \(object.entity), which the document does not describe",
+                    context: [.object(object.id)])
+            }
+            last = index
+            let entity = entities[index]
+            try Self.validate(object.attributes, of: entity, id: object.id)
+            var seen = ClipboardSeenSet()
+            var hint = 0
+            for link in object.relationships {
+                guard let position = entity.relationship(named: link.name, hint: &hint) else {
+                    throw GraftError(
+                        .malformedInput,
+                        "\(entity.name) has no relationship '\(link.name)' in the document's entity list",
+                        context: [.object(object.id), .key(link.name)])
+                }
+                guard seen.insert(position) else {
+                    throw GraftError(
+                        .malformedInput, "the relationship is listed twice",
+                        context: [.object(object.id), .key(link.name)])
+                }
+                if !entity.relationships[position].isToMany && link.targets.count > 1 {
+                    throw GraftError(
+                        .malformedInput, "a to-one relationship has \(link.targets.count) targets",
+                        context: [.object(object.id), .key(link.name)])
+                }
+            }
+        }
+        for reference in clipboard.references {
+            guard let index = entity(named: reference.entity, last: last) else {
+                throw GraftError(
+                    .malformedInput,
+                    "the reference names entity \(reference.entity), which the document does not describe",
+                    context: [.object(reference.id)])
+            }
+            last = index
+            try Self.validate(reference.identity, of: entities[index], id: reference.id)
+        }
+    }
+
+    /// Checks that the names, ids and URIs an XML encoding writes as they are hold only characters XML 1.0
+    /// can carry (string values have a form for the others), so that a document is refused before its
+    /// first byte is written rather than half way.
+    static func validateXMLText(_ clipboard: Clipboard, versionIdentifiers: Bool) throws {
+        func check(_ text: String, _ what: String, _ context: [GraftError.Location] = []) throws {
+            guard ClipboardText.xmlCanCarry(text) else {
+                throw GraftError(
+                    .malformedInput,
+                    "\(what) \(ClipboardText.excerpt(text.debugDescription)) holds a character XML cannot carry",
+                    context: context)
+            }
+        }
+        for entity in clipboard.entities {
+            try check(entity.name, "the entity name")
+            for attribute in entity.attributes {
+                try check(attribute.name, "the attribute name", [.entity(entity.name)])
+            }
+            for relationship in entity.relationships {
+                try check(relationship.name, "the relationship name", [.entity(entity.name)])
+            }
+        }
+        if versionIdentifiers {
+            for identifier in clipboard.versionIdentifiers { try check(identifier, "the version identifier") }
+        }
+        if let store = clipboard.sourceStore { try check(store, "the source store") }
+        for root in clipboard.roots { try check(root, "the root") }
+        for object in clipboard.objects {
+            try check(object.id, "the id", [.object(object.id)])
+            for link in object.relationships {
+                for target in link.targets { try check(target, "the target", [.object(object.id), .key(link.name)]) }
+            }
+        }
+        for reference in clipboard.references {
+            try check(reference.id, "the id", [.object(reference.id)])
+            if let uri = reference.uri { try check(uri, "the URI", [.object(reference.id)]) }
+        }
+    }
+
+    private static func validate(_ values: [Clipboard.NamedValue], of entity: Entity, id: String) throws {
+        var seen = ClipboardSeenSet()
+        var hint = 0
+        for named in values {
+            guard let position = entity.attribute(named: named.name, hint: &hint) else {
+                throw GraftError(
+                    .malformedInput, "\(entity.name) has no attribute '\(named.name)' in the document's entity list",
+                    context: [.object(id), .key(named.name)])
+            }
+            let type = entity.attributeTypes[position]
+            guard carries(type) else {
+                throw GraftError(
+                    .malformedInput, ClipboardValueText.uncarried(type), context: [.object(id), .key(named.name)])
+            }
+            guard ClipboardValues.fits(named.value, type) else {
+                throw GraftError(
+                    .malformedInput, "the value does not fit the declared type \(type.modelName)",
+                    context: [.object(id), .key(named.name)])
+            }
+            guard seen.insert(position) else {
+                throw GraftError(
+                    .malformedInput, "the attribute is listed twice", context: [.object(id), .key(named.name)])
+            }
+        }
+    }
+
     /// Whether clipboards carry values of this type (all but Undefined, Object ID and Composite, which have
     /// no value form of their own).
     static func carries(_ type: AttributeType) -> Bool {
@@ -212,7 +325,7 @@ enum ClipboardDeclaration {
         case .plist:
             return [
                 ("date", "real, " + dateSeconds), ("decimal", "string"),
-                ("controlCharacters", "strings XML cannot carry are data holding their UTF-8 bytes"),
+                ("controlCharacters", "data holding the string's UTF-8 bytes"),
             ]
         case .binaryPlist:
             return [("date", "real, " + dateSeconds), ("decimal", "string")]
@@ -220,10 +333,7 @@ enum ClipboardDeclaration {
             return [
                 ("date", dateSeconds), ("decimal", "string"), ("binary", "base64"),
                 ("nonFiniteNumbers", "NaN, Infinity, -Infinity"),
-                (
-                    "controlCharacters",
-                    "strings XML cannot carry are base64 of their UTF-8 bytes, marked encoding=\"base64\""
-                ),
+                ("controlCharacters", "base64 of the string's UTF-8 bytes, marked encoding='base64'"),
             ]
         }
     }

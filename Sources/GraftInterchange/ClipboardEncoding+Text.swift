@@ -41,9 +41,60 @@ enum ClipboardText {
     }
 
     /// The string the bytes spell, or `nil` when they are not valid UTF-8.
+    ///
+    /// ASCII is checked eight bytes at a time; other text is validated here, because the standard
+    /// library's validating initializer is generic and, unspecialised, costs more than the whole parse.
     @inline(__always)
     static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
-        String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        guard isASCII(bytes) || isValidUTF8(bytes) else { return nil }
+        return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+    }
+
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let count = bytes.count
+        var index = 0
+        var any: UInt64 = 0
+        while index + 8 <= count {
+            any |= base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            index += 8
+        }
+        while index < count {
+            any |= UInt64(bytes[index])
+            index += 1
+        }
+        return any & 0x8080_8080_8080_8080 == 0
+    }
+
+    /// Whether the bytes are well-formed UTF-8 (no overlong forms, surrogates or values above U+10FFFF).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return false
+            }
+            guard index + length <= count, bytes[index + 1] >= low, bytes[index + 1] <= high else { return false }
+            for offset in 2..<max(length, 2) where bytes[index + offset] & 0xC0 != 0x80 { return false }
+            index += length
+        }
+        return true
     }
 
     /// Whether the bytes equal an ASCII literal.
@@ -478,6 +529,63 @@ enum ClipboardBase64 {
             guard let written else { return nil }
             output.count = written
             return output
+        }
+    }
+}
+
+// MARK: - UUIDs
+
+/// UUIDs written straight from their bytes, in the uppercase form `UUID.uuidString` has.
+enum ClipboardUUID {
+    static func append(_ uuid: UUID, to output: ClipboardOutput) {
+        output.reserve(36)
+        let target = output.end
+        withUnsafeBytes(of: uuid.uuid) { bytes in
+            let hex: StaticString = "0123456789ABCDEF"
+            let digits = hex.utf8Start
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    target[position] = UInt8(ascii: "-")
+                    position += 1
+                }
+                target[position] = digits[Int(bytes[index] >> 4)]
+                target[position + 1] = digits[Int(bytes[index] & 0x0F)]
+                position += 2
+            }
+        }
+        output.commit(36)
+    }
+}
+
+extension ClipboardUUID {
+    /// A UUID read straight from its 36 characters (either letter case).
+    static func parse(_ text: UnsafeRawBufferPointer) -> UUID? {
+        guard text.count == 36 else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard text[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
+                }
+                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
+                out[index] = high << 4 | low
+                position += 2
+            }
+            return true
+        }
+        return valid ? UUID(uuid: bytes) : nil
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
         }
     }
 }

@@ -101,6 +101,9 @@ struct ClipboardXMLReader {
         for index in scanner.attributes.indices {
             entries.append(try scanner.attributeEntry(index))
         }
+        if let problem = ClipboardDeclaration.problem(entries, for: .xml) {
+            throw located(GraftError(.unsupportedFormat, problem))
+        }
         parts.declaration = entries
         try expectEmpty("encoding")
     }
@@ -118,6 +121,13 @@ struct ClipboardXMLReader {
                 } else if scanner.isNamed("versionIdentifier") {
                     try scanner.allowAttributes(["encoding"])
                     identifiers.append(try text(of: "versionIdentifier", what: "a version identifier"))
+                } else if scanner.isNamed("contents") {
+                    try scanner.allowAttributes([])
+                    guard parts.modelContents == nil else { throw scanner.error("<model> holds two <contents>") }
+                    guard let data = ClipboardBase64.decode(try scanner.text(of: "contents")) else {
+                        throw scanner.error("the model's contents are not valid base64")
+                    }
+                    parts.modelContents = data
                 } else {
                     throw scanner.error("<model> cannot hold <\(scanner.nameText)>")
                 }
@@ -307,7 +317,12 @@ struct ClipboardXMLReader {
             }
             return Clipboard.NamedValue(name, .string(text))
         }
-        let text = try scanner.text(of: element)
+        let text: UnsafeRawBufferPointer
+        do {
+            text = try scanner.text(of: element)
+        } catch let error as GraftError {
+            throw error.within(object: label, key: name)
+        }
         switch ClipboardValueText.value(text, type: type) {
         case .success(let value): return Clipboard.NamedValue(name, value)
         case .failure(let problem):

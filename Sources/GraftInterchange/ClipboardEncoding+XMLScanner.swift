@@ -112,6 +112,18 @@ struct ClipboardXMLScanner {
                 try skipDocumentType()
                 continue
             }
+            if remaining.starts(with: "<!--".utf8) || remaining.starts(with: "<?".utf8) {
+                // A comment or processing instruction: `next()` skips it, and the root may follow later.
+                let before = position
+                switch try next() {
+                case .start: return
+                case .text where isSpaceText: continue
+                case .endOfDocument: throw error("the document has no root element", at: position)
+                default:
+                    guard position > before else { throw error("expected the root element") }
+                    throw error("expected the root element, found text")
+                }
+            }
             guard base[position] == UInt8(ascii: "<") else {
                 throw error("expected the root element, found text")
             }
@@ -549,6 +561,7 @@ struct ClipboardXMLScanner {
                 var end = index + 1
                 while end < count, end - index <= 12, raw[end] != UInt8(ascii: ";") { end += 1 }
                 guard end < count, raw[end] == UInt8(ascii: ";") else {
+                    if offset + count == self.count { throw truncated("a reference", at: offset + index) }
                     throw error("a '&' does not start a reference ending in ';'", at: offset + index)
                 }
                 let reference = UnsafeRawBufferPointer(rebasing: raw[(index + 1)..<end])

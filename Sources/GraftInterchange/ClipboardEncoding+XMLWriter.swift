@@ -25,7 +25,7 @@ struct ClipboardXMLWriter {
             try attributeValue(entry.value)
         }
         output.append("/>\n")
-        if clipboard.entities.isEmpty && clipboard.versionIdentifiers.isEmpty {
+        if clipboard.entities.isEmpty && clipboard.versionIdentifiers.isEmpty && clipboard.modelContents == nil {
             output.append("  <model/>\n")
         } else {
             output.append("  <model>\n")
@@ -33,6 +33,11 @@ struct ClipboardXMLWriter {
             for identifier in clipboard.versionIdentifiers {
                 output.append("    <versionIdentifier")
                 try textValue(identifier, element: "versionIdentifier")
+            }
+            if let contents = clipboard.modelContents {
+                output.append("    <contents>")
+                output.append(base64: contents)
+                output.append("</contents>\n")
             }
             output.append("  </model>\n")
         }
@@ -153,15 +158,7 @@ struct ClipboardXMLWriter {
     private func writeValues(
         _ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, element: StaticString, id: String
     ) throws {
-        var hint = 0
         for named in values {
-            if entity.hasUncarriedTypes, let attribute = entity.attribute(named: named.name, hint: &hint),
-                !ClipboardSchema.carries(entity.attributeTypes[attribute])
-            {
-                throw GraftError(
-                    .malformedInput, ClipboardValueText.uncarried(entity.attributeTypes[attribute]),
-                    context: [.object(id), .key(named.name)])
-            }
             output.append("      <")
             output.append(element)
             output.append(" name")

@@ -46,6 +46,16 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
         }
     }
 
+    /// What messages call a document in this encoding: "JSON clipboard", "XML property-list clipboard", ….
+    var documentName: String {
+        switch self {
+        case .plist: return "XML property-list clipboard"
+        case .binaryPlist: return "binary property-list clipboard"
+        case .json: return "JSON clipboard"
+        case .xml: return "XML clipboard"
+        }
+    }
+
     /// The file-name extension documents in this encoding usually have (without the dot). Both property
     /// lists use `plist`; decoding recognises them by content.
     public var fileExtension: String {
@@ -84,9 +94,15 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     /// try ClipboardEncoding.xml.encode(clipboard).write(to: url)
     /// ```
     ///
-    /// - Throws: `GraftError.malformedInput` when the document does not hold together (see
-    ///   `Clipboard.check()`), or holds a value the encoding cannot write (a name with a control
-    ///   character in an XML encoding, a value of an attribute type clipboards do not carry).
+    /// The encoder checks what it needs to write every value in its typed form — known entities, declared
+    /// attributes and relationships, values of the declared types, to-ones with at most one target — but
+    /// not the ids: a document with repeated ids or targets that do not exist is written as it is, and
+    /// refused when it is decoded (which runs `Clipboard.check()`).
+    ///
+    /// - Throws: `GraftError.malformedInput` naming the object and key when a value does not fit its
+    ///   attribute or the model does not declare it, or when the encoding cannot write something (a name
+    ///   with a control character in an XML encoding, a value of an attribute type clipboards do not
+    ///   carry).
     public func encode(_ clipboard: Clipboard) throws -> Data {
         let output = ClipboardOutput(sink: nil)
         try encode(clipboard, into: output)
@@ -108,7 +124,8 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     /// - Parameters:
     ///   - clipboard: the document.
     ///   - sink: called with each chunk, in order; the bytes are valid only during the call. An error
-    ///     it throws stops the encoding and is rethrown.
+    ///     it throws stops the encoding and is rethrown. The document is checked before the first chunk,
+    ///     so an encoding error never leaves half a document behind.
     /// - Throws: what `encode(_:)` throws, and what `sink` throws.
     public func encode(_ clipboard: Clipboard, to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         try withoutActuallyEscaping(sink) { sink in
@@ -119,8 +136,11 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     }
 
     private func encode(_ clipboard: Clipboard, into output: ClipboardOutput) throws {
-        try clipboard.check()
         let schema = try ClipboardSchema(entities: clipboard.entities)
+        try schema.validate(clipboard)
+        if self == .xml || self == .plist {
+            try ClipboardSchema.validateXMLText(clipboard, versionIdentifiers: self == .plist)
+        }
         switch self {
         case .json:
             var writer = ClipboardJSONWriter(clipboard: clipboard, schema: schema, output: output)
@@ -203,7 +223,7 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
         do {
             try clipboard.check()
         } catch var error as GraftError {
-            error.message = "\(displayName) clipboard: " + error.message
+            error.message = "\(documentName): " + error.message
             throw error
         }
         return clipboard

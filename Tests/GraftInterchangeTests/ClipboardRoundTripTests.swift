@@ -8,18 +8,18 @@ import Testing
 @Suite struct ClipboardRoundTripTests {
     @Test(arguments: ClipboardEncoding.allCases)
     func everyTypeAndEdgeValue(_ encoding: ClipboardEncoding) throws {
-        try expectRoundTrip(ClipboardSamples.everyType, encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.everyType, encoding)
     }
 
     @Test(arguments: ClipboardEncoding.allCases)
     func emptyAndSmallDocuments(_ encoding: ClipboardEncoding) throws {
-        try expectRoundTrip(ClipboardSamples.empty, encoding)
-        try expectRoundTrip(ClipboardSamples.small, encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.empty, encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.small, encoding)
     }
 
     @Test(arguments: ClipboardEncoding.allCases)
     func generatedDocument(_ encoding: ClipboardEncoding) throws {
-        try expectRoundTrip(ClipboardSamples.company(objects: 2_000), encoding)
+        try expectClipboardRoundTrip(ClipboardSamples.company(objects: 2_000), encoding)
     }
 
     @Test(arguments: ClipboardEncoding.allCases)
@@ -61,6 +61,36 @@ import Testing
         }
     }
 
+    /// Text documents whose line ends became CRLF (an editor, a checkout) and that start with a byte-order
+    /// mark read back the same: line ends in values are written as references, and white space between
+    /// members means nothing.
+    @Test(arguments: [ClipboardEncoding.plist, .json, .xml])
+    func lineEndsAndByteOrderMarks(_ encoding: ClipboardEncoding) throws {
+        let clipboard = ClipboardSamples.everyType
+        let text = String(decoding: try encoding.encode(clipboard), as: UTF8.self)
+        let windows = Data([0xEF, 0xBB, 0xBF]) + Data(text.replacingOccurrences(of: "\n", with: "\r\n").utf8)
+        #expect(ClipboardEncoding.detect(windows) == encoding)
+        #expect(try ClipboardEncoding.decode(windows) == clipboard)
+    }
+
+    /// XML written by other tools may have comments, processing instructions, a document type and CDATA.
+    @Test func xmlMarkupOtherWritersUse() throws {
+        var xml = String(decoding: try ClipboardEncoding.xml.encode(ClipboardSamples.small), as: UTF8.self)
+        xml = xml.replacingOccurrences(
+            of: "?>\n<clipboard", with: "?>\n<!-- copied from Sales -->\n<?editor x?>\n<!DOCTYPE clipboard>\n<clipboard"
+        )
+        xml = xml.replacingOccurrences(of: ">Sales<", with: "><![CDATA[Sa]]><!-- split -->les<")
+        xml = xml.replacingOccurrences(of: "<objects>", with: "<objects><!-- the objects -->")
+        xml = xml.replacingOccurrences(of: "</clipboard>", with: "</clipboard>\n<!-- end -->\n")
+        #expect(try ClipboardEncoding.decode(Data(xml.utf8)) == ClipboardSamples.small)
+
+        var plist = String(decoding: try ClipboardEncoding.plist.encode(ClipboardSamples.small), as: UTF8.self)
+        plist = plist.replacingOccurrences(of: "?>\n", with: "?>\n<!-- a comment -->\n")
+        plist = plist.replacingOccurrences(
+            of: "<string>Sales</string>", with: "<string><![CDATA[Sa]]>l&#101;s</string>")
+        #expect(try ClipboardEncoding.decode(Data(plist.utf8)) == ClipboardSamples.small)
+    }
+
     @Test func negativeZeroKeepsItsSign() throws {
         for encoding in ClipboardEncoding.allCases {
             let back = try ClipboardEncoding.decode(try encoding.encode(ClipboardSamples.everyType))
@@ -75,7 +105,7 @@ import Testing
 
 /// Encodes and decodes `clipboard` and expects the same document back, value for value (`Value`'s `==`:
 /// NaN equals NaN, doubles compare exactly, decimals numerically, dates by their seconds).
-func expectRoundTrip(
+func expectClipboardRoundTrip(
     _ clipboard: Clipboard, _ encoding: ClipboardEncoding, sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
     let data = try encoding.encode(clipboard)
@@ -91,6 +121,8 @@ func expectRoundTrip(
     #expect(back.entities == clipboard.entities, "\(encoding): entities", sourceLocation: sourceLocation)
     #expect(back.versionIdentifiers == clipboard.versionIdentifiers, "\(encoding)", sourceLocation: sourceLocation)
     #expect(back.sourceStore == clipboard.sourceStore, "\(encoding)", sourceLocation: sourceLocation)
+    #expect(
+        back.modelContents == clipboard.modelContents, "\(encoding): model contents", sourceLocation: sourceLocation)
     #expect(back.roots == clipboard.roots, "\(encoding)", sourceLocation: sourceLocation)
     #expect(back.objects.count == clipboard.objects.count, "\(encoding)", sourceLocation: sourceLocation)
     for (got, want) in zip(back.objects, clipboard.objects) where got != want {

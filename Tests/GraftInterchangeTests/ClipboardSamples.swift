@@ -103,7 +103,11 @@ enum ClipboardSamples {
                     uri: "x-coredata://0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0/Person/p42"),
                 .init(id: "r2", entity: "Thing", identity: [.init("text", .string("tab\t<x>\u{7}"))]),
                 .init(id: "r3", entity: "Thing"),
-            ])
+            ],
+            // The model's contents are carried as bytes, whatever they hold.
+            modelContents: Data(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\">…</model>\n"
+                    .utf8) + Data([0, 0xFF, 0x0D, 0x0A]))
     }()
 
     /// The smallest document: a model, nothing copied.

@@ -10,6 +10,7 @@ struct ClipboardParts {
     var declaration: [(key: String, value: String)]?
     var entities: [Clipboard.EntityInfo]?
     var versionIdentifiers: [String] = []
+    var modelContents: Data?
     var sourceStore: String?
     var roots: [String]?
     var objects: [Clipboard.Object]?
@@ -36,39 +37,7 @@ struct ClipboardParts {
         return .success(
             Clipboard(
                 entities: entities!, versionIdentifiers: versionIdentifiers, sourceStore: sourceStore, roots: roots!,
-                objects: objects!, references: references!))
-    }
-}
-
-/// UUIDs read straight from their 36 characters (either letter case).
-extension ClipboardUUID {
-    static func parse(_ text: UnsafeRawBufferPointer) -> UUID? {
-        guard text.count == 36 else { return nil }
-        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let valid = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
-            var position = 0
-            for index in 0..<16 {
-                if index == 4 || index == 6 || index == 8 || index == 10 {
-                    guard text[position] == UInt8(ascii: "-") else { return false }
-                    position += 1
-                }
-                guard let high = hexDigit(text[position]), let low = hexDigit(text[position + 1]) else { return false }
-                out[index] = high << 4 | low
-                position += 2
-            }
-            return true
-        }
-        return valid ? UUID(uuid: bytes) : nil
-    }
-
-    @inline(__always)
-    private static func hexDigit(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+                objects: objects!, references: references!, modelContents: modelContents))
     }
 }
 
@@ -87,5 +56,17 @@ struct ClipboardSeenSet {
             return true
         }
         return high.insert(index).inserted
+    }
+}
+
+extension GraftError {
+    /// The error with the object and key added when it does not name an object yet: errors the tokenizers
+    /// raise inside a value know where they are in the bytes, not in the document.
+    func within(object label: String, key: String? = nil) -> GraftError {
+        guard !context.contains(where: { if case .object = $0 { true } else { false } }) else { return self }
+        var located = self
+        located.context.append(.object(label))
+        if let key { located.context.append(.key(key)) }
+        return located
     }
 }
