@@ -210,26 +210,29 @@ public struct Clipboard: Hashable, Sendable {
                 throw GraftError(.malformedInput, "the entity \(entity.name) is listed twice")
             }
         }
-        var ids: Set<String> = []
+        var ids = LocalIDTable(objects: objects.map(\.id), references: references.map(\.id))
         for object in objects {
-            guard ids.insert(object.id).inserted else {
+            guard ids.insert(object.id, isObject: true) else {
                 throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
             }
         }
         for reference in references {
-            guard ids.insert(reference.id).inserted else {
+            guard ids.insert(reference.id, isObject: false) else {
                 throw GraftError(.malformedInput, "the id is used twice", context: [.object(reference.id)])
             }
             guard entityInfo[reference.entity] != nil else {
                 throw GraftError(.malformedInput, "the reference names entity \(reference.entity), which the document does not describe", context: [.object(reference.id)])
             }
         }
+        // Objects usually come entity by entity: the last entity looked up is tried first.
+        var last: EntityInfo?
         for object in objects {
-            guard let info = entityInfo[object.entity] else {
+            guard let info = last?.name == object.entity ? last : entityInfo[object.entity] else {
                 throw GraftError(
                     .malformedInput, "the object names entity \(object.entity), which the document does not describe",
                     context: [.object(object.id)])
             }
+            last = info
             for attribute in object.attributes {
                 guard let declared = info.attributes.first(where: { $0.name == attribute.name }) else {
                     throw GraftError(
@@ -256,11 +259,76 @@ public struct Clipboard: Hashable, Sendable {
                 }
             }
         }
-        let objectIDs = Set(objects.map(\.id))
-        for root in roots where !objectIDs.contains(root) {
+        for root in roots where !ids.containsObject(root) {
             throw GraftError(.malformedInput, "the root '\(root)' is not an object of the document")
         }
     }
+}
+
+/// The ids of a document, for `Clipboard.check()`: ids of the form Graft writes (`o` or `r` and a
+/// number) are kept in a table indexed by their number, so that checking the millions of links of a
+/// large document hashes no strings; any other id goes in a set.
+struct LocalIDTable {
+    private enum Role: UInt8 {
+        case object = 1, reference = 2
+    }
+    /// Per number, two bits per prefix (`o` in the low pair, `r` in the next): the role of that id.
+    private var numbered: [UInt8]
+    private var others: [String: Role] = [:]
+
+    init(objects: [String], references: [String]) {
+        var highest = 0
+        for id in objects { highest = max(highest, Self.parse(id)?.number ?? 0) }
+        for id in references { highest = max(highest, Self.parse(id)?.number ?? 0) }
+        // A table only when the numbers are not spread too thin.
+        let limit = 8 * (objects.count + references.count) + 1024
+        numbered = highest <= limit ? Array(repeating: 0, count: highest + 1) : []
+    }
+
+    /// `o12` → (shift 0, 12), `r3` → (shift 2, 3); nil for ids of another form.
+    private static func parse(_ id: String) -> (shift: UInt8, number: Int)? {
+        var utf8 = id.utf8.makeIterator()
+        let shift: UInt8
+        switch utf8.next() {
+        case UInt8(ascii: "o"): shift = 0
+        case UInt8(ascii: "r"): shift = 2
+        default: return nil
+        }
+        var number = 0, digits = 0
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 15,
+                digits > 0 || byte != UInt8(ascii: "0")
+            else { return nil }
+            number = number * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        return digits > 0 ? (shift, number) : nil
+    }
+
+    private func slot(_ id: String) -> (shift: UInt8, number: Int)? {
+        guard let found = Self.parse(id), found.number < numbered.count else { return nil }
+        return found
+    }
+
+    private func role(of id: String) -> Role? {
+        if let (shift, number) = slot(id) { return Role(rawValue: (numbered[number] >> shift) & 3) }
+        return others[id]
+    }
+
+    /// Adds an id; false when it is already there.
+    mutating func insert(_ id: String, isObject: Bool) -> Bool {
+        let role: Role = isObject ? .object : .reference
+        if let (shift, number) = slot(id) {
+            guard (numbered[number] >> shift) & 3 == 0 else { return false }
+            numbered[number] |= role.rawValue << shift
+            return true
+        }
+        return others.updateValue(role, forKey: id) == nil
+    }
+
+    func contains(_ id: String) -> Bool { role(of: id) != nil }
+
+    func containsObject(_ id: String) -> Bool { role(of: id) == .object }
 }
 
 /// How attribute values are written in clipboard documents, whatever the encoding.

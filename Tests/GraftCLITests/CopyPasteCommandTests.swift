@@ -42,8 +42,16 @@ import Testing
         #expect(ClipboardEncoding.detect(copy.output) == encoding)
         #expect(copy.error.hasPrefix("Copied "))
         let target = path("new.\(format.rawValue)")
-        let paste = graft(["paste", "--into", target], input: copy.output)
+        // The Sales manager's own manager and a project member from elsewhere are references a new store
+        // cannot have: refused by default, dropped when asked.
+        let refused = graft(["paste", "--into", target], input: copy.output)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("is not in the target"))
+        #expect(refused.error.contains("--dangling drop"))
+        #expect(!FileManager.default.fileExists(atPath: target))
+        let paste = graft(["paste", "--into", target, "--dangling", "drop"], input: copy.output)
         #expect(paste.status == 0, "\(paste.error)")
+        #expect(paste.error.contains("dropped link to: Manager (employeeID = 1)"))
         let lines = paste.text.split(separator: "\n")
         let clipboard = try ClipboardEncoding.decode(copy.output)
         #expect(lines.count == clipboard.objects.count)
@@ -75,7 +83,7 @@ import Testing
         let again = graft(["copy", company.path, "--all", "-o", clipboard])
         #expect(again.status == 1)
         #expect(again.error.contains("already exists (use --force to replace it)"))
-        let paste = graft(["paste", clipboard, "--into", path("copy.xml"), "--id-map", path("ids.json")])
+        let paste = graft(["paste", clipboard, "--into", path("copy.xml"), "--id-map", path("ids.json"), "--dangling", "drop"])
         #expect(paste.status == 0, "\(paste.error)")
         #expect(paste.output.isEmpty)
         let ids = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("ids.json")))) as? [String: String]
@@ -174,7 +182,7 @@ struct CopyPastePipelineTests {
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = [
             "-c",
-            "'\(graft)' copy '\(company)' --entity Department --where 'name == \"Sales\"' --follow Department.employees | '\(graft)' paste --into '\(target)'",
+            "'\(graft)' copy '\(company)' --entity Department --where 'name == \"Sales\"' --follow Department.employees | '\(graft)' paste --into '\(target)' --dangling drop",
         ]
         let output = Pipe()
         process.standardOutput = output

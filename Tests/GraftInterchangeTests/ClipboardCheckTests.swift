@@ -37,4 +37,37 @@ import Testing
         unknown.objects[0].entity = "Nowhere"
         #expect(throws: GraftError.self) { try unknown.check() }
     }
+
+    /// Ids of any form work, Graft's own (`o12`, `r3`) and others, with spread-out numbers too.
+    @Test(arguments: [
+        ("o1", "r1"), ("dept", "emp-7"), ("o01", "r01"), ("o999999999999", "r1"), ("x1", "o2"),
+    ])
+    func idsOfAnyForm(object: String, reference: String) throws {
+        var document = Self.document
+        document.objects[0].id = object
+        document.roots = [object]
+        document.references[0].id = reference
+        document.objects[0].relationships = [.init("employees", [reference])]
+        try document.check()
+        var missing = document
+        missing.objects[0].relationships = [.init("employees", [reference + "0"])]
+        #expect(throws: GraftError.self) { try missing.check() }
+        var twice = document
+        twice.references[0].id = object
+        #expect(throws: GraftError.self) { try twice.check() }
+        // A reference is not an object: it cannot be a root.
+        var referenceRoot = document
+        referenceRoot.roots = [reference]
+        #expect(throws: GraftError.self) { try referenceRoot.check() }
+    }
+
+    @Test func aReferenceNamedLikeAnObjectIsStillAReference() {
+        var document = Self.document
+        document.references[0].id = "o2"
+        document.objects[0].relationships = [.init("employees", ["o2"])]
+        document.roots = ["o2"]
+        #expect(throws: GraftError.self) { try document.check() }
+        document.roots = ["o1"]
+        #expect(throws: Never.self) { try document.check() }
+    }
 }
