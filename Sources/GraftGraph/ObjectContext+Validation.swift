@@ -48,7 +48,7 @@ extension ObjectContext {
             let targets = contents.objects
             let destination = model.destination(of: relationship)
             for target in targets where !model.isKind(target.entity, of: destination) {
-                fail(relationship.name, "holds \(target.label), which is not a \(destination.name)")
+                fail(relationship.name, "holds \(target.label), which is not \(Wording.withArticle(destination.name))")
             }
             if let message = RelationshipRules.violation(count: targets.count, for: relationship.declaration) {
                 fail(relationship.name, message)
@@ -114,7 +114,7 @@ public enum RelationshipRules {
             if case .unloaded = value { continue }
             let destination = model.destination(of: relationship)
             for target in value.refs where !model.isKind(model.descriptions[target.entity], of: destination) {
-                fail(relationship.name, "holds a \(model.descriptions[target.entity].name), which is not a \(destination.name)")
+                fail(relationship.name, "holds \(Wording.withArticle(model.descriptions[target.entity].name)), which is not \(Wording.withArticle(destination.name))")
             }
             if let message = violation(count: value.refs.count, for: relationship.declaration) { fail(relationship.name, message) }
         }

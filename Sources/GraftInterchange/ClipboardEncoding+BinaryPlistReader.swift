@@ -452,7 +452,7 @@ struct ClipboardBinaryPlistReader {
             throw fail(ClipboardValueText.uncarried(type))
         default:
             throw fail(
-                "expected \(Self.expected(type)) for a \(ClipboardValues.typeName(type)) attribute, found \(kind(reference))"
+                "expected \(Self.expected(type)) for \(Wording.withArticle(ClipboardValues.typeName(type))) attribute, found \(kind(reference))"
             )
         }
     }

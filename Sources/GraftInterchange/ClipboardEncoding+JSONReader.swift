@@ -444,7 +444,7 @@ struct ClipboardJSONReader {
                 let text = try scanner.string()
                 guard let double = ClipboardNumbers.nonFinite(text) else {
                     throw scanner.error(
-                        "'\(ClipboardText.excerpt(text))' is not a number; the only strings a \(ClipboardValues.typeName(type)) "
+                        "'\(ClipboardText.excerpt(text))' is not a number; the only strings \(Wording.withArticle(ClipboardValues.typeName(type))) "
                             + "value may be are NaN, Infinity and -Infinity", at: start,
                         context: [.object(label), .key(key)])
                 }
@@ -495,7 +495,7 @@ struct ClipboardJSONReader {
             throw scanner.error(ClipboardValueText.uncarried(type), at: start, context: [.object(label), .key(key)])
         }
         throw scanner.error(
-            "expected \(Self.expected(type)) for a \(ClipboardValues.typeName(type)) attribute, found "
+            "expected \(Self.expected(type)) for \(Wording.withArticle(ClipboardValues.typeName(type))) attribute, found "
                 + scanner.describeNext(), at: start, context: [.object(label), .key(key)])
     }
 

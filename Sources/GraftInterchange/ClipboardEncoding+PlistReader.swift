@@ -479,7 +479,7 @@ struct ClipboardPlistReader {
             throw fail(ClipboardValueText.uncarried(type))
         }
         throw fail(
-            "expected \(Self.expected(type)) for a \(ClipboardValues.typeName(type)) attribute, found <\(scanner.nameText)>"
+            "expected \(Self.expected(type)) for \(Wording.withArticle(ClipboardValues.typeName(type))) attribute, found <\(scanner.nameText)>"
         )
     }
 

@@ -305,7 +305,7 @@ struct ClipboardXMLReader {
             }
             guard type == .string else {
                 throw scanner.error(
-                    "only string values are written in base64 (this is a \(ClipboardValues.typeName(type)))",
+                    "only string values are written in base64 (this is \(Wording.withArticle(ClipboardValues.typeName(type))))",
                     context: [.object(label), .key(name)])
             }
             guard let bytes = ClipboardBase64.decode(try scanner.text(of: element)) else {

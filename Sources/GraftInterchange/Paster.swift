@@ -402,7 +402,7 @@ struct PastePlan {
                 problems.append(
                     GraftError(
                         .alreadyExists,
-                        "a \(mapping.target.name) with \(shown) already exists (\(target.uri(existing))); choose --on-conflict merge, skip or duplicate",
+                        "\(Wording.withArticle(mapping.target.name)) with \(shown) already exists (\(target.uri(existing))); choose --on-conflict merge, skip or duplicate",
                         context: [.object(object.id)]))
             }
         }

@@ -37,6 +37,14 @@ import Testing
         #expect(error.underlying.count == 100)
     }
 
+    @Test func articlesFitTheNoun() {
+        #expect(Wording.withArticle("Employee") == "an Employee")
+        #expect(Wording.withArticle("Department") == "a Department")
+        #expect(Wording.withArticle("integer16") == "an integer16")
+        #expect(Wording.withArticle("uri") == "a uri")
+        #expect(Wording.withArticle("") == "")
+    }
+
     @Test func locationsCanBeAddedOnTheWayOut() {
         let error = GraftError(.notFound, "missing").at(.entity("E")).inFile("a.xml")
         #expect(error.context == [.file("a.xml"), .entity("E")])

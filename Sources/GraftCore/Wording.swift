@@ -1,0 +1,9 @@
+/// Small helpers for messages people read.
+public enum Wording {
+    /// `noun` with "a" or "an" before it, by its first letter: "an Employee", "a Department", "an
+    /// integer16". U counts as a consonant ("a URI", "a uuid"), as it does for the names Graft writes.
+    public static func withArticle(_ noun: String) -> String {
+        guard let first = noun.first?.lowercased() else { return noun }
+        return ("aeio".contains(first) ? "an " : "a ") + noun
+    }
+}
