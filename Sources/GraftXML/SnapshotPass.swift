@@ -242,10 +242,7 @@ final class SnapshotPass: SAXPass {
             let text = Bytes.string(Bytes.trimmed(bytes))
             return .double(Double(Float(text) ?? Float(number)))
         case .decimal:
-            let text = Bytes.string(Bytes.trimmed(bytes))
-            guard ValueText.isDecimalNumber(text), let decimal = Decimal(string: text, locale: nil) else {
-                throw bad("a decimal number")
-            }
+            guard let decimal = ValueText.parseDecimal(bytes) else { throw bad("a decimal number") }
             return .decimal(decimal)
         case .string:
             if attributeKind == .base64String {

@@ -1,4 +1,5 @@
 import Foundation
+import GraftModel
 
 #if canImport(Glibc)
     import Glibc
@@ -211,6 +212,50 @@ enum ValueText {
         var text = single.description
         if text.hasSuffix(".0") { text.removeLast(2) }
         output.append(string: text)
+    }
+
+    /// Appends a decimal exactly as `Decimal.description` writes it (`0.005`, `1200`, `-3.25`, `NaN`),
+    /// building the text from the digits for decimals whose significand fits in 64 bits.
+    static func appendDecimal(_ value: Decimal, to output: ByteBuffer) {
+        guard let parts = value.compactParts else {
+            output.append(string: value.description)
+            return
+        }
+        if parts.isNegative { output.append(UInt8(ascii: "-")) }
+        if parts.exponent >= 0 {
+            output.append(decimal: parts.significand)
+            output.appendRepeated(UInt8(ascii: "0"), count: parts.exponent)
+            return
+        }
+        let fractionDigits = -parts.exponent
+        let start = output.count
+        output.append(decimal: parts.significand)
+        let digits = output.count - start
+        if digits > fractionDigits {
+            // Move the fraction one place to the right and put the point before it.
+            output.append(0)
+            let point = output.base + output.count - 1 - fractionDigits
+            (point + 1).update(from: point, count: fractionDigits)
+            point.pointee = UInt8(ascii: ".")
+        } else {
+            // `0.`, zeros, then the digits.
+            let shift = 2 + fractionDigits - digits
+            output.appendRepeated(0, count: shift)
+            let first = output.base + start
+            (first + shift).update(from: first, count: digits)
+            first.initialize(repeating: UInt8(ascii: "0"), count: shift)
+            first[1] = UInt8(ascii: ".")
+        }
+    }
+
+    /// Parses a decimal as `Decimal(string:)` reads it, taking a fast path for plain decimal text; `nil`
+    /// for anything `isDecimalNumber` refuses.
+    static func parseDecimal(_ buffer: UnsafeRawBufferPointer) -> Decimal? {
+        let text = Bytes.trimmed(buffer)
+        if let decimal = Decimal(plainDigits: text) { return decimal }
+        let string = Bytes.string(text)
+        guard isDecimalNumber(string) else { return nil }
+        return Decimal(string: string, locale: nil)
     }
 
     /// Parses a decimal integer (surrounding white space allowed).
