@@ -319,6 +319,29 @@ enum ValueText {
         }
     }
 
+    /// Parses plain decimal text (digits, sign, point, exponent) to single precision with `strtof`, the
+    /// value `Float(String)` gives, without making a `String`; `nil` for other text and for results that
+    /// are not normal numbers (zero, subnormal, infinite), which the caller reads the slow way.
+    static func parseFloat(_ buffer: UnsafeRawBufferPointer) -> Float? {
+        let text = Bytes.trimmed(buffer)
+        guard !text.isEmpty, text.count < 64 else { return nil }
+        for byte in text {
+            guard
+                (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+            else { return nil }
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: text.count + 1) { copy in
+            let base = copy.baseAddress!
+            UnsafeMutableRawPointer(base).copyMemory(from: text.baseAddress!, byteCount: text.count)
+            base[text.count] = 0
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtof(base, &end)
+            guard let end, end == base + text.count, value.isNormal else { return nil }
+            return value
+        }
+    }
+
     /// Whether `text` is a decimal number as `Decimal(string:)` should read it whole: an optional
     /// sign, digits with an optional fraction, an optional exponent; or `NaN`.
     static func isDecimalNumber(_ text: String) -> Bool {

@@ -104,3 +104,41 @@ import Testing
         }
     }
 }
+
+/// The fast path for Float attributes: `strtof` on the bytes must give what `Float(String)` gives.
+@Suite struct FloatTextTests {
+    static func parsed(_ text: String) -> Float? {
+        var text = text
+        return text.withUTF8 { ValueText.parseFloat(UnsafeRawBufferPointer($0)) }
+    }
+
+    @Test func readsLikeFloatString() {
+        var generator = RepeatableRandomNumberGenerator(seed: RepeatableRandomNumberGenerator.seed(default: 600))
+        var texts = [
+            "1", "-1", "0.1", "19.6", "3.4028235e38", "3.4028236e38", "1.1754944e-38", "1e-39", "0", "-0.0",
+            "1e39", "+2.5", "1E5", ".5", "5.", "1.00000005960464477539062", "16777217", " 2.5 ",
+        ]
+        for round in 0..<100_000 {
+            switch round % 4 {
+            case 0: texts.append(Float(bitPattern: UInt32(truncatingIfNeeded: generator.next())).description)
+            case 1: texts.append(String(Double.random(in: -1e6...1e6, using: &generator)))
+            case 2:
+                // Halfway between two floats, and just beside it: where double rounding would go wrong.
+                let float = Float.random(in: 1...1e6, using: &generator)
+                let half = (Double(float) + Double(float.nextUp)) / 2
+                texts.append(String(format: "%.17g", half))
+                texts.append(String(format: "%.17g", half.nextUp))
+            default: texts.append(String(format: "%.9e", Double.random(in: -1...1, using: &generator)))
+            }
+        }
+        for text in texts {
+            let expected = Float(text.trimmingCharacters(in: .whitespaces))
+            if let value = Self.parsed(text), value.bitPattern != expected?.bitPattern {
+                Issue.record("'\(text)': \(value) != \(String(describing: expected))")
+                return
+            }
+        }
+        #expect(Self.parsed("19.6") == Float("19.6"))
+        #expect(Self.parsed("nan") == nil && Self.parsed("inf") == nil && Self.parsed("0x1p3") == nil)
+    }
+}
