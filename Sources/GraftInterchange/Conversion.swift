@@ -52,16 +52,30 @@ public enum Conversion {
 
     /// Streams every snapshot of `reader` into `writer` (a concrete writer type, so the per-object call is
     /// direct), counting objects per entity.
-    private static func pump<W: StoreWriter>(
+    ///
+    /// The reader runs on a thread of its own and hands snapshots over in batches, so that reading and
+    /// writing overlap (each is about half the work of a conversion). The writer sees exactly the
+    /// sequence a serial loop would give it, and errors are as a serial loop would meet them: the
+    /// reader's error comes after every snapshot read before it, and a writer's error stops the reader.
+    static func pump<W: StoreWriter>(
         _ reader: any StoreReader, into writer: inout W, counts: inout [Int], total: Int?,
         progress: ((_ done: Int, _ total: Int?) -> Void)?
     ) throws {
+        let pipe = SnapshotPipe()
+        let reading = ReadingThread(reader: reader, pipe: pipe)
+        reading.start()
+        defer {
+            pipe.stop()
+            reading.wait()
+        }
         var done = 0
-        try reader.forEachSnapshot { snapshot in
-            try writer.write(snapshot)
-            counts[snapshot.ref.entity] += 1
-            done += 1
-            if done % 10_000 == 0 { progress?(done, total) }
+        while let batch = try pipe.receive() {
+            for snapshot in batch {
+                try writer.write(snapshot)
+                counts[snapshot.ref.entity] += 1
+                done += 1
+                if done % 10_000 == 0 { progress?(done, total) }
+            }
         }
     }
 
@@ -118,7 +132,9 @@ public enum Conversion {
         }
         let done = perEntity.reduce(0, +)
         var counts: [String: Int] = [:]
-        for (index, count) in perEntity.enumerated() where count > 0 { counts[reader.model.descriptions[index].name] = count }
+        for (index, count) in perEntity.enumerated() where count > 0 {
+            counts[reader.model.descriptions[index].name] = count
+        }
         progress?(done, total)
         var report = Report(
             inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],
@@ -140,5 +156,130 @@ public enum Conversion {
             }
         }
         return report
+    }
+}
+
+/// Batches of snapshots on their way from a reading thread to the writing one, with at most a few
+/// batches in flight so that memory stays bounded.
+private final class SnapshotPipe: @unchecked Sendable {
+    static let batchSize = 256
+    static let batchesInFlight = 8
+
+    /// Thrown inside the reading thread when the writer has stopped, to end the read.
+    struct Stopped: Error {}
+
+    private let condition = NSCondition()
+    private var batches: [[Snapshot]] = []
+    private var first = 0
+    private var readerFinished = false
+    private var readerFailure: (any Error)?
+    private var stopped = false
+
+    /// Adds a batch; waits while the writer is behind. Throws `Stopped` when the writer has stopped.
+    func send(_ batch: [Snapshot]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count - first >= Self.batchesInFlight && !stopped { condition.wait() }
+        if stopped { throw Stopped() }
+        batches.append(batch)
+        condition.broadcast()
+    }
+
+    /// Ends the stream: after the batches already sent, the writer gets `failure` (or the end).
+    func finish(failure: (any Error)?) {
+        condition.lock()
+        defer { condition.unlock() }
+        readerFinished = true
+        readerFailure = failure
+        condition.broadcast()
+    }
+
+    /// The next batch; `nil` at the end of a complete read; throws the reader's error once every batch
+    /// read before it has been taken.
+    func receive() throws -> [Snapshot]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while first == batches.count && !readerFinished { condition.wait() }
+        if first < batches.count {
+            let batch = batches[first]
+            batches[first] = []
+            first += 1
+            if first == batches.count {
+                batches.removeAll(keepingCapacity: true)
+                first = 0
+            }
+            condition.broadcast()
+            return batch
+        }
+        if let readerFailure { throw readerFailure }
+        return nil
+    }
+
+    /// Tells the reading thread to stop (when the writer has finished or failed).
+    func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopped = true
+        batches.removeAll()
+        first = 0
+        condition.broadcast()
+    }
+}
+
+/// The thread that reads a document into a `SnapshotPipe`. The reader is used by this thread alone
+/// from `start()` until `wait()` returns.
+private final class ReadingThread: @unchecked Sendable {
+    private let reader: any StoreReader
+    private let pipe: SnapshotPipe
+    private let done = NSCondition()
+    private var isDone = false
+
+    init(reader: any StoreReader, pipe: SnapshotPipe) {
+        self.reader = reader
+        self.pipe = pipe
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.stackSize = 16 << 20
+        thread.start()
+    }
+
+    /// Waits until the thread has finished with the reader.
+    func wait() {
+        done.lock()
+        while !isDone { done.wait() }
+        done.unlock()
+    }
+
+    private func run() {
+        var batch: [Snapshot] = []
+        batch.reserveCapacity(SnapshotPipe.batchSize)
+        do {
+            try reader.forEachSnapshot { snapshot in
+                batch.append(snapshot)
+                if batch.count == SnapshotPipe.batchSize {
+                    try pipe.send(batch)
+                    batch = []
+                    batch.reserveCapacity(SnapshotPipe.batchSize)
+                }
+            }
+            if !batch.isEmpty { try pipe.send(batch) }
+            pipe.finish(failure: nil)
+        } catch is SnapshotPipe.Stopped {
+            pipe.finish(failure: nil)
+        } catch {
+            // What was read before the failure goes first, as it would in a serial loop.
+            do {
+                if !batch.isEmpty { try pipe.send(batch) }
+                pipe.finish(failure: error)
+            } catch {
+                pipe.finish(failure: nil)
+            }
+        }
+        done.lock()
+        isDone = true
+        done.broadcast()
+        done.unlock()
     }
 }
