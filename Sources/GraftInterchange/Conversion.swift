@@ -76,6 +76,7 @@ public enum Conversion {
                 done += 1
                 if done % 10_000 == 0 { progress?(done, total) }
             }
+            pipe.recycle(batch)
         }
     }
 
@@ -170,6 +171,9 @@ private final class SnapshotPipe: @unchecked Sendable {
 
     private let condition = NSCondition()
     private var batches: [[Snapshot]] = []
+    /// Batches the writer is done with, for the reader to fill again: their snapshots' storage is
+    /// reused, so that snapshots cost no allocations once the first batches are made.
+    private var spare: [[Snapshot]] = []
     private var first = 0
     private var readerFinished = false
     private var readerFailure: (any Error)?
@@ -215,12 +219,30 @@ private final class SnapshotPipe: @unchecked Sendable {
         return nil
     }
 
+    /// Gives back a batch the writer is done with.
+    func recycle(_ batch: [Snapshot]) {
+        condition.lock()
+        defer { condition.unlock() }
+        if !stopped && spare.count < Self.batchesInFlight { spare.append(batch) }
+    }
+
+    /// A batch to fill: one the writer gave back, or a new one.
+    func emptyBatch() -> [Snapshot] {
+        condition.lock()
+        defer { condition.unlock() }
+        if let batch = spare.popLast() { return batch }
+        var batch: [Snapshot] = []
+        batch.reserveCapacity(Self.batchSize)
+        return batch
+    }
+
     /// Tells the reading thread to stop (when the writer has finished or failed).
     func stop() {
         condition.lock()
         defer { condition.unlock() }
         stopped = true
         batches.removeAll()
+        spare.removeAll()
         first = 0
         condition.broadcast()
     }
@@ -253,25 +275,37 @@ private final class ReadingThread: @unchecked Sendable {
     }
 
     private func run() {
-        var batch: [Snapshot] = []
-        batch.reserveCapacity(SnapshotPipe.batchSize)
+        // Snapshots are copied into the batch's own storage rather than shared, so that the reader's
+        // snapshot stays uniquely referenced and can reuse its storage too.
+        var batch = pipe.emptyBatch()
+        var filled = 0
+        func sendFilled() throws {
+            if filled < batch.count { batch.removeLast(batch.count - filled) }
+            if !batch.isEmpty { try pipe.send(batch) }
+            batch = []
+            filled = 0
+        }
         do {
             try reader.forEachSnapshot { snapshot in
-                batch.append(snapshot)
-                if batch.count == SnapshotPipe.batchSize {
-                    try pipe.send(batch)
-                    batch = []
-                    batch.reserveCapacity(SnapshotPipe.batchSize)
+                if filled < batch.count {
+                    batch[filled].copyContents(of: snapshot)
+                } else {
+                    batch.append(snapshot.copyWithOwnStorage())
+                }
+                filled += 1
+                if filled == SnapshotPipe.batchSize {
+                    try sendFilled()
+                    batch = pipe.emptyBatch()
                 }
             }
-            if !batch.isEmpty { try pipe.send(batch) }
+            try sendFilled()
             pipe.finish(failure: nil)
         } catch is SnapshotPipe.Stopped {
             pipe.finish(failure: nil)
         } catch {
             // What was read before the failure goes first, as it would in a serial loop.
             do {
-                if !batch.isEmpty { try pipe.send(batch) }
+                try sendFilled()
                 pipe.finish(failure: error)
             } catch {
                 pipe.finish(failure: nil)
@@ -281,5 +315,44 @@ private final class ReadingThread: @unchecked Sendable {
         isDone = true
         done.broadcast()
         done.unlock()
+    }
+}
+
+extension Snapshot {
+    /// The same snapshot in arrays of its own (none shared with `self`).
+    fileprivate func copyWithOwnStorage() -> Snapshot {
+        Snapshot(
+            ref: ref, attributes: attributes.map { $0 },
+            relationships: relationships.map { value in
+                if case .toMany(let refs) = value { return .toMany(refs.isEmpty ? [] : refs.map { $0 }) }
+                return value
+            })
+    }
+
+    /// Makes this snapshot equal to `source`, reusing this one's arrays (which must not be shared) and
+    /// sharing none with `source`.
+    fileprivate mutating func copyContents(of source: Snapshot) {
+        guard attributes.count == source.attributes.count, relationships.count == source.relationships.count else {
+            self = source.copyWithOwnStorage()
+            return
+        }
+        ref = source.ref
+        for index in attributes.indices { attributes[index] = source.attributes[index] }
+        for index in relationships.indices {
+            switch source.relationships[index] {
+            case .toMany(let refs):
+                if case .toMany(var mine) = relationships[index] {
+                    if mine.isEmpty && refs.isEmpty { continue }
+                    relationships[index] = .unloaded  // so that `mine` is uniquely referenced
+                    mine.removeAll(keepingCapacity: true)
+                    mine.append(contentsOf: refs)
+                    relationships[index] = .toMany(mine)
+                } else {
+                    relationships[index] = .toMany(refs.isEmpty ? [] : refs.map { $0 })
+                }
+            case let other:
+                relationships[index] = other
+            }
+        }
     }
 }
