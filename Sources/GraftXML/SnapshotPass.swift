@@ -270,9 +270,9 @@ final class SnapshotPass: SAXPass {
             guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
             return .double(number)
         case .float:
-            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
             // Read as single precision, as Core Data keeps Float attributes.
             if let single = ValueText.parseFloat(bytes) { return .double(Double(single)) }
+            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
             let text = Bytes.string(Bytes.trimmed(bytes))
             return .double(Double(Float(text) ?? Float(number)))
         case .decimal:

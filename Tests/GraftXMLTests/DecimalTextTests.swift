@@ -130,6 +130,10 @@ import Testing
                 texts.append(String(format: "%.17g", half.nextUp))
             default: texts.append(String(format: "%.9e", Double.random(in: -1...1, using: &generator)))
             }
+            // Short decimals (the division fast path), including ones just past its limits.
+            let digits = Int.random(in: 0...11, using: &generator)
+            texts.append(String(format: "%.\(digits)f", Double.random(in: -20_000...20_000, using: &generator)))
+            texts.append(String(UInt64.random(in: 16_777_200...16_777_300, using: &generator)))
         }
         for text in texts {
             let expected = Float(text.trimmingCharacters(in: .whitespaces))
@@ -140,5 +144,39 @@ import Testing
         }
         #expect(Self.parsed("19.6") == Float("19.6"))
         #expect(Self.parsed("nan") == nil && Self.parsed("inf") == nil && Self.parsed("0x1p3") == nil)
+    }
+}
+
+/// The fast path for doubles: plain decimals by one division give what `strtod` gives.
+@Suite struct DoubleTextTests {
+    static func parsed(_ text: String) -> Double? {
+        var text = text
+        return text.withUTF8 { ValueText.parseDouble(UnsafeRawBufferPointer($0)) }
+    }
+
+    @Test func readsLikeStrtod() {
+        var generator = RepeatableRandomNumberGenerator(seed: RepeatableRandomNumberGenerator.seed(default: 602))
+        var texts = [
+            "0.1", "-0.0", "0", "+.5", "5.", "9007199254740992", "9007199254740993", "0.0000000000000000000001",
+            "1.0000000000000000000001", "123456789012345678901", "-12.75", ".", "-", "",
+        ]
+        for _ in 0..<100_000 {
+            let digits = Int.random(in: 0...24, using: &generator)
+            texts.append(String(format: "%.\(digits)f", Double.random(in: -1e6...1e6, using: &generator)))
+            texts.append(String(UInt64.random(in: (1 << 53) - 100...(1 << 53) + 100, using: &generator)))
+            texts.append("0." + String(UInt64.random(in: 0...UInt64.max, using: &generator)))
+        }
+        for text in texts {
+            let expected: Double? = text.withCString { start in
+                var end: UnsafeMutablePointer<CChar>?
+                let value = strtod(start, &end)
+                return end == UnsafeMutablePointer(mutating: start) + text.utf8.count && !text.isEmpty ? value : nil
+            }
+            let value = Self.parsed(text)
+            if value?.bitPattern != expected?.bitPattern {
+                Issue.record("'\(text)': \(String(describing: value)) != \(String(describing: expected))")
+                return
+            }
+        }
     }
 }
