@@ -28,7 +28,9 @@ struct ArchiveStream {
     private var sharedStrings: [String: Ref] = [:]
     private var sharedReferences: [UID: Ref] = [:]
     private var classes: [[String]: Ref] = [:]
-    private var booleans: [Bool: Ref] = [:]
+    private var falseRef: Ref?
+    private var trueRef: Ref?
+    private var nullRef: Ref?
 
     static let referenceSize = 4
     private static let flushSize = 1 << 22
@@ -142,10 +144,10 @@ struct ArchiveStream {
     }
 
     mutating func bool(_ value: Bool) throws -> Ref {
-        if let ref = booleans[value] { return ref }
+        if let ref = value ? trueRef : falseRef { return ref }
         let ref = try newObject()
         buffer.append(value ? 0x09 : 0x08)
-        booleans[value] = ref
+        if value { trueRef = ref } else { falseRef = ref }
         return ref
     }
 
@@ -153,6 +155,14 @@ struct ArchiveStream {
         let ref = try newObject()
         header(0x4, count: value.count)
         buffer.append(contentsOf: value)
+        return ref
+    }
+
+    /// A data object of the given bytes.
+    mutating func data(bytes: UnsafeRawBufferPointer) throws -> Ref {
+        let ref = try newObject()
+        header(0x4, count: bytes.count)
+        buffer.append(contentsOf: bytes)
         return ref
     }
 
@@ -197,7 +207,12 @@ struct ArchiveStream {
     }
 
     /// The reference to `$null`.
-    mutating func null() throws -> Ref { try sharedReference(to: 0) }
+    mutating func null() throws -> Ref {
+        if let nullRef { return nullRef }
+        let ref = try sharedReference(to: 0)
+        nullRef = ref
+        return ref
+    }
 
     /// The reference to a string archived once (an entity or relationship name).
     mutating func sharedName(_ name: String) throws -> Ref {
@@ -217,6 +232,46 @@ struct ArchiveStream {
         let ref = try reference(to: archive(entry))
         classes[chain] = ref
         return ref
+    }
+
+    /// The shape of an archived object that is written many times: its class chain and field names,
+    /// with their references once the first such object has been written.
+    final class Layout {
+        let classChain: [String]
+        let fieldNames: [String]
+        /// `$class`, the class entry, then each field name; empty until first use.
+        fileprivate var keys: [Ref] = []
+
+        init(classChain: [String], fieldNames: [String]) {
+            self.classChain = classChain
+            self.fieldNames = fieldNames
+        }
+    }
+
+    /// Writes an archived object with the layout's fields, `values` giving each field's value by its
+    /// position; the same bytes and the same new objects, in the same order, as
+    /// ``object(classChain:fields:)`` with the same names and values.
+    @inline(__always)
+    mutating func object(_ layout: Layout, _ values: (Int) -> Ref) throws -> UID {
+        if layout.keys.isEmpty {
+            var keys = [try sharedString("$class"), try classReference(layout.classChain)]
+            for name in layout.fieldNames { keys.append(try sharedString(name)) }
+            layout.keys = keys
+        }
+        let ref = try newObject()
+        let count = layout.fieldNames.count
+        header(0xD, count: count + 1)
+        layout.keys.withUnsafeBufferPointer { keys in
+            append(UInt64(keys[0]), size: Self.referenceSize)
+            for index in 0..<count { append(UInt64(keys[index + 2]), size: Self.referenceSize) }
+            append(UInt64(keys[1]), size: Self.referenceSize)
+        }
+        for index in 0..<count { append(UInt64(values(index)), size: Self.referenceSize) }
+        return archive(ref)
+    }
+
+    mutating func object(_ layout: Layout, _ value: Ref) throws -> UID {
+        try object(layout) { _ in value }
     }
 
     /// Writes an archived object (`$class` first, then the fields) and adds it to `$objects`.

@@ -1,4 +1,5 @@
 import Foundation
+import GraftModel
 
 /// A `Decimal`'s exact fields — exponent, length, sign, compact flag and the eight 16-bit mantissa
 /// words — as `NSDecimalNumber` archives them.
@@ -30,6 +31,20 @@ struct DecimalFields: Equatable {
             return
         }
         var words = [UInt16](repeating: 0, count: 8)
+        if let parts = decimal.compactParts {
+            // The significand fits in 64 bits: its words directly, rather than from its decimal digits.
+            var rest = parts.significand
+            var length = 0
+            while rest != 0 {
+                words[length] = UInt16(truncatingIfNeeded: rest)
+                rest >>= 16
+                length += 1
+            }
+            self.init(
+                exponent: Int32(parts.exponent), length: UInt32(length), isNegative: parts.isNegative,
+                isCompact: true, mantissa: words)
+            return
+        }
         for digit in decimal.significand.description.utf8 where (48...57).contains(digit) {
             // words = words * 10 + digit
             var carry = UInt32(digit - 48)
@@ -64,6 +79,17 @@ struct DecimalFields: Equatable {
         }
         guard let significand = Decimal(string: String(decoding: digits.reversed(), as: UTF8.self)) else { return nil }
         return Decimal(sign: isNegative ? .minus : .plus, exponent: Int(exponent), significand: significand)
+    }
+
+    /// Calls `body` with the mantissa as `NS.mantissa` bytes (little-endian words).
+    func withMantissaBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * mantissa.count) { bytes in
+            for (index, word) in mantissa.enumerated() {
+                bytes[2 * index] = UInt8(truncatingIfNeeded: word)
+                bytes[2 * index + 1] = UInt8(truncatingIfNeeded: word >> 8)
+            }
+            return try body(UnsafeRawBufferPointer(bytes))
+        }
     }
 
     /// The mantissa as `NS.mantissa` bytes (little-endian words).

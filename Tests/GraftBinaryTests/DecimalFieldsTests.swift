@@ -1,0 +1,47 @@
+import Foundation
+import GraftTestSupport
+import Testing
+
+@testable import GraftBinary
+
+/// `DecimalFields` takes a decimal's words straight from its 64-bit significand when it can: the
+/// fields must be those the general path (the significand's digits) gives.
+@Suite struct DecimalFieldsTests {
+    /// The fields as computed from the significand's decimal digits.
+    static func reference(_ decimal: Decimal) -> DecimalFields {
+        var words = [UInt16](repeating: 0, count: 8)
+        for digit in decimal.significand.description.utf8 where (48...57).contains(digit) {
+            var carry = UInt32(digit - 48)
+            for index in words.indices {
+                let product = UInt32(words[index]) * 10 + carry
+                words[index] = UInt16(truncatingIfNeeded: product)
+                carry = product >> 16
+            }
+        }
+        let length = UInt32((words.lastIndex { $0 != 0 } ?? -1) + 1)
+        return DecimalFields(
+            exponent: Int32(decimal.exponent), length: length, isNegative: decimal.sign == .minus && length > 0,
+            isCompact: true, mantissa: words)
+    }
+
+    @Test func fieldsAsFromTheDigits() throws {
+        var generator = RepeatableRandomNumberGenerator(seed: RepeatableRandomNumberGenerator.seed(default: 800))
+        var values: [Decimal] = [
+            0, 1, -1, 100, Decimal(UInt64.max), Decimal(Int64.min),
+            try #require(Decimal(string: "12345678901234567890123456789")), try #require(Decimal(string: "-0.001")),
+        ]
+        for round in 0..<20_000 {
+            let significand = round % 2 == 0 ? generator.next() : UInt64.random(in: 0...100_000, using: &generator)
+            let sign: FloatingPointSign = Bool.random(using: &generator) ? .minus : .plus
+            values.append(
+                Decimal(
+                    sign: sign, exponent: Int.random(in: -30...30, using: &generator), significand: Decimal(significand)
+                ))
+            values.append(Decimal(Int(truncatingIfNeeded: significand)) / 7)
+        }
+        for value in values where DecimalFields(value) != Self.reference(value) {
+            Issue.record("\(value): \(DecimalFields(value)) != \(Self.reference(value))")
+            return
+        }
+    }
+}
