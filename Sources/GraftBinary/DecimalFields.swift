@@ -65,6 +65,15 @@ struct DecimalFields: Equatable {
     var decimal: Decimal? {
         guard (-128...127).contains(exponent), length <= 8, mantissa.count == 8 else { return nil }
         if length == 0 { return isNegative ? .nan : 0 }
+        if length <= 4 {
+            // A significand of at most 64 bits: built from the words directly.
+            var significand: UInt64 = 0
+            for word in mantissa.prefix(Int(length)).reversed() { significand = significand << 16 | UInt64(word) }
+            if significand != 0 {
+                return Decimal(
+                    sign: isNegative ? .minus : .plus, exponent: Int(exponent), significand: Decimal(significand))
+            }
+        }
         // The significand's decimal digits, by repeated division of the words by 10.
         var words = Array(mantissa.prefix(Int(length)))
         var digits: [UInt8] = []
@@ -104,6 +113,14 @@ struct DecimalFields: Equatable {
 
     /// Reads `NS.mantissa` bytes in the given byte order (`NS.mantissa.bo`: 2 is big-endian, anything
     /// else little-endian).
+    static func mantissa(from bytes: UnsafeRawBufferPointer, bigEndian: Bool) -> [UInt16]? {
+        guard bytes.count == 16 else { return nil }
+        return (0..<8).map { index in
+            let first = UInt16(bytes[2 * index]), second = UInt16(bytes[2 * index + 1])
+            return bigEndian ? first << 8 | second : second << 8 | first
+        }
+    }
+
     static func mantissa(from bytes: Data, bigEndian: Bool) -> [UInt16]? {
         guard bytes.count == 16 else { return nil }
         let raw = [UInt8](bytes)
