@@ -494,11 +494,10 @@ private final class WriterState {
                 "\(from) p\(referrer.key) refers to \(entity) p\(keys[index]), which is not in the document",
                 context: [.entity(from), .object("p\(referrer.key)")])
         }
-        let finalKeys = try numberKeys()
+        let (finalKeys, order) = try numberKeys()
         for index in keys.indices { try stream.writeInteger(finalKeys[index], at: keyIntegers[index]) }
 
         // The map, in key order.
-        let order = keys.indices.sorted { finalKeys[$0] < finalKeys[$1] }
         let map = try stream.object(
             classChain: BinaryStoreLayout.mapClassChain,
             fields: [
@@ -545,7 +544,9 @@ private final class WriterState {
     /// The key each entry is written with: its own plus its tree's offset (see `DocumentKeys`). The
     /// offsets come from the metadata when the caller gave them (a conversion from a SQLite store), and
     /// are otherwise computed from the keys written: none when no key is used by two trees.
-    private func numberKeys() throws -> [Int64] {
+    ///
+    /// - Returns: the keys, and the entries in key order.
+    private func numberKeys() throws -> (keys: [Int64], order: [Int]) {
         var offsets = try DocumentKeys.offsets(in: metadata, model: model)
         if offsets.isEmpty {
             offsets = DocumentKeys.offsets(
@@ -554,23 +555,37 @@ private final class WriterState {
         }
         appliedOffsets = offsets
         var finalKeys = keys
-        var seen: [Int64: Int] = [:]
-        seen.reserveCapacity(keys.count)
+        var overflowAt = keys.count
         for index in keys.indices {
             let (key, overflow) = keys[index].addingReportingOverflow(offsets[Int(roots[index])] ?? 0)
-            guard !overflow else {
-                throw GraftError(.malformedInput, "key \(keys[index]) is too large to give every object its own key")
+            if overflow {
+                overflowAt = index
+                break
             }
             finalKeys[index] = key
-            if let other = seen.updateValue(index, forKey: key) {
-                let first = model.descriptions[Int(entities[other])].name
-                let second = model.descriptions[Int(entities[index])].name
-                throw GraftError(
-                    .malformedInput,
-                    "\(first) p\(keys[other]) and \(second) p\(keys[index]) would share key \(key) in the document; the key offsets recorded in the metadata do not fit these objects"
-                )
-            }
         }
-        return finalKeys
+        // Entries in key order (ties by entry), so that entries sharing a key are side by side. The
+        // failure reported is the one a pass in entry order meets first: the shared key whose second
+        // entry comes first, unless an overflowing key comes before it.
+        let order = finalKeys.indices.prefix(overflowAt).sorted {
+            finalKeys[$0] != finalKeys[$1] ? finalKeys[$0] < finalKeys[$1] : $0 < $1
+        }
+        var clash: (first: Int, second: Int)?
+        for position in order.indices.dropFirst() where finalKeys[order[position]] == finalKeys[order[position - 1]] {
+            let pair = (first: order[position - 1], second: order[position])
+            if pair.second < clash?.second ?? Int.max { clash = pair }
+        }
+        if let clash {
+            let first = model.descriptions[Int(entities[clash.first])].name
+            let second = model.descriptions[Int(entities[clash.second])].name
+            throw GraftError(
+                .malformedInput,
+                "\(first) p\(keys[clash.first]) and \(second) p\(keys[clash.second]) would share key \(finalKeys[clash.second]) in the document; the key offsets recorded in the metadata do not fit these objects"
+            )
+        }
+        if overflowAt < keys.count {
+            throw GraftError(.malformedInput, "key \(keys[overflowAt]) is too large to give every object its own key")
+        }
+        return (finalKeys, order)
     }
 }
