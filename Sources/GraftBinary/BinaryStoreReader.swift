@@ -8,7 +8,8 @@ import GraftModel
 /// The file is mapped into memory; opening it checks the header against the file size, reads the
 /// metadata, checks the model's version hashes and indexes every node of the object map (key, entity),
 /// so that a relationship's keys can be turned into exact references. ``forEachSnapshot(_:)`` then
-/// decodes one node at a time.
+/// decodes one node at a time. Pages of the mapping already read are handed back to the kernel as the
+/// reader moves on (`MappedFile`), so memory stays bounded whatever the file's size.
 ///
 /// For example:
 ///

@@ -4,9 +4,10 @@ import GraftCore
 
 /// One connection to a SQLite database file, owned by this object and closed when it goes away.
 ///
-/// Opening a user's store for reading never changes it: a store without a `-wal` file is opened
-/// immutable (no locks, no `-shm`, nothing written); a store with one is read from a private copy of the
-/// store and its `-wal`, because SQLite would otherwise checkpoint and delete the `-wal` on close.
+/// Opening a user's store for reading never changes it: a store without a `-wal` (or `-journal`) file,
+/// or with an empty one, is opened immutable (no locks, no `-shm`, nothing written); a store with one
+/// that has content is read from a private copy of the store and its `-wal`, because SQLite would
+/// otherwise checkpoint and delete the `-wal` on close.
 final class SQLiteDatabase {
     let handle: OpaquePointer
     let path: String
