@@ -169,9 +169,12 @@ static void start(void *context, const xmlChar *localname, const xmlChar *prefix
         loader->textLength = 0;
         loader->inAttribute = 1;
     } else if (strcmp(name, "relationship") == 0) {
-        const char *relationshipName = attr(attributes, count, "name");
+        /* attr() returns one static buffer: keep the name before looking up idrefs. */
+        const char *found = attr(attributes, count, "name");
+        char relationshipName[64];
+        snprintf(relationshipName, sizeof relationshipName, "%s", found ? found : "");
         const char *idrefs = attr(attributes, count, "idrefs");
-        if (relationshipName && idrefs) {
+        if (found && idrefs) {
             if (strcmp(relationshipName, "department") == 0) loader->departmentKey = id_value(idrefs);
             if (strcmp(relationshipName, "manager") == 0) loader->managerKey = id_value(idrefs);
         }

@@ -21,14 +21,28 @@ struct ArchiveStream {
     private var buffer: [UInt8] = []
     /// Bytes of the property list already handed to the file.
     private var flushed = 0
-    /// Each property-list object's offset from the start of the property list (0: reserved, not written).
-    private var offsets: [UInt32] = []
-    /// `$objects`: archive UID → property-list object.
-    private var objects: [Ref] = []
+    /// Each property-list object's offset from the start of the property list, in object order, as a
+    /// compact log (a few bytes an object rather than four, for tens of millions of objects): the
+    /// distance from the previous object written in turn (LEB128, at least 1), or 0 for an object
+    /// reserved to be written later, whose offset is in `reservedOffsets`.
+    private var offsetLog = ByteLog()
+    private var objectTotal = 0
+    private var lastOffset: UInt32 = 0
+    private var largestOffset: UInt32 = 0
+    /// Objects reserved with `reserve()`, in object order, and their offsets (0 until written).
+    private var reservedRefs: [Ref] = []
+    private var reservedOffsets: [UInt32] = []
+    /// `$objects`: archive UID → property-list object, as a log of differences from the previous
+    /// entry (zigzag LEB128).
+    private var objectsLog = ByteLog()
+    private var objectsTotal = 0
+    private var lastObject: Ref = 0
     private var sharedStrings: [String: Ref] = [:]
     private var sharedReferences: [UID: Ref] = [:]
     private var classes: [[String]: Ref] = [:]
-    private var booleans: [Bool: Ref] = [:]
+    private var falseRef: Ref?
+    private var trueRef: Ref?
+    private var nullRef: Ref?
 
     static let referenceSize = 4
     private static let flushSize = 1 << 22
@@ -38,11 +52,11 @@ struct ArchiveStream {
         self.handle = handle
         buffer.reserveCapacity(Self.flushSize + 4096)
         buffer.append(contentsOf: Array("bplist00".utf8))
-        objects.append(try string("$null"))
+        _ = archive(try string("$null"))
     }
 
     /// The number of property-list objects so far.
-    var objectCount: Int { offsets.count }
+    var objectCount: Int { objectTotal }
 
     private var position: Int { flushed + buffer.count }
 
@@ -61,24 +75,36 @@ struct ArchiveStream {
 
     /// A number for an object to be written later with ``writeInteger(_:at:)``.
     mutating func reserve() throws -> Ref {
-        guard offsets.count < Int(UInt32.max) else {
-            throw GraftError(.invalidOperation, "the object map would hold more than 2³² property-list objects")
-        }
-        offsets.append(0)
-        return Ref(offsets.count - 1)
+        let ref = try nextRef()
+        offsetLog.append(byte: 0)
+        reservedRefs.append(ref)
+        reservedOffsets.append(0)
+        return ref
     }
 
-    private mutating func begin(_ ref: Ref) throws {
+    private mutating func nextRef() throws -> Ref {
+        guard objectTotal < Int(UInt32.max) else {
+            throw GraftError(.invalidOperation, "the object map would hold more than 2³² property-list objects")
+        }
+        objectTotal += 1
+        return Ref(objectTotal - 1)
+    }
+
+    /// The current position as an offset, which must fit in 32 bits.
+    private func currentOffset() throws -> UInt32 {
         guard position <= Int(UInt32.max) else {
             throw GraftError(.invalidOperation, "the object map would be larger than 4 GiB, which Graft does not write")
         }
-        offsets[Int(ref)] = UInt32(position)
+        return UInt32(position)
     }
 
     private mutating func newObject() throws -> Ref {
         try flushIfNeeded()
-        let ref = try reserve()
-        try begin(ref)
+        let ref = try nextRef()
+        let offset = try currentOffset()
+        offsetLog.appendLEB128(UInt64(offset - lastOffset))
+        lastOffset = offset
+        largestOffset = max(largestOffset, offset)
         return ref
     }
 
@@ -119,7 +145,19 @@ struct ArchiveStream {
     /// Writes a reserved object as an integer.
     mutating func writeInteger(_ value: Int64, at ref: Ref) throws {
         try flushIfNeeded()
-        try begin(ref)
+        // Reserved objects are in object order: find this one.
+        var low = 0
+        var high = reservedRefs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if reservedRefs[middle] < ref { low = middle + 1 } else { high = middle }
+        }
+        guard low < reservedRefs.count, reservedRefs[low] == ref else {
+            throw GraftError(.invalidOperation, "property-list object \(ref) was not reserved")
+        }
+        let offset = try currentOffset()
+        reservedOffsets[low] = offset
+        largestOffset = max(largestOffset, offset)
         appendInteger(value)
     }
 
@@ -142,10 +180,10 @@ struct ArchiveStream {
     }
 
     mutating func bool(_ value: Bool) throws -> Ref {
-        if let ref = booleans[value] { return ref }
+        if let ref = value ? trueRef : falseRef { return ref }
         let ref = try newObject()
         buffer.append(value ? 0x09 : 0x08)
-        booleans[value] = ref
+        if value { trueRef = ref } else { falseRef = ref }
         return ref
     }
 
@@ -153,6 +191,14 @@ struct ArchiveStream {
         let ref = try newObject()
         header(0x4, count: value.count)
         buffer.append(contentsOf: value)
+        return ref
+    }
+
+    /// A data object of the given bytes.
+    mutating func data(bytes: UnsafeRawBufferPointer) throws -> Ref {
+        let ref = try newObject()
+        header(0x4, count: bytes.count)
+        buffer.append(contentsOf: bytes)
         return ref
     }
 
@@ -175,8 +221,11 @@ struct ArchiveStream {
 
     /// Adds a property-list object to `$objects` and returns its UID.
     mutating func archive(_ ref: Ref) -> UID {
-        objects.append(ref)
-        return UID(objects.count - 1)
+        let difference = Int64(ref) - Int64(lastObject)
+        objectsLog.appendLEB128(UInt64(bitPattern: (difference << 1) ^ (difference >> 63)))
+        lastObject = ref
+        objectsTotal += 1
+        return UID(objectsTotal - 1)
     }
 
     /// A new UID object referring to `uid`, to store in a field or collection.
@@ -197,7 +246,12 @@ struct ArchiveStream {
     }
 
     /// The reference to `$null`.
-    mutating func null() throws -> Ref { try sharedReference(to: 0) }
+    mutating func null() throws -> Ref {
+        if let nullRef { return nullRef }
+        let ref = try sharedReference(to: 0)
+        nullRef = ref
+        return ref
+    }
 
     /// The reference to a string archived once (an entity or relationship name).
     mutating func sharedName(_ name: String) throws -> Ref {
@@ -219,6 +273,46 @@ struct ArchiveStream {
         return ref
     }
 
+    /// The shape of an archived object that is written many times: its class chain and field names,
+    /// with their references once the first such object has been written.
+    final class Layout {
+        let classChain: [String]
+        let fieldNames: [String]
+        /// `$class`, the class entry, then each field name; empty until first use.
+        fileprivate var keys: [Ref] = []
+
+        init(classChain: [String], fieldNames: [String]) {
+            self.classChain = classChain
+            self.fieldNames = fieldNames
+        }
+    }
+
+    /// Writes an archived object with the layout's fields, `values` giving each field's value by its
+    /// position; the same bytes and the same new objects, in the same order, as
+    /// ``object(classChain:fields:)`` with the same names and values.
+    @inline(__always)
+    mutating func object(_ layout: Layout, _ values: (Int) -> Ref) throws -> UID {
+        if layout.keys.isEmpty {
+            var keys = [try sharedString("$class"), try classReference(layout.classChain)]
+            for name in layout.fieldNames { keys.append(try sharedString(name)) }
+            layout.keys = keys
+        }
+        let ref = try newObject()
+        let count = layout.fieldNames.count
+        header(0xD, count: count + 1)
+        layout.keys.withUnsafeBufferPointer { keys in
+            append(UInt64(keys[0]), size: Self.referenceSize)
+            for index in 0..<count { append(UInt64(keys[index + 2]), size: Self.referenceSize) }
+            append(UInt64(keys[1]), size: Self.referenceSize)
+        }
+        for index in 0..<count { append(UInt64(values(index)), size: Self.referenceSize) }
+        return archive(ref)
+    }
+
+    mutating func object(_ layout: Layout, _ value: Ref) throws -> UID {
+        try object(layout) { _ in value }
+    }
+
     /// Writes an archived object (`$class` first, then the fields) and adds it to `$objects`.
     mutating func object(classChain: [String], fields: [(key: String, value: Ref)]) throws -> UID {
         var keys = [try sharedString("$class")]
@@ -238,10 +332,22 @@ struct ArchiveStream {
     ///
     /// - Returns: the property list's length in bytes.
     mutating func finish(top: [(key: String, value: UID)]) throws -> Int {
-        if let unwritten = offsets.firstIndex(of: 0) {
-            throw GraftError(.invalidOperation, "property-list object \(unwritten) was reserved but never written")
+        if let unwritten = reservedOffsets.firstIndex(of: 0) {
+            throw GraftError(
+                .invalidOperation, "property-list object \(reservedRefs[unwritten]) was reserved but never written")
         }
-        let objectsArray = try array(objects)
+        // `$objects`, from its log.
+        let objectsArray = try newObject()
+        header(0xA, count: objectsTotal)
+        var objectsReader = objectsLog.reader()
+        var ref: Int64 = 0
+        for _ in 0..<objectsTotal {
+            let zigzag = objectsReader.nextLEB128()
+            ref += Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
+            append(UInt64(ref), size: Self.referenceSize)
+            if buffer.count >= Self.flushSize { try flush() }
+        }
+        objectsLog = ByteLog()
         var topKeys: [Ref] = []
         var topValues: [Ref] = []
         for entry in top {
@@ -255,15 +361,25 @@ struct ArchiveStream {
             ],
             values: [integer(100_000), string("NSKeyedArchiver"), topDictionary, objectsArray])
         let tableStart = position
-        let offsetSize = Self.byteCount(UInt64(offsets.max() ?? 0))
-        for offset in offsets {
-            append(UInt64(offset), size: offsetSize)
+        let offsetSize = Self.byteCount(UInt64(largestOffset))
+        var offsetReader = offsetLog.reader()
+        var offset: UInt32 = 0
+        var reserved = 0
+        for _ in 0..<objectTotal {
+            let distance = offsetReader.nextLEB128()
+            if distance == 0 {
+                append(UInt64(reservedOffsets[reserved]), size: offsetSize)
+                reserved += 1
+            } else {
+                offset += UInt32(distance)
+                append(UInt64(offset), size: offsetSize)
+            }
             if buffer.count >= Self.flushSize { try flush() }
         }
         buffer.append(contentsOf: repeatElement(0, count: 6))
         buffer.append(UInt8(offsetSize))
         buffer.append(UInt8(Self.referenceSize))
-        append(UInt64(offsets.count), size: 8)
+        append(UInt64(objectTotal), size: 8)
         append(UInt64(root), size: 8)
         append(UInt64(tableStart), size: 8)
         try flush()
@@ -297,5 +413,64 @@ struct ArchiveStream {
         if value <= 0xFFFF { return 2 }
         if value <= 0xFFFF_FFFF { return 4 }
         return 8
+    }
+}
+
+/// An append-only run of bytes kept in chunks of 1 MiB, so that it grows without copying (and
+/// without the doubled peak of a growing array).
+struct ByteLog {
+    private static let chunkSize = 1 << 20
+    private var chunks: [[UInt8]] = []
+
+    @inline(__always)
+    mutating func append(byte: UInt8) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
+            var chunk: [UInt8] = []
+            chunk.reserveCapacity(Self.chunkSize)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(byte)
+    }
+
+    /// Appends `value` in LEB128 (seven bits a byte, least significant first).
+    @inline(__always)
+    mutating func appendLEB128(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            append(byte: UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        append(byte: UInt8(rest))
+    }
+
+    func reader() -> Reader { Reader(chunks: chunks) }
+
+    /// Reads a log from its start.
+    struct Reader {
+        let chunks: [[UInt8]]
+        var chunk = 0
+        var position = 0
+
+        @inline(__always)
+        mutating func nextByte() -> UInt8 {
+            while position == chunks[chunk].count {
+                chunk += 1
+                position = 0
+            }
+            let byte = chunks[chunk][position]
+            position += 1
+            return byte
+        }
+
+        mutating func nextLEB128() -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = nextByte()
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
     }
 }

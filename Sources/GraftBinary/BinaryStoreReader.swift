@@ -8,7 +8,8 @@ import GraftModel
 /// The file is mapped into memory; opening it checks the header against the file size, reads the
 /// metadata, checks the model's version hashes and indexes every node of the object map (key, entity),
 /// so that a relationship's keys can be turned into exact references. ``forEachSnapshot(_:)`` then
-/// decodes one node at a time.
+/// decodes one node at a time. Pages of the mapping already read are handed back to the kernel as the
+/// reader moves on (`MappedFile`), so memory stays bounded whatever the file's size.
 ///
 /// For example:
 ///
@@ -22,6 +23,7 @@ public struct BinaryStoreReader: StoreReader {
     public let metadata: StoreMetadata
     public let header: BinaryStoreHeader
     private let data: Data
+    private let mapping: MappedFile
     private let index: NodeIndex
     private let offsets: [Int: Int64]
 
@@ -30,7 +32,34 @@ public struct BinaryStoreReader: StoreReader {
         var keys: [Int64] = []
         var entities: [Int32] = []
         var nodes: [Int] = []
-        var positionByKey: [Int64: Int32] = [:]
+        /// Position + 1 by key for keys from 0 up to `denseLimit` (0: no node); other keys in `sparse`.
+        var dense: [Int32] = []
+        var denseLimit: Int64 = 0
+        var sparse: [Int64: Int32] = [:]
+
+        /// The position of the node with this key.
+        @inline(__always)
+        func position(of key: Int64) -> Int? {
+            if key >= 0 && key < denseLimit {
+                let stored = key < dense.count ? dense[Int(key)] : 0
+                return stored == 0 ? nil : Int(stored - 1)
+            }
+            return sparse[key].map(Int.init)
+        }
+
+        /// Files a node under its key; `false` when the key is taken.
+        mutating func insert(key: Int64, position: Int) -> Bool {
+            if key >= 0 && key < denseLimit {
+                if key >= dense.count {
+                    let count = min(max(Int(key) + 1, dense.count * 2), Int(denseLimit))
+                    dense.append(contentsOf: repeatElement(0, count: count - dense.count))
+                }
+                if dense[Int(key)] != 0 { return false }
+                dense[Int(key)] = Int32(position + 1)
+                return true
+            }
+            return sparse.updateValue(Int32(position), forKey: key) == nil
+        }
     }
 
     public var objectCount: Int? { index.keys.count }
@@ -48,7 +77,7 @@ public struct BinaryStoreReader: StoreReader {
         self.url = url
         let path = url.relativePath
         do {
-            data = try Self.readFile(url)
+            (data, mapping) = try Self.readFile(url)
             header = try BinaryStoreHeader(decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
             metadata = try Self.readMetadata(
                 data.subdata(in: header.metadataRange), offset: header.metadataRange.lowerBound)
@@ -65,25 +94,21 @@ public struct BinaryStoreReader: StoreReader {
             }
             try metadata.check(against: self.model, path: path)
             offsets = try DocumentKeys.offsets(in: metadata, model: self.model)
-            let (header, model) = (header, self.model)
+            let (header, model, mapping) = (header, self.model, mapping)
             index = try data.withUnsafeBytes { raw in
                 let archive = try Self.mapArchive(raw, header: header)
-                return try Self.buildIndex(archive, model: model)
+                return try Self.buildIndex(archive, model: model, mapping: mapping)
             }
         } catch let error as GraftError {
             throw error.context.first == .file(path) ? error : error.inFile(path)
         }
     }
 
-    private static func readFile(_ url: URL) throws -> Data {
+    private static func readFile(_ url: URL) throws -> (Data, MappedFile) {
         let kind = FileAccess.kind(of: url)
         guard kind.exists else { throw GraftError(.fileNotFound, "no such file") }
         guard !kind.isDirectory else { throw GraftError(.io, "is a folder, not a binary store") }
-        do {
-            return try Data(contentsOf: url, options: .alwaysMapped)
-        } catch {
-            throw GraftError(.io, "cannot be read: \(error.localizedDescription)")
-        }
+        return try MappedFile.map(url)
     }
 
     private static func readMetadata(_ bytes: Data, offset: Int) throws -> StoreMetadata {
@@ -112,7 +137,7 @@ public struct BinaryStoreReader: StoreReader {
 
     // MARK: Index
 
-    private static func buildIndex(_ archive: ArchiveView, model: Model) throws -> NodeIndex {
+    private static func buildIndex(_ archive: ArchiveView, model: Model, mapping: MappedFile) throws -> NodeIndex {
         let plist = archive.plist
         let key = BinaryStoreLayout.mapRootKey
         guard let root = try archive.topObject(key) else {
@@ -132,7 +157,8 @@ public struct BinaryStoreReader: StoreReader {
         index.keys.reserveCapacity(count)
         index.entities.reserveCapacity(count)
         index.nodes.reserveCapacity(count)
-        index.positionByKey.reserveCapacity(count)
+        // Keys are dense in a document Core Data or Graft wrote: a table by key, a dictionary beyond.
+        index.denseLimit = min(4 * Int64(count) + (1 << 20), 1 << 28)
         var entityByName: [Int: Int32] = [:]
         for position in 0..<count {
             let where_ = "\(key) entry \(position)"
@@ -186,7 +212,8 @@ public struct BinaryStoreReader: StoreReader {
                 entityIndex = Int32(entity.index)
                 entityByName[nameObject] = entityIndex
             }
-            guard index.positionByKey.updateValue(Int32(position), forKey: primaryKey) == nil else {
+            if position % MappedFile.releaseInterval == 0 { mapping.releasePages(in: archive.plist.bytes) }
+            guard index.insert(key: primaryKey, position: position) else {
                 throw GraftError(.malformedInput, "object map: the primary key \(primaryKey) appears twice")
             }
             index.keys.append(primaryKey)
@@ -200,30 +227,36 @@ public struct BinaryStoreReader: StoreReader {
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
         let path = url.relativePath
-        let slots = model.descriptions.map { BinaryStoreLayout.attributeSlots(of: $0) }
+        let index = self.index
+        let (model, offsets, mapping) = (self.model, self.offsets, self.mapping)
+        /// The exact reference of the object with this key, if the document has it.
+        func resolve(_ key: Int64) -> ObjectRef? {
+            guard let position = index.position(of: key) else { return nil }
+            let entity = Int(index.entities[position])
+            return ObjectRef(
+                entity: entity, key: DocumentKeys.originalKey(key, entity: entity, model: model, offsets: offsets))
+        }
         do {
             try data.withUnsafeBytes { raw in
-                var decoder = NodeDecoder(archive: try Self.mapArchive(raw, header: header), model: model, slots: slots)
+                var decoder = NodeDecoder(archive: try Self.mapArchive(raw, header: header), model: model)
+                // One snapshot per entity, its storage reused node to node.
+                var snapshots: [Snapshot?] = Array(repeating: nil, count: model.descriptions.count)
                 for position in index.keys.indices {
+                    if position % MappedFile.releaseInterval == 0 { mapping.releasePages(in: decoder.plist.bytes) }
                     let entity = Int(index.entities[position])
-                    let snapshot = try decoder.snapshot(
-                        key: DocumentKeys.originalKey(
-                            index.keys[position], entity: entity, model: model, offsets: offsets),
-                        entity: entity, node: index.nodes[position], resolve: resolve)
+                    let key = DocumentKeys.originalKey(
+                        index.keys[position], entity: entity, model: model, offsets: offsets)
+                    var snapshot = snapshots[entity] ?? Snapshot(entity: model.descriptions[entity], key: key)
+                    snapshots[entity] = nil
+                    try decoder.read(
+                        into: &snapshot, key: key, entity: entity, node: index.nodes[position], resolve: resolve)
                     try body(snapshot)
+                    snapshots[entity] = snapshot
                 }
             }
         } catch let error as GraftError {
             throw error.context.first == .file(path) ? error : error.inFile(path)
         }
-    }
-
-    /// The exact reference of the object with this key, if the document has it.
-    private func resolve(_ key: Int64) -> ObjectRef? {
-        guard let position = index.positionByKey[key] else { return nil }
-        let entity = Int(index.entities[Int(position)])
-        return ObjectRef(
-            entity: entity, key: DocumentKeys.originalKey(key, entity: entity, model: model, offsets: offsets))
     }
 
     /// The tree offsets the document was written with (see `DocumentKeys`); a conversion onwards keeps them.
@@ -238,20 +271,65 @@ extension ArchivedObject {
 private struct NodeDecoder {
     let archive: ArchiveView
     let model: Model
-    let slots: [[Int]]
     /// Relationship-name string objects already read.
     var names: [Int: String] = [:]
+    /// Per entity: `NSAttributeValues` slots (attribute index and archived form), resolved once.
+    let slots: [[(index: Int, form: BinaryStoreLayout.ArchivedForm)]]
+    /// Per entity: the relationship index each relationship-name object names (and the name), found on
+    /// first sight.
+    var relationshipByName: [[Int: (index: Int, name: String)]]
+    /// Per entity and relationship: where its row of `accepted` starts.
+    let acceptRows: [[Int]]
+    /// Whether a relationship may hold an object of each entity (the destination and its subentities).
+    let accepted: [Bool]
 
     var plist: PlistView { archive.plist }
 
-    mutating func snapshot(
-        key: Int64, entity entityIndex: Int, node: Int, resolve: (Int64) -> ObjectRef?
-    ) throws
-        -> Snapshot
-    {
+    init(archive: ArchiveView, model: Model) {
+        self.archive = archive
+        self.model = model
+        slots = model.descriptions.map { entity in
+            BinaryStoreLayout.attributeSlots(of: entity).map {
+                (index: $0, form: BinaryStoreLayout.archivedForm(of: entity.attributes[$0].type))
+            }
+        }
+        relationshipByName = Array(repeating: [:], count: model.descriptions.count)
+        var accepted: [Bool] = []
+        acceptRows = model.descriptions.map { entity in
+            entity.relationships.map { relationship in
+                let destination = model.destination(of: relationship)
+                let row = accepted.count
+                accepted += model.descriptions.map { model.isKind($0, of: destination) }
+                return row
+            }
+        }
+        self.accepted = accepted
+    }
+
+    /// Reads a node into `snapshot`, an object of `entityIndex` (made by `Snapshot(entity:key:)`, then
+    /// perhaps filled from an earlier node: every value is replaced, storage reused where unshared).
+    mutating func read(
+        into snapshot: inout Snapshot, key: Int64, entity entityIndex: Int, node: Int, resolve: (Int64) -> ObjectRef?
+    ) throws {
         let entity = model.descriptions[entityIndex]
-        var snapshot = Snapshot(entity: entity, key: key)
-        let place = "\(entity.name) p\(key)"
+        snapshot.ref = ObjectRef(entity: entityIndex, key: key)
+        for index in snapshot.attributes.indices where snapshot.attributes[index] != nil {
+            snapshot.attributes[index] = nil
+        }
+        for index in snapshot.relationships.indices {
+            switch snapshot.relationships[index] {
+            case .toMany(var refs):
+                if refs.isEmpty { continue }
+                snapshot.relationships[index] = .unloaded
+                refs.removeAll(keepingCapacity: true)
+                snapshot.relationships[index] = .toMany(refs)
+            case .toOne(nil):
+                continue
+            default:
+                snapshot.relationships[index] = entity.relationships[index].isToMany ? .toMany([]) : .toOne(nil)
+            }
+        }
+        func place() -> String { "\(entity.name) p\(key)" }
         func failure(_ message: String, key name: String? = nil, code: GraftError.Code = .malformedInput) -> GraftError
         {
             var context: [GraftError.Location] = [.entity(entity.name), .object("p\(key)")]
@@ -263,21 +341,22 @@ private struct NodeDecoder {
         // Attributes.
         let slots = self.slots[entityIndex]
         if let valuesField = try archive.field(.attributeValues, in: fields),
-            let values = try archive.follow(valuesField, context: place)
+            let values = try archive.follow(valuesField, context: place())
         {
-            let (start, count) = try archive.elements(of: values, context: "\(place) NSAttributeValues")
+            let (start, count) = try archive.elements(of: values, context: "\(place()) NSAttributeValues")
             guard count == slots.count else {
                 throw failure(
                     "NSAttributeValues has \(count) values, but \(entity.name) has \(slots.count) stored attributes",
                     key: BinaryStoreLayout.NodeKey.attributeValues)
             }
-            for (slot, attributeIndex) in slots.enumerated() {
-                let attribute = entity.attributes[attributeIndex]
-                guard let value = try archive.follow(plist.element(slot, from: start), context: place) else { continue }
+            for (position, slot) in slots.enumerated() {
+                guard let value = try archive.follow(plist.element(position, from: start), context: place()) else {
+                    continue
+                }
                 do {
-                    snapshot.attributes[attributeIndex] = try decodeValue(
-                        value, form: BinaryStoreLayout.archivedForm(of: attribute.type), depth: 0)
+                    snapshot.attributes[slot.index] = try decodeValue(value, form: slot.form, depth: 0)
                 } catch let error as ValueMismatch {
+                    let attribute = entity.attributes[slot.index]
                     throw failure(
                         "holds \(error.found) where a \(attribute.type) value belongs", key: attribute.name,
                         code: .typeMismatch)
@@ -287,7 +366,7 @@ private struct NodeDecoder {
 
         // Relationships.
         if let relatedField = try archive.field(.relatedNodes, in: fields),
-            let related = try archive.follow(relatedField, context: place)
+            let related = try archive.follow(relatedField, context: place())
         {
             guard let relatedFields = try archive.fields(of: related),
                 let keysField = try archive.field(.keys, in: relatedFields),
@@ -298,26 +377,44 @@ private struct NodeDecoder {
                 throw failure("NSRelatedNodes is not a dictionary", key: BinaryStoreLayout.NodeKey.relatedNodes)
             }
             for entry in 0..<count {
-                guard let nameObject = try archive.follow(plist.element(entry, from: keysStart), context: place) else {
+                guard let nameObject = try archive.follow(plist.element(entry, from: keysStart), context: place())
+                else {
                     throw failure("NSRelatedNodes has a $null key", key: BinaryStoreLayout.NodeKey.relatedNodes)
                 }
-                let name = try relationshipName(nameObject) {
-                    failure(
-                        "NSRelatedNodes has a key that is not a string", key: BinaryStoreLayout.NodeKey.relatedNodes)
+                let relationshipIndex: Int
+                let name: String
+                if let known = relationshipByName[entityIndex][nameObject] {
+                    (relationshipIndex, name) = known
+                } else {
+                    name = try relationshipName(nameObject) {
+                        failure(
+                            "NSRelatedNodes has a key that is not a string",
+                            key: BinaryStoreLayout.NodeKey.relatedNodes)
+                    }
+                    guard let found = entity.relationshipIndexByName[name] else {
+                        throw failure(
+                            "the node has the relationship '\(name)', which \(entity.name) does not have", key: name,
+                            code: .modelMismatch)
+                    }
+                    relationshipIndex = found
+                    relationshipByName[entityIndex][nameObject] = (found, name)
                 }
-                guard let relationshipIndex = entity.relationshipIndexByName[name] else {
-                    throw failure(
-                        "the node has the relationship '\(name)', which \(entity.name) does not have", key: name,
-                        code: .modelMismatch)
-                }
-                let relationship = entity.relationships[relationshipIndex]
-                let destination = model.destination(of: relationship)
+                let isToMany = entity.relationships[relationshipIndex].isToMany
+                let acceptRow = acceptRows[entityIndex][relationshipIndex]
+                // A to-many's refs go into its own array (taken out of the snapshot, so unshared).
                 var refs: [ObjectRef] = []
-                if let list = try archive.follow(plist.element(entry, from: objectsStart), context: place) {
-                    let (start, elementCount) = try archive.elements(of: list, context: "\(place) \(name)")
-                    refs.reserveCapacity(elementCount)
+                if isToMany, case .toMany(let existing) = snapshot.relationships[relationshipIndex] {
+                    snapshot.relationships[relationshipIndex] = .unloaded
+                    refs = existing
+                    refs.removeAll(keepingCapacity: true)
+                }
+                var single: ObjectRef?
+                var found = 0
+                if let list = try archive.follow(plist.element(entry, from: objectsStart), context: place()) {
+                    let (start, elementCount) = try archive.elements(of: list, context: "\(place()) \(name)")
+                    if isToMany { refs.reserveCapacity(elementCount) }
                     for position in 0..<elementCount {
-                        guard let element = try archive.follow(plist.element(position, from: start), context: place),
+                        guard let element = try archive.follow(plist.element(position, from: start), context: place()),
                             case .integer(let target) = try plist.object(element)
                         else {
                             throw failure("element \(position) is not a primary key", key: name)
@@ -326,26 +423,27 @@ private struct NodeDecoder {
                             throw failure(
                                 "refers to the primary key \(target), which no object in the document has", key: name)
                         }
-                        let targetEntity = model.descriptions[ref.entity]
-                        guard model.isKind(targetEntity, of: destination) else {
+                        guard accepted[acceptRow + ref.entity] else {
+                            let targetEntity = model.descriptions[ref.entity]
+                            let destination = model.destination(of: entity.relationships[relationshipIndex])
                             throw failure(
                                 "refers to p\(target), a \(targetEntity.name), where a \(destination.name) belongs",
                                 key: name)
                         }
-                        refs.append(ref)
+                        if isToMany { refs.append(ref) } else if found == 0 { single = ref }
+                        found += 1
                     }
                 }
-                if relationship.isToMany {
+                if isToMany {
                     snapshot.relationships[relationshipIndex] = .toMany(refs)
                 } else {
-                    guard refs.count <= 1 else {
-                        throw failure("the to-one relationship holds \(refs.count) objects", key: name)
+                    guard found <= 1 else {
+                        throw failure("the to-one relationship holds \(found) objects", key: name)
                     }
-                    snapshot.relationships[relationshipIndex] = .toOne(refs.first)
+                    snapshot.relationships[relationshipIndex] = .toOne(single)
                 }
             }
         }
-        return snapshot
     }
 
     private mutating func relationshipName(_ object: Int, failure: () -> GraftError) throws -> String {
@@ -491,7 +589,7 @@ private struct NodeDecoder {
             case .data(let start, let count) = try plist.object(mantissaReference),
             let exponent = try integer(.decimalExponent), let length = try integer(.decimalLength),
             let mantissa = DecimalFields.mantissa(
-                from: plist.data(start, count),
+                from: UnsafeRawBufferPointer(rebasing: plist.bytes[start..<(start + count)]),
                 bigEndian: try integer(.decimalByteOrder) == BinaryStoreLayout.bigEndianByteOrder),
             let exponent32 = Int32(exactly: exponent), let length32 = UInt32(exactly: length)
         else { throw mismatch() }

@@ -70,7 +70,8 @@ private final class WriterState {
     let overwrite: Bool
     let temporary: URL
     private var handle: FileHandle?
-    private var stream: ArchiveStream
+    // The writer is used from one thread at a time; its per-node state skips dynamic exclusivity checks.
+    @exclusivity(unchecked) private var stream: ArchiveStream
     private var done = false
 
     /// An object of the document, known from its node or from a reference to it.
@@ -78,25 +79,83 @@ private final class WriterState {
         let root: Int32
         let key: Int64
     }
-    private var entries: [TreeKey: Int32] = [:]
-    private var keys: [Int64] = []
+    /// Entry + 1 by key, per inheritance tree (by root ordinal), while keys stay dense; 0 for none.
+    @exclusivity(unchecked) private var denseEntries: [[Int32]]
+    @exclusivity(unchecked) private var entries: [TreeKey: Int32] = [:]
+    /// Root ordinal by entity index.
+    private let rootOrdinal: [Int]
+    @exclusivity(unchecked) private var keys: [Int64] = []
     /// The tree offsets the keys were written with.
     private var appliedOffsets: [Int: Int64] = [:]
-    private var roots: [Int32] = []
-    private var entities: [Int32] = []
+    @exclusivity(unchecked) private var roots: [Int32] = []
+    @exclusivity(unchecked) private var entities: [Int32] = []
     /// The node's UID reference, `none` until the node is written.
-    private var nodes: [ArchiveStream.Ref] = []
+    @exclusivity(unchecked) private var nodes: [ArchiveStream.Ref] = []
     /// The reserved integer object that will hold the final key.
-    private var keyIntegers: [ArchiveStream.Ref] = []
+    @exclusivity(unchecked) private var keyIntegers: [ArchiveStream.Ref] = []
     /// The UID reference to that integer's `$objects` entry.
-    private var keyReferences: [ArchiveStream.Ref] = []
+    @exclusivity(unchecked) private var keyReferences: [ArchiveStream.Ref] = []
     /// The first object that referred to each entry (for messages about missing objects).
-    private var referrers: [ObjectRef] = []
+    @exclusivity(unchecked) private var referrers: [ObjectRef] = []
     private static let none = ArchiveStream.Ref.max
 
-    private let slots: [[Int]]
-    private let storedRelationships: [[Int]]
-    private var emptyArray: ArchiveStream.Ref?
+    /// How each entity's nodes are written, resolved once.
+    private final class EntityPlan {
+        /// `NSAttributeValues`: the attribute index and archived form of each slot.
+        let attributes: [(index: Int, form: BinaryStoreLayout.ArchivedForm)]
+        /// `NSRelatedNodes`: each stored relationship, and where its row of `accepted` starts.
+        let relationships: [(index: Int, isToMany: Bool, accepts: Int)]
+        /// The shared name references, made on first use (the entity's, then each relationship's).
+        var nameRef: ArchiveStream.Ref?
+        var relationshipNameRefs: [ArchiveStream.Ref?]
+
+        init(
+            attributes: [(index: Int, form: BinaryStoreLayout.ArchivedForm)],
+            relationships: [(index: Int, isToMany: Bool, accepts: Int)]
+        ) {
+            self.attributes = attributes
+            self.relationships = relationships
+            relationshipNameRefs = Array(repeating: nil, count: relationships.count)
+        }
+    }
+
+    private let plans: [EntityPlan]
+    /// Whether a relationship may hold an object of each entity (the destination and its subentities).
+    private let accepted: [Bool]
+    @exclusivity(unchecked) private var emptyArray: ArchiveStream.Ref?
+    /// Scratch lists reused node to node.
+    @exclusivity(unchecked) private var values: [ArchiveStream.Ref] = []
+    @exclusivity(unchecked) private var names: [ArchiveStream.Ref] = []
+    @exclusivity(unchecked) private var lists: [ArchiveStream.Ref] = []
+    @exclusivity(unchecked) private var targetKeys: [ArchiveStream.Ref] = []
+
+    // The shapes of the archived objects written per node (their key references belong to this
+    // writer's archive).
+    private let arrayLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.arrayClassChain, fieldNames: [BinaryStoreLayout.ValueKey.objects])
+    private let dictionaryLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.dictionaryClassChain,
+        fieldNames: [BinaryStoreLayout.ValueKey.keys, BinaryStoreLayout.ValueKey.objects])
+    private let nodeLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.nodeClassChain,
+        fieldNames: [
+            BinaryStoreLayout.NodeKey.primaryKey, BinaryStoreLayout.NodeKey.entityName,
+            BinaryStoreLayout.NodeKey.relatedNodes, BinaryStoreLayout.NodeKey.attributeValues,
+        ])
+    private let decimalLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.decimalClassChain,
+        fieldNames: [
+            BinaryStoreLayout.DecimalKey.exponent, BinaryStoreLayout.DecimalKey.length,
+            BinaryStoreLayout.DecimalKey.negative, BinaryStoreLayout.DecimalKey.compact,
+            BinaryStoreLayout.DecimalKey.mantissaByteOrder, BinaryStoreLayout.DecimalKey.mantissa,
+        ])
+    private let dateLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.dateClassChain, fieldNames: [BinaryStoreLayout.ValueKey.time])
+    private let uuidLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.uuidClassChain, fieldNames: [BinaryStoreLayout.ValueKey.uuidBytes])
+    private let urlLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.urlClassChain,
+        fieldNames: [BinaryStoreLayout.ValueKey.urlBase, BinaryStoreLayout.ValueKey.urlRelative])
 
     init(url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool) throws {
         self.url = url
@@ -124,8 +183,28 @@ private final class WriterState {
             try? FileManager.default.removeItem(at: temporary)
             throw GraftError(.io, "cannot be written: \(error.localizedDescription)", context: [.file(path)])
         }
-        slots = model.descriptions.map { BinaryStoreLayout.attributeSlots(of: $0) }
-        storedRelationships = model.descriptions.map { BinaryStoreLayout.storedRelationships(of: $0) }
+        var accepted: [Bool] = []
+        plans = model.descriptions.map { entity in
+            let attributes = BinaryStoreLayout.attributeSlots(of: entity).map {
+                (index: $0, form: BinaryStoreLayout.archivedForm(of: entity.attributes[$0].type))
+            }
+            let relationships = BinaryStoreLayout.storedRelationships(of: entity).map { index in
+                let relationship = entity.relationships[index]
+                let destination = model.destination(of: relationship)
+                let row = accepted.count
+                accepted += model.descriptions.map { model.isKind($0, of: destination) }
+                return (index: index, isToMany: relationship.isToMany, accepts: row)
+            }
+            return EntityPlan(attributes: attributes, relationships: relationships)
+        }
+        self.accepted = accepted
+        var ordinals: [Int: Int] = [:]
+        rootOrdinal = model.descriptions.map { entity in
+            if let ordinal = ordinals[entity.rootIndex] { return ordinal }
+            ordinals[entity.rootIndex] = ordinals.count
+            return ordinals.count - 1
+        }
+        denseEntries = Array(repeating: [], count: ordinals.count)
     }
 
     deinit {
@@ -180,19 +259,19 @@ private final class WriterState {
         guard !entity.isAbstract else {
             throw failure(.malformedInput, "\(entity.name) is abstract and cannot have objects")
         }
+        let plan = plans[ref.entity]
         let entry = try self.entry(for: ref, referrer: nil)
         guard nodes[entry] == Self.none else { throw failure(.malformedInput, "the object is written twice") }
 
         // NSAttributeValues.
-        var values: [ArchiveStream.Ref] = []
-        values.reserveCapacity(slots[ref.entity].count)
-        for attributeIndex in slots[ref.entity] {
-            let attribute = entity.attributes[attributeIndex]
-            guard let value = snapshot.attributes[attributeIndex] else {
+        values.removeAll(keepingCapacity: true)
+        for slot in plan.attributes {
+            guard let value = snapshot.attributes[slot.index] else {
                 values.append(try stream.null())
                 continue
             }
-            guard let encoded = try encode(value, as: BinaryStoreLayout.archivedForm(of: attribute.type)) else {
+            guard let encoded = try encode(value, as: slot.form) else {
+                let attribute = entity.attributes[slot.index]
                 throw failure(
                     .typeMismatch,
                     "holds the value \(value) (\(Self.kind(of: value))) where a \(attribute.type) value belongs",
@@ -200,73 +279,100 @@ private final class WriterState {
             }
             values.append(encoded)
         }
-        let attributeValues = try stream.reference(
-            to: stream.object(
-                classChain: BinaryStoreLayout.arrayClassChain,
-                fields: [(BinaryStoreLayout.ValueKey.objects, stream.array(values))]))
+        let valueArray = try stream.array(values)
+        let attributeValues = try stream.reference(to: stream.object(arrayLayout, valueArray))
 
         // NSRelatedNodes.
-        var names: [ArchiveStream.Ref] = []
-        var lists: [ArchiveStream.Ref] = []
-        for relationshipIndex in storedRelationships[ref.entity] {
-            let relationship = entity.relationships[relationshipIndex]
-            let value = snapshot.relationships[relationshipIndex]
-            if value == .unloaded {
+        names.removeAll(keepingCapacity: true)
+        lists.removeAll(keepingCapacity: true)
+        for (position, slot) in plan.relationships.enumerated() {
+            targetKeys.removeAll(keepingCapacity: true)
+            switch snapshot.relationships[slot.index] {
+            case .unloaded:
                 throw failure(
                     .invalidOperation, "the relationship was not loaded, so it cannot be written",
-                    key: relationship.name)
-            }
-            let targets = value.refs
-            if !relationship.isToMany && targets.count > 1 {
-                throw failure(
-                    .malformedInput, "the to-one relationship holds \(targets.count) objects", key: relationship.name)
-            }
-            let destination = model.destination(of: relationship)
-            var keys: [ArchiveStream.Ref] = []
-            keys.reserveCapacity(targets.count)
-            for target in targets {
-                guard model.descriptions.indices.contains(target.entity),
-                    model.isKind(model.descriptions[target.entity], of: destination)
-                else {
-                    let name =
-                        model.descriptions.indices.contains(target.entity)
-                        ? model.descriptions[target.entity].name : "entity #\(target.entity)"
+                    key: entity.relationships[slot.index].name)
+            case .toOne(let target):
+                if let target { try appendTargetKey(target, of: ref, slot: slot, entity: entity) }
+            case .toMany(let targets):
+                if !slot.isToMany && targets.count > 1 {
                     throw failure(
-                        .typeMismatch, "refers to \(name) p\(target.key) where a \(destination.name) belongs",
-                        key: relationship.name)
+                        .malformedInput, "the to-one relationship holds \(targets.count) objects",
+                        key: entity.relationships[slot.index].name)
                 }
-                keys.append(keyReferences[try self.entry(for: target, referrer: ref)])
+                for target in targets { try appendTargetKey(target, of: ref, slot: slot, entity: entity) }
             }
-            names.append(try stream.sharedName(relationship.name))
-            lists.append(keys.isEmpty ? try sharedEmptyArray() : try newArray(keys))
+            if let name = plan.relationshipNameRefs[position] {
+                names.append(name)
+            } else {
+                let name = try stream.sharedName(entity.relationships[slot.index].name)
+                plan.relationshipNameRefs[position] = name
+                names.append(name)
+            }
+            lists.append(targetKeys.isEmpty ? try sharedEmptyArray() : try newArray(targetKeys))
         }
+        let nameArray = try stream.array(names)
+        let listArray = try stream.array(lists)
         let related = try stream.reference(
-            to: stream.object(
-                classChain: BinaryStoreLayout.dictionaryClassChain,
-                fields: [
-                    (BinaryStoreLayout.ValueKey.keys, stream.array(names)),
-                    (BinaryStoreLayout.ValueKey.objects, stream.array(lists)),
-                ]))
+            to: stream.object(dictionaryLayout) { $0 == 0 ? nameArray : listArray })
 
-        typealias Node = BinaryStoreLayout.NodeKey
-        let node = try stream.object(
-            classChain: BinaryStoreLayout.nodeClassChain,
-            fields: [
-                (Node.primaryKey, keyIntegers[entry]),
-                (Node.entityName, stream.sharedName(entity.name)),
-                (Node.relatedNodes, related),
-                (Node.attributeValues, attributeValues),
-            ])
+        let primaryKey = keyIntegers[entry]
+        let entityName: ArchiveStream.Ref
+        if let name = plan.nameRef {
+            entityName = name
+        } else {
+            entityName = try stream.sharedName(entity.name)
+            plan.nameRef = entityName
+        }
+        let node = try stream.object(nodeLayout) { field in
+            switch field {
+            case 0: return primaryKey
+            case 1: return entityName
+            case 2: return related
+            default: return attributeValues
+            }
+        }
         nodes[entry] = try stream.reference(to: node)
+    }
+
+    /// Adds the key reference of a related object to `targetKeys`, after checking its entity.
+    @inline(__always)
+    private func appendTargetKey(
+        _ target: ObjectRef, of ref: ObjectRef, slot: (index: Int, isToMany: Bool, accepts: Int),
+        entity: EntityDescription
+    ) throws {
+        guard target.entity >= 0 && target.entity < model.descriptions.count,
+            accepted[slot.accepts + target.entity]
+        else {
+            let relationship = entity.relationships[slot.index]
+            let destination = model.destination(of: relationship)
+            let name =
+                model.descriptions.indices.contains(target.entity)
+                ? model.descriptions[target.entity].name : "entity #\(target.entity)"
+            throw GraftError(
+                .typeMismatch, "refers to \(name) p\(target.key) where a \(destination.name) belongs",
+                context: [.entity(entity.name), .object("p\(ref.key)"), .key(relationship.name)])
+        }
+        targetKeys.append(keyReferences[try self.entry(for: target, referrer: ref)])
     }
 
     /// The entry for an object, created on first sight; checks that every mention agrees on its entity.
     private func entry(for ref: ObjectRef, referrer: ObjectRef?) throws -> Int {
-        let entity = model.descriptions[ref.entity]
-        let treeKey = TreeKey(root: Int32(entity.rootIndex), key: ref.key)
-        if let existing = entries[treeKey] {
-            let index = Int(existing)
+        let ordinal = rootOrdinal[ref.entity]
+        let key = ref.key
+        var found: Int32 = 0
+        let isDense = key >= 0 && key < denseEntries[ordinal].count
+        if isDense { found = denseEntries[ordinal][Int(key)] }
+        if found == 0 && !entries.isEmpty {
+            // A key seen while it lay beyond the dense table is in the dictionary, even once the table
+            // has grown past it.
+            found =
+                entries[TreeKey(root: Int32(model.descriptions[ref.entity].rootIndex), key: key)].map { $0 + 1 } ?? 0
+        }
+        if found != 0 {
+            let index = Int(found - 1)
             guard entities[index] == Int32(ref.entity) else {
+                let entity = model.descriptions[ref.entity]
                 let other = model.descriptions[Int(entities[index])].name
                 throw GraftError(
                     .typeMismatch,
@@ -275,17 +381,29 @@ private final class WriterState {
             }
             return index
         }
+        let root = Int32(model.descriptions[ref.entity].rootIndex)
         let integer = try stream.reserve()
         let reference = try stream.reference(to: stream.archive(integer))
-        entries[treeKey] = Int32(keys.count)
-        keys.append(ref.key)
-        roots.append(treeKey.root)
+        let index = keys.count
+        if isDense {
+            denseEntries[ordinal][Int(key)] = Int32(index + 1)
+        } else if key >= 0 && key < 1 << 28 && key <= 4 * Int64(keys.count) + (1 << 20) {
+            // Grow the dense table to cover the key (keys in a store are mostly dense).
+            let count = max(Int(key) + 1, denseEntries[ordinal].count * 2)
+            denseEntries[ordinal].append(
+                contentsOf: repeatElement(0, count: count - denseEntries[ordinal].count))
+            denseEntries[ordinal][Int(key)] = Int32(index + 1)
+        } else {
+            entries[TreeKey(root: root, key: key)] = Int32(index)
+        }
+        keys.append(key)
+        roots.append(root)
         entities.append(Int32(ref.entity))
         nodes.append(Self.none)
         keyIntegers.append(integer)
         keyReferences.append(reference)
         referrers.append(referrer ?? ref)
-        return keys.count - 1
+        return index
     }
 
     private func sharedEmptyArray() throws -> ArchiveStream.Ref {
@@ -296,15 +414,12 @@ private final class WriterState {
     }
 
     private func newArray(_ elements: [ArchiveStream.Ref]) throws -> ArchiveStream.Ref {
-        try stream.reference(
-            to: stream.object(
-                classChain: BinaryStoreLayout.arrayClassChain,
-                fields: [(BinaryStoreLayout.ValueKey.objects, stream.array(elements))]))
+        let array = try stream.array(elements)
+        return try stream.reference(to: stream.object(arrayLayout, array))
     }
 
     /// The reference to an archived value, or `nil` when the value is not of the form's kind.
     private func encode(_ value: Value, as form: BinaryStoreLayout.ArchivedForm) throws -> ArchiveStream.Ref? {
-        typealias Key = BinaryStoreLayout.ValueKey
         let plain: ArchiveStream.Ref
         switch (form, value) {
         case (.string, .string(let string)), (.byValue, .string(let string)):
@@ -318,35 +433,34 @@ private final class WriterState {
         case (.data, .data(let data)), (.byValue, .data(let data)):
             plain = try stream.data(data)
         case (.decimalNumber, .decimal(let decimal)), (.byValue, .decimal(let decimal)):
-            typealias Field = BinaryStoreLayout.DecimalKey
             let fields = DecimalFields(decimal)
-            let object = try stream.object(
-                classChain: BinaryStoreLayout.decimalClassChain,
-                fields: [
-                    (Field.exponent, stream.integer(Int64(fields.exponent))),
-                    (Field.length, stream.integer(Int64(fields.length))),
-                    (Field.negative, stream.bool(fields.isNegative)),
-                    (Field.compact, stream.bool(fields.isCompact)),
-                    (Field.mantissaByteOrder, stream.integer(BinaryStoreLayout.littleEndianByteOrder)),
-                    (Field.mantissa, stream.data(fields.mantissaBytes)),
-                ])
+            let exponent = try stream.integer(Int64(fields.exponent))
+            let length = try stream.integer(Int64(fields.length))
+            let negative = try stream.bool(fields.isNegative)
+            let compact = try stream.bool(fields.isCompact)
+            let byteOrder = try stream.integer(BinaryStoreLayout.littleEndianByteOrder)
+            let mantissa = try fields.withMantissaBytes { try stream.data(bytes: $0) }
+            let object = try stream.object(decimalLayout) { field in
+                switch field {
+                case 0: return exponent
+                case 1: return length
+                case 2: return negative
+                case 3: return compact
+                case 4: return byteOrder
+                default: return mantissa
+                }
+            }
             return try stream.reference(to: object)
         case (.date, .date(let date)), (.byValue, .date(let date)):
-            let object = try stream.object(
-                classChain: BinaryStoreLayout.dateClassChain,
-                fields: [(Key.time, stream.real(date.timeIntervalSinceReferenceDate))])
-            return try stream.reference(to: object)
+            let time = try stream.real(date.timeIntervalSinceReferenceDate)
+            return try stream.reference(to: stream.object(dateLayout, time))
         case (.uuid, .uuid(let uuid)), (.byValue, .uuid(let uuid)):
-            let bytes = withUnsafeBytes(of: uuid.uuid) { Data($0) }
-            let object = try stream.object(
-                classChain: BinaryStoreLayout.uuidClassChain, fields: [(Key.uuidBytes, stream.data(bytes))])
-            return try stream.reference(to: object)
+            let bytes = try withUnsafeBytes(of: uuid.uuid) { try stream.data(bytes: $0) }
+            return try stream.reference(to: stream.object(uuidLayout, bytes))
         case (.url, .uri(let url)), (.byValue, .uri(let url)):
             let text = try stream.reference(to: stream.archive(stream.string(url.absoluteString)))
-            let object = try stream.object(
-                classChain: BinaryStoreLayout.urlClassChain,
-                fields: [(Key.urlBase, stream.null()), (Key.urlRelative, text)])
-            return try stream.reference(to: object)
+            let base = try stream.null()
+            return try stream.reference(to: stream.object(urlLayout) { $0 == 0 ? base : text })
         default:
             return nil
         }
@@ -380,11 +494,10 @@ private final class WriterState {
                 "\(from) p\(referrer.key) refers to \(entity) p\(keys[index]), which is not in the document",
                 context: [.entity(from), .object("p\(referrer.key)")])
         }
-        let finalKeys = try numberKeys()
+        let (finalKeys, order) = try numberKeys()
         for index in keys.indices { try stream.writeInteger(finalKeys[index], at: keyIntegers[index]) }
 
         // The map, in key order.
-        let order = keys.indices.sorted { finalKeys[$0] < finalKeys[$1] }
         let map = try stream.object(
             classChain: BinaryStoreLayout.mapClassChain,
             fields: [
@@ -431,7 +544,9 @@ private final class WriterState {
     /// The key each entry is written with: its own plus its tree's offset (see `DocumentKeys`). The
     /// offsets come from the metadata when the caller gave them (a conversion from a SQLite store), and
     /// are otherwise computed from the keys written: none when no key is used by two trees.
-    private func numberKeys() throws -> [Int64] {
+    ///
+    /// - Returns: the keys, and the entries in key order.
+    private func numberKeys() throws -> (keys: [Int64], order: [Int]) {
         var offsets = try DocumentKeys.offsets(in: metadata, model: model)
         if offsets.isEmpty {
             offsets = DocumentKeys.offsets(
@@ -440,23 +555,37 @@ private final class WriterState {
         }
         appliedOffsets = offsets
         var finalKeys = keys
-        var seen: [Int64: Int] = [:]
-        seen.reserveCapacity(keys.count)
+        var overflowAt = keys.count
         for index in keys.indices {
             let (key, overflow) = keys[index].addingReportingOverflow(offsets[Int(roots[index])] ?? 0)
-            guard !overflow else {
-                throw GraftError(.malformedInput, "key \(keys[index]) is too large to give every object its own key")
+            if overflow {
+                overflowAt = index
+                break
             }
             finalKeys[index] = key
-            if let other = seen.updateValue(index, forKey: key) {
-                let first = model.descriptions[Int(entities[other])].name
-                let second = model.descriptions[Int(entities[index])].name
-                throw GraftError(
-                    .malformedInput,
-                    "\(first) p\(keys[other]) and \(second) p\(keys[index]) would share key \(key) in the document; the key offsets recorded in the metadata do not fit these objects"
-                )
-            }
         }
-        return finalKeys
+        // Entries in key order (ties by entry), so that entries sharing a key are side by side. The
+        // failure reported is the one a pass in entry order meets first: the shared key whose second
+        // entry comes first, unless an overflowing key comes before it.
+        let order = finalKeys.indices.prefix(overflowAt).sorted {
+            finalKeys[$0] != finalKeys[$1] ? finalKeys[$0] < finalKeys[$1] : $0 < $1
+        }
+        var clash: (first: Int, second: Int)?
+        for position in order.indices.dropFirst() where finalKeys[order[position]] == finalKeys[order[position - 1]] {
+            let pair = (first: order[position - 1], second: order[position])
+            if pair.second < clash?.second ?? Int.max { clash = pair }
+        }
+        if let clash {
+            let first = model.descriptions[Int(entities[clash.first])].name
+            let second = model.descriptions[Int(entities[clash.second])].name
+            throw GraftError(
+                .malformedInput,
+                "\(first) p\(keys[clash.first]) and \(second) p\(keys[clash.second]) would share key \(finalKeys[clash.second]) in the document; the key offsets recorded in the metadata do not fit these objects"
+            )
+        }
+        if overflowAt < keys.count {
+            throw GraftError(.malformedInput, "key \(keys[overflowAt]) is too large to give every object its own key")
+        }
+        return (finalKeys, order)
     }
 }

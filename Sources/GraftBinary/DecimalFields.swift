@@ -1,4 +1,5 @@
 import Foundation
+import GraftModel
 
 /// A `Decimal`'s exact fields — exponent, length, sign, compact flag and the eight 16-bit mantissa
 /// words — as `NSDecimalNumber` archives them.
@@ -30,6 +31,20 @@ struct DecimalFields: Equatable {
             return
         }
         var words = [UInt16](repeating: 0, count: 8)
+        if let parts = decimal.compactParts {
+            // The significand fits in 64 bits: its words directly, rather than from its decimal digits.
+            var rest = parts.significand
+            var length = 0
+            while rest != 0 {
+                words[length] = UInt16(truncatingIfNeeded: rest)
+                rest >>= 16
+                length += 1
+            }
+            self.init(
+                exponent: Int32(parts.exponent), length: UInt32(length), isNegative: parts.isNegative,
+                isCompact: true, mantissa: words)
+            return
+        }
         for digit in decimal.significand.description.utf8 where (48...57).contains(digit) {
             // words = words * 10 + digit
             var carry = UInt32(digit - 48)
@@ -50,6 +65,15 @@ struct DecimalFields: Equatable {
     var decimal: Decimal? {
         guard (-128...127).contains(exponent), length <= 8, mantissa.count == 8 else { return nil }
         if length == 0 { return isNegative ? .nan : 0 }
+        if length <= 4 {
+            // A significand of at most 64 bits: built from the words directly.
+            var significand: UInt64 = 0
+            for word in mantissa.prefix(Int(length)).reversed() { significand = significand << 16 | UInt64(word) }
+            if significand != 0 {
+                return Decimal(
+                    sign: isNegative ? .minus : .plus, exponent: Int(exponent), significand: Decimal(significand))
+            }
+        }
         // The significand's decimal digits, by repeated division of the words by 10.
         var words = Array(mantissa.prefix(Int(length)))
         var digits: [UInt8] = []
@@ -66,6 +90,17 @@ struct DecimalFields: Equatable {
         return Decimal(sign: isNegative ? .minus : .plus, exponent: Int(exponent), significand: significand)
     }
 
+    /// Calls `body` with the mantissa as `NS.mantissa` bytes (little-endian words).
+    func withMantissaBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 2 * mantissa.count) { bytes in
+            for (index, word) in mantissa.enumerated() {
+                bytes[2 * index] = UInt8(truncatingIfNeeded: word)
+                bytes[2 * index + 1] = UInt8(truncatingIfNeeded: word >> 8)
+            }
+            return try body(UnsafeRawBufferPointer(bytes))
+        }
+    }
+
     /// The mantissa as `NS.mantissa` bytes (little-endian words).
     var mantissaBytes: Data {
         var data = Data(capacity: 16)
@@ -78,6 +113,14 @@ struct DecimalFields: Equatable {
 
     /// Reads `NS.mantissa` bytes in the given byte order (`NS.mantissa.bo`: 2 is big-endian, anything
     /// else little-endian).
+    static func mantissa(from bytes: UnsafeRawBufferPointer, bigEndian: Bool) -> [UInt16]? {
+        guard bytes.count == 16 else { return nil }
+        return (0..<8).map { index in
+            let first = UInt16(bytes[2 * index]), second = UInt16(bytes[2 * index + 1])
+            return bigEndian ? first << 8 | second : second << 8 | first
+        }
+    }
+
     static func mantissa(from bytes: Data, bigEndian: Bool) -> [UInt16]? {
         guard bytes.count == 16 else { return nil }
         let raw = [UInt8](bytes)

@@ -141,3 +141,61 @@ extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Expres
     public init(floatLiteral value: Double) { self = .double(value) }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
 }
+
+// MARK: - Decimal fast paths
+
+extension Decimal {
+    /// The decimal as sign × significand × 10^exponent with a significand of 1 to 2⁶⁴ − 1, read through
+    /// public API and checked (the significand's bits must be those of `Decimal(significand)`); `nil` for
+    /// NaN, zero, larger significands and the rare uncompacted values (whose text and digits take the slow
+    /// paths). Much cheaper than `description` or `Decimal(string:)`, for the stores' hot paths.
+    package var compactParts: (isNegative: Bool, significand: UInt64, exponent: Int)? {
+        guard !isNaN, !isZero else { return nil }
+        let significand = self.significand
+        let digits = NSDecimalNumber(decimal: significand).uint64Value
+        guard digits != 0, Decimal(digits).hasSameRepresentation(as: significand) else { return nil }
+        return (sign == .minus, digits, exponent)
+    }
+
+    /// Whether two decimals have the same mantissa, exponent and flags, not merely the same value.
+    package func hasSameRepresentation(as other: Decimal) -> Bool {
+        withUnsafeBytes(of: self) { mine in
+            withUnsafeBytes(of: other) { theirs in mine.elementsEqual(theirs) }
+        }
+    }
+
+    /// The decimal `Decimal(string:)` reads from plain decimal text — an optional sign, then digits with
+    /// at most one `.` (at least one digit, at most 19, not all zeros, no exponent) — built without
+    /// parsing a string; `nil` for any other text, which the caller reads with `Decimal(string:)`. The
+    /// result has the same representation as `Decimal(string:)`'s (the test suite compares both).
+    package init?(plainDigits text: UnsafeRawBufferPointer) {
+        var index = 0
+        let count = text.count
+        var isNegative = false
+        if count > 0, text[0] == UInt8(ascii: "-") || text[0] == UInt8(ascii: "+") {
+            isNegative = text[0] == UInt8(ascii: "-")
+            index = 1
+        }
+        var significand: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var seenPoint = false
+        while index < count {
+            let byte = text[index]
+            index += 1
+            if byte == UInt8(ascii: ".") {
+                if seenPoint { return nil }
+                seenPoint = true
+                continue
+            }
+            let digit = byte &- 0x30
+            guard digit < 10 else { return nil }
+            digits += 1
+            guard digits <= 19 else { return nil }
+            significand = significand &* 10 &+ UInt64(digit)
+            if seenPoint { fractionDigits += 1 }
+        }
+        guard significand != 0 else { return nil }
+        self.init(sign: isNegative ? .minus : .plus, exponent: -fractionDigits, significand: Decimal(significand))
+    }
+}

@@ -4,9 +4,10 @@ import GraftCore
 
 /// One connection to a SQLite database file, owned by this object and closed when it goes away.
 ///
-/// Opening a user's store for reading never changes it: a store without a `-wal` file is opened
-/// immutable (no locks, no `-shm`, nothing written); a store with one is read from a private copy of the
-/// store and its `-wal`, because SQLite would otherwise checkpoint and delete the `-wal` on close.
+/// Opening a user's store for reading never changes it: a store without a `-wal` (or `-journal`) file,
+/// or with an empty one, is opened immutable (no locks, no `-shm`, nothing written); a store with one
+/// that has content is read from a private copy of the store and its `-wal`, because SQLite would
+/// otherwise checkpoint and delete the `-wal` on close.
 final class SQLiteDatabase {
     let handle: OpaquePointer
     let path: String
@@ -50,7 +51,8 @@ final class SQLiteDatabase {
         sqlite3_close_v2(handle)
     }
 
-    /// Opens a store for reading without modifying it, its `-wal` or its `-shm`.
+    /// Opens a store for reading without modifying it, its `-wal` or its `-shm`: in place when it has no
+    /// `-wal` or `-journal` with content, else from a private copy.
     ///
     /// - Throws: `GraftError.fileNotFound`, or `GraftError.malformedInput` when the file is not SQLite.
     static func openForReading(_ url: URL) throws -> SQLiteDatabase {
@@ -60,7 +62,9 @@ final class SQLiteDatabase {
             throw GraftError(.malformedInput, "is a folder, not a SQLite store", context: [.file(url.relativePath)])
         }
         let manager = FileManager.default
-        let hasSideFiles = ["-wal", "-journal"].contains { manager.fileExists(atPath: url.path + $0) }
+        // An empty `-wal` or `-journal` holds nothing the main file lacks (a WAL store that a read-only
+        // connection opened and closed leaves an empty `-wal` behind): such a store is read as it is.
+        let hasSideFiles = ["-wal", "-journal"].contains { sideFileHasContent(url.path + $0) }
         if !hasSideFiles {
             var components = URLComponents()
             components.scheme = "file"
@@ -90,6 +94,14 @@ final class SQLiteDatabase {
                 .io, "cannot make a private copy to read: \(error.localizedDescription)",
                 context: [.file(url.relativePath)])
         }
+    }
+
+    /// Whether a file exists at `path` and is not empty (a file that cannot be examined counts as having
+    /// content, so that reading goes the careful way).
+    private static func sideFileHasContent(_ path: String) -> Bool {
+        var info = stat()
+        if stat(path, &info) == 0 { return info.st_size != 0 }
+        return errno != ENOENT && errno != ENOTDIR
     }
 
     private static func open(

@@ -16,32 +16,64 @@ struct SQLiteRowDecoder {
     let externalData: URL?
     private var lookups: [Int: SQLiteStatement] = [:]
     /// Per entity (by model index): where its values are in a row, resolved once.
-    private var plans: [Int: Plan] = [:]
+    private var plans: [Plan?]
 
-    private struct Plan {
-        var attributes: [(index: Int, column: Int32, kind: SQLiteValues.Kind)] = []
-        /// Per relationship: `.toOne` columns, or nil for to-manys and transients.
-        var toOnes: [(key: Int32, entity: Int32?, destination: Int, hasSubentities: Bool)?] = []
+    /// Where one entity's values are in a row.
+    final class Plan {
+        let attributes: [Attribute]
+        /// One entry per relationship of the entity, in order.
+        let relationships: [Relationship]
+
+        struct Attribute {
+            var index: Int
+            var column: Int32
+            var kind: SQLiteValues.Kind
+        }
+
+        enum Relationship {
+            /// A to-one kept in a column (and the destination's entity number in another, when the
+            /// destination has subentities and the store has that column).
+            case toOne(key: Int32, entity: Int32?, destination: Int, hasSubentities: Bool)
+            case toMany
+            case transientToOne
+            case transientToMany
+            /// A to-one whose column the store lacks.
+            case missingToOne
+        }
+
+        init(attributes: [Attribute], relationships: [Relationship]) {
+            self.attributes = attributes
+            self.relationships = relationships
+        }
     }
 
-    private mutating func plan(for entityIndex: Int) -> Plan {
+    mutating func plan(for entityIndex: Int) -> Plan {
         if let plan = plans[entityIndex] { return plan }
         let entity = schema.model.descriptions[entityIndex]
-        var plan = Plan()
+        var attributes: [Plan.Attribute] = []
         for (index, attribute) in entity.attributes.enumerated() {
             guard let name = schema.attributeColumns[entityIndex][index], let column = position[name] else { continue }
-            plan.attributes.append((index, column, SQLiteValues.Kind(attribute)))
+            attributes.append(Plan.Attribute(index: index, column: column, kind: SQLiteValues.Kind(attribute)))
         }
+        var relationships: [Plan.Relationship] = []
         for relationship in entity.relationships {
-            guard !relationship.isToMany, !relationship.isTransient,
-                let columns = schema.toOneColumns[entityIndex][relationship.index], let key = position[columns.key]
-            else {
-                plan.toOnes.append(nil)
-                continue
+            if relationship.isTransient {
+                relationships.append(relationship.isToMany ? .transientToMany : .transientToOne)
+            } else if relationship.isToMany {
+                relationships.append(.toMany)
+            } else if let columns = schema.toOneColumns[entityIndex][relationship.index],
+                let key = position[columns.key]
+            {
+                let destination = schema.model.descriptions[relationship.destinationIndex]
+                relationships.append(
+                    .toOne(
+                        key: key, entity: columns.entity.flatMap { position[$0] }, destination: destination.index,
+                        hasSubentities: !destination.descendantIndices.isEmpty))
+            } else {
+                relationships.append(.missingToOne)
             }
-            let destination = schema.model.descriptions[relationship.destinationIndex]
-            plan.toOnes.append((key, columns.entity.flatMap { position[$0] }, destination.index, !destination.descendantIndices.isEmpty))
         }
+        let plan = Plan(attributes: attributes, relationships: relationships)
         plans[entityIndex] = plan
         return plan
     }
@@ -56,6 +88,7 @@ struct SQLiteRowDecoder {
         self.database = database
         self.path = path
         self.externalData = externalData
+        self.plans = Array(repeating: nil, count: schema.model.descriptions.count)
     }
 
     /// `SELECT <every column> FROM <table>` (add your own `WHERE`/`ORDER BY`).
@@ -82,50 +115,74 @@ struct SQLiteRowDecoder {
         toMany: (RelationshipDescription, EntityDescription, Int64) throws -> [ObjectRef]?
     ) throws -> Snapshot {
         let (key, entityIndex) = try entity(of: row)
-        let model = schema.model
-        let entity = model.descriptions[entityIndex]
-        let plan = plan(for: entityIndex)
-        var attributes = [Value?](repeating: nil, count: entity.attributes.count)
+        let entity = schema.model.descriptions[entityIndex]
+        var snapshot = Snapshot(entity: entity, key: key)
+        try read(row, key: key, plan: plan(for: entityIndex), into: &snapshot, missing: missing) {
+            relationship, key, refs in
+            guard let found = try toMany(entity.relationships[relationship], entity, key) else { return false }
+            refs = found
+            return true
+        }
+        return snapshot
+    }
+
+    /// Reads the current row, of the object with `key`, into `snapshot`, an object of the plan's entity
+    /// (made by `Snapshot(entity:key:)`, then perhaps filled from an earlier row: every value is
+    /// replaced, and storage is reused where the snapshot holds the only reference to it).
+    ///
+    /// - Parameter toMany: fills `refs` (empty when called) with the objects of the to-many with this
+    ///   relationship index; returns `false` when the to-many is not loaded.
+    mutating func read(
+        _ row: SQLiteStatement, key: Int64, plan: Plan, into snapshot: inout Snapshot,
+        missing: ((String) throws -> Void)? = nil,
+        toMany: (_ relationship: Int, _ key: Int64, _ refs: inout [ObjectRef]) throws -> Bool
+    ) throws {
+        let entityIndex = snapshot.ref.entity
+        snapshot.ref.key = key
         for slot in plan.attributes {
             do {
-                attributes[slot.index] = try SQLiteValues.read(
+                snapshot.attributes[slot.index] = try SQLiteValues.read(
                     row, slot.column, as: slot.kind, externalData: externalData, missing: missing)
             } catch let error as GraftError {
-                throw error.at(.key(entity.attributes[slot.index].name)).at(.object("\(entity.name) p\(key)")).inFile(path)
+                let entity = schema.model.descriptions[entityIndex]
+                throw error.at(.key(entity.attributes[slot.index].name)).at(.object("\(entity.name) p\(key)")).inFile(
+                    path)
             }
         }
-        var relationships: [RelationshipValue] = []
-        relationships.reserveCapacity(plan.toOnes.count)
-        for (index, slot) in plan.toOnes.enumerated() {
-            if let slot {
-                guard !row.isNull(slot.key) else {
-                    relationships.append(.toOne(nil))
+        for (index, slot) in plan.relationships.enumerated() {
+            switch slot {
+            case .toOne(let column, let entityColumn, let destination, let hasSubentities):
+                guard !row.isNull(column) else {
+                    snapshot.relationships[index] = .toOne(nil)
                     continue
                 }
-                let target = row.int64(slot.key)
-                var targetEntity = slot.destination
-                if slot.hasSubentities {
-                    if let entityColumn = slot.entity, !row.isNull(entityColumn),
+                let target = row.int64(column)
+                var targetEntity = destination
+                if hasSubentities {
+                    if let entityColumn, !row.isNull(entityColumn),
                         let found = schema.entity(forNumber: Int(row.int64(entityColumn)))
                     {
                         targetEntity = found
                     } else {
-                        targetEntity = try lookUpEntity(of: target, in: model.descriptions[slot.destination])
+                        targetEntity = try lookUpEntity(of: target, in: schema.model.descriptions[destination])
                     }
                 }
-                relationships.append(.toOne(ObjectRef(entity: targetEntity, key: target)))
-                continue
-            }
-            let relationship = entity.relationships[index]
-            if relationship.isTransient {
-                relationships.append(relationship.isToMany ? .toMany([]) : .toOne(nil))
-            } else if relationship.isToMany {
-                relationships.append(try toMany(relationship, entity, key).map { .toMany($0) } ?? .unloaded)
-            } else {
-                relationships.append(.toOne(nil))  // a to-one whose column the store lacks
+                snapshot.relationships[index] = .toOne(ObjectRef(entity: targetEntity, key: target))
+            case .toMany:
+                // Take the array out of the snapshot so that it is uniquely referenced and keeps its storage.
+                var refs: [ObjectRef] = []
+                if case .toMany(let existing) = snapshot.relationships[index] {
+                    snapshot.relationships[index] = .unloaded
+                    refs = existing
+                    refs.removeAll(keepingCapacity: true)
+                }
+                snapshot.relationships[index] = try toMany(index, key, &refs) ? .toMany(refs) : .unloaded
+            case .transientToMany:
+                snapshot.relationships[index] = .toMany([])
+            case .transientToOne, .missingToOne:
+                snapshot.relationships[index] = .toOne(nil)
             }
         }
-        return Snapshot(ref: ObjectRef(entity: entityIndex, key: key), attributes: attributes, relationships: relationships)
     }
 
     /// The exact entity of the object with `key` in `destination`'s table (for stores that lack the

@@ -61,7 +61,8 @@ public final class SQLiteStoreReader: StoreReader {
     ///   `.notFound` (no model given and no model cache), `.modelMismatch` (the given model's version hashes
     ///   differ from the store's, naming the entities).
     public init(
-        url: URL, model: Model?, missingExternalData: MissingExternalData = .fail, danglingReferences: DanglingReferences = .keep
+        url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
+        danglingReferences: DanglingReferences = .keep
     ) throws {
         self.url = url
         self.missingExternalData = missingExternalData
@@ -134,7 +135,9 @@ public final class SQLiteStoreReader: StoreReader {
                     try scan(
                         "SELECT DISTINCT s.\(quoted(columns.key)) FROM \(table) s WHERE s.\(quoted(columns.key)) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = s.\(quoted(columns.key))) ORDER BY 1",
                         root: destination.rootIndex, label: label)
-                } else if relationship.isToMany, case .joinTable(let join, let own, let other, _)? = schema.toManyStorage[entity.index][index] {
+                } else if relationship.isToMany,
+                    case .joinTable(let join, let own, let other, _)? = schema.toManyStorage[entity.index][index]
+                {
                     let table = quoted(schema.joinTables[join].name)
                     try scan(
                         "SELECT DISTINCT j.\(quoted(other)) FROM \(table) j WHERE NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = j.\(quoted(other))) ORDER BY 1",
@@ -149,7 +152,8 @@ public final class SQLiteStoreReader: StoreReader {
         for (label, keys) in found.sorted(by: { $0.key < $1.key }) {
             let shown = keys.prefix(10).map { "p\($0)" }.joined(separator: ", ")
             warnings.append(
-                "\(label) refers to \(shown)\(keys.count > 10 ? " and \(keys.count - 10) more" : ""), which the store does not have; those references are left out")
+                "\(label) refers to \(shown)\(keys.count > 10 ? " and \(keys.count - 10) more" : ""), which the store does not have; those references are left out"
+            )
         }
     }
 
@@ -175,8 +179,9 @@ public final class SQLiteStoreReader: StoreReader {
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
         do {
+            var entityNumbers: [Int: EntityNumbers?] = [:]
             for table in schema.tables.indices {
-                try readTable(table, body)
+                try readTable(table, entityNumbers: &entityNumbers, body)
             }
         } catch let error as GraftError {
             throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
@@ -185,19 +190,71 @@ public final class SQLiteStoreReader: StoreReader {
 
     // MARK: Reading one table
 
+    /// The `Z_ENT` of every row of an entity table, by key: read in one pass over the table, so that
+    /// cursors over the rows of a to-many need not look each row up in the table for its entity.
+    private final class EntityNumbers {
+        static let noRow = Int32.min
+        let numbers: [Int32]
+
+        init(_ numbers: [Int32]) { self.numbers = numbers }
+
+        /// The entity number of the row with `key`, or `noRow`.
+        @inline(__always)
+        func number(of key: Int64) -> Int32 {
+            key >= 0 && key < numbers.count ? numbers[Int(key)] : Self.noRow
+        }
+    }
+
+    /// The entity numbers of a table's rows, when its keys are dense enough to keep them in an array
+    /// (Core Data's are), each key is used once and every number fits; else `nil`.
+    private func entityNumbers(ofTable tableIndex: Int, cache: inout [Int: EntityNumbers?]) throws -> EntityNumbers? {
+        if let cached = cache[tableIndex] { return cached }
+        let name = quoted(schema.tables[tableIndex].name)
+        var result: EntityNumbers?
+        let bounds = try database.prepare("SELECT min(Z_PK), max(Z_PK), count(*) FROM \(name)")
+        if try bounds.step(), !bounds.isNull(0) {
+            let (lowest, highest, count) = (bounds.int64(0), bounds.int64(1), bounds.int64(2))
+            if lowest >= 0 && highest < 1 << 27 && highest <= 4 * count + (1 << 20) {
+                var numbers = [Int32](repeating: EntityNumbers.noRow, count: Int(highest) + 1)
+                let rows = try database.prepare("SELECT Z_PK, Z_ENT FROM \(name)")
+                var usable = true
+                while try rows.step() {
+                    let key = rows.int64(0)
+                    let number = rows.int64(1)
+                    guard key >= 0 && key <= highest, numbers[Int(key)] == EntityNumbers.noRow,
+                        number >= 0 && number <= Int64(Int32.max)
+                    else {
+                        usable = false
+                        break
+                    }
+                    numbers[Int(key)] = Int32(number)
+                }
+                if usable { result = EntityNumbers(numbers) }
+            }
+        }
+        cache.updateValue(result, forKey: tableIndex)
+        return result
+    }
+
     /// A cursor over (owner key, related key, related entity) rows sorted by owner key.
     private final class RelatedCursor {
         let statement: SQLiteStatement
         let fixedEntity: Int?
+        /// Where the related rows' entity numbers come from when the statement does not select them.
+        let entityNumbers: EntityNumbers?
         let schema: SQLiteSchema
         /// `Entity.relationship`, for messages.
         let label: String
         var current: (owner: Int64, key: Int64, entity: Int)?
         var finished = false
 
-        init(statement: SQLiteStatement, fixedEntity: Int?, schema: SQLiteSchema, label: String) throws {
+        init(
+            statement: SQLiteStatement, fixedEntity: Int?, entityNumbers: EntityNumbers? = nil, schema: SQLiteSchema,
+            label: String
+        ) throws {
             self.statement = statement
             self.fixedEntity = fixedEntity
+            self.entityNumbers = entityNumbers
             self.schema = schema
             self.label = label
             try advance()
@@ -213,7 +270,19 @@ public final class SQLiteStoreReader: StoreReader {
             if let fixedEntity {
                 entity = fixedEntity
             } else {
-                let number = Int(statement.int64(2))
+                let number: Int
+                if let entityNumbers {
+                    let found = entityNumbers.number(of: statement.int64(1))
+                    guard found != EntityNumbers.noRow else {
+                        throw GraftError(
+                            .malformedInput,
+                            "\(label) of p\(statement.int64(0)) holds p\(statement.int64(1)), which its table does not have"
+                        )
+                    }
+                    number = Int(found)
+                } else {
+                    number = Int(statement.int64(2))
+                }
                 guard let found = schema.entity(forNumber: number) else {
                     throw GraftError(
                         .malformedInput,
@@ -225,14 +294,13 @@ public final class SQLiteStoreReader: StoreReader {
             current = (statement.int64(0), statement.int64(1), entity)
         }
 
-        /// The related refs of `owner`, consuming them (owners must be asked in increasing order).
-        func take(_ owner: Int64) throws -> [ObjectRef] {
-            var refs: [ObjectRef] = []
+        /// Appends the related refs of `owner` to `refs`, consuming them (owners must be asked in
+        /// increasing order).
+        func take(_ owner: Int64, into refs: inout [ObjectRef]) throws {
             while let row = current, row.owner <= owner {
                 if row.owner == owner { refs.append(ObjectRef(entity: row.entity, key: row.key)) }
                 try advance()
             }
-            return refs
         }
     }
 
@@ -240,7 +308,8 @@ public final class SQLiteStoreReader: StoreReader {
 
     /// A cursor for one to-many of the entities in `table`.
     private func cursors(
-        for relationship: RelationshipDescription, of entity: EntityDescription
+        for relationship: RelationshipDescription, of entity: EntityDescription,
+        entityNumbers cache: inout [Int: EntityNumbers?]
     ) throws -> [RelatedCursor] {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return [] }
         let destination = model.descriptions[relationship.destinationIndex]
@@ -250,11 +319,16 @@ public final class SQLiteStoreReader: StoreReader {
         case .inverseColumn(let table, let column, let orderColumn):
             let source = schema.tables[table]
             let order = orderColumn.map { "\(quoted($0)), " } ?? ""
+            // Each related row's entity comes from the table's entity numbers, read once, when it can:
+            // selecting Z_ENT here would look every row up in the table (the rows come in the order of
+            // the foreign key's index, which holds only the key and Z_PK).
+            let numbers = try entityNumbers(ofTable: table, cache: &cache)
+            let selected = numbers == nil ? "Z_PK, Z_ENT" : "Z_PK"
             let sql =
-                "SELECT \(quoted(column)), Z_PK, Z_ENT FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
+                "SELECT \(quoted(column)), \(selected) FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
             return [
                 try RelatedCursor(
-                    statement: database.prepare(sql), fixedEntity: nil, schema: schema,
+                    statement: database.prepare(sql), fixedEntity: nil, entityNumbers: numbers, schema: schema,
                     label: "\(entity.name).\(relationship.name)")
             ]
         case .joinTable(let index, let ownColumn, let otherColumn, let orderColumn):
@@ -283,39 +357,73 @@ public final class SQLiteStoreReader: StoreReader {
         }
     }
 
-    private func readTable(_ tableIndex: Int, _ body: (Snapshot) throws -> Void) throws {
+    /// What reading the rows of one entity needs: where its values are, its to-manys' cursors (by
+    /// relationship index; empty for relationships without any) and a snapshot whose storage each row
+    /// reuses.
+    private final class EntityReading {
+        let plan: SQLiteRowDecoder.Plan
+        let cursors: [[RelatedCursor]]
+        @exclusivity(unchecked) var snapshot: Snapshot
+
+        init(plan: SQLiteRowDecoder.Plan, cursors: [[RelatedCursor]], snapshot: Snapshot) {
+            self.plan = plan
+            self.cursors = cursors
+            self.snapshot = snapshot
+        }
+    }
+
+    private func readTable(
+        _ tableIndex: Int, entityNumbers: inout [Int: EntityNumbers?], _ body: (Snapshot) throws -> Void
+    ) throws {
         var decoder = SQLiteRowDecoder(
             schema: schema, table: tableIndex, database: database, path: url.relativePath,
             externalData: externalDataFolder)
         let rows = try database.prepare(decoder.selectClause + " ORDER BY t.Z_PK")
         let table = schema.tables[tableIndex]
 
-        // One set of cursors per to-many, shared by every entity of the table that has it; looked up by
-        // entity and relationship index while reading.
+        // One set of cursors per to-many, shared by every entity of the table that has it.
         var sharedCursors: [String: [RelatedCursor]] = [:]
-        var cursorsByEntity: [Int: [Int: [RelatedCursor]]] = [:]
+        var readings = [EntityReading?](repeating: nil, count: model.descriptions.count)
+        func reading(for entity: EntityDescription, cursors: [[RelatedCursor]]) -> EntityReading {
+            EntityReading(
+                plan: decoder.plan(for: entity.index), cursors: cursors, snapshot: Snapshot(entity: entity, key: 0))
+        }
         for member in table.entities {
             let entity = model.descriptions[member]
+            var cursors = [[RelatedCursor]](repeating: [], count: entity.relationships.count)
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
                 let declarer = SQLiteSchema.declaringEntity(of: relationship.name, from: entity, in: model)
                 let key = "\(declarer.index).\(relationship.name)"
-                if sharedCursors[key] == nil { sharedCursors[key] = try cursors(for: relationship, of: declarer) }
-                cursorsByEntity[member, default: [:]][relationship.index] = sharedCursors[key]
+                if sharedCursors[key] == nil {
+                    sharedCursors[key] = try self.cursors(
+                        for: relationship, of: declarer, entityNumbers: &entityNumbers)
+                }
+                cursors[relationship.index] = sharedCursors[key]!
             }
+            readings[member] = reading(for: entity, cursors: cursors)
         }
         let missing: ((String) throws -> Void)? =
             missingExternalData == .fail
             ? nil
             : { path in self.warnings.append("external file \(path) is missing; its value is read as no value") }
         while try rows.step() {
-            let snapshot = try decoder.snapshot(of: rows, missing: missing) { relationship, entity, key in
-                guard let cursors = cursorsByEntity[entity.index]?[relationship.index] else { return [] }
-                if cursors.count == 1 { return try cursors[0].take(key) }
-                var refs: [ObjectRef] = []
-                for cursor in cursors { refs += try cursor.take(key) }
-                return refs
+            let (key, entityIndex) = try decoder.entity(of: rows)
+            let current: EntityReading
+            if let found = readings[entityIndex] {
+                current = found
+            } else {
+                // A row of an entity kept in another table (a damaged store): read it with no to-manys.
+                let entity = model.descriptions[entityIndex]
+                current = reading(
+                    for: entity, cursors: Array(repeating: [], count: entity.relationships.count))
+                readings[entityIndex] = current
             }
-            try body(self.missing.isEmpty ? snapshot : withoutMissingReferences(snapshot))
+            try decoder.read(rows, key: key, plan: current.plan, into: &current.snapshot, missing: missing) {
+                relationship, key, refs in
+                for cursor in current.cursors[relationship] { try cursor.take(key, into: &refs) }
+                return true
+            }
+            try body(self.missing.isEmpty ? current.snapshot : withoutMissingReferences(current.snapshot))
         }
     }
 
@@ -327,7 +435,8 @@ public final class SQLiteStoreReader: StoreReader {
             }
             switch value {
             case .toOne(let ref?) where !exists(ref): copy.relationships[index] = .toOne(nil)
-            case .toMany(let refs) where !refs.allSatisfy(exists): copy.relationships[index] = .toMany(refs.filter(exists))
+            case .toMany(let refs) where !refs.allSatisfy(exists):
+                copy.relationships[index] = .toMany(refs.filter(exists))
             default: break
             }
         }

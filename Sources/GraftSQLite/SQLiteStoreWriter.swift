@@ -31,9 +31,11 @@ public final class SQLiteStoreWriter: StoreWriter {
     private var inserts: [SQLiteStatement] = []
     /// For each entity: where its values go in its table's insert statement, resolved once.
     private var plans: [RowPlan] = []
+    /// Each entity's root, by entity index.
+    private var rootOfEntity: [Int] = []
     private var joinInserts: [SQLiteStatement] = []
-    /// Highest key written per root entity.
-    private var maxKeys: [Int: Int64] = [:]
+    /// Highest key written per root entity (by entity index; 0 for entities that are not roots).
+    private var maxKeys: [Int64] = []
     /// Order keys for rows of ordered to-manys with a to-one inverse: (table, key) → (column, order).
     private var pendingOrders: [OrderUpdate] = []
     private var pendingJoinOrders: [JoinOrderUpdate] = []
@@ -95,7 +97,12 @@ public final class SQLiteStoreWriter: StoreWriter {
                 let marks = Array(repeating: "?", count: columns.count).joined(separator: ", ")
                 inserts.append(try database.prepare("INSERT INTO \(table.name) (\(names)) VALUES (\(marks))"))
             }
-            plans = model.descriptions.map { RowPlan(entity: $0, schema: schema, positions: tablePositions[schema.tableOfEntity[$0.index]]) }
+            plans = model.descriptions.map {
+                RowPlan(
+                    entity: $0, model: model, schema: schema, positions: tablePositions[schema.tableOfEntity[$0.index]])
+            }
+            rootOfEntity = model.descriptions.map(\.rootIndex)
+            maxKeys = Array(repeating: 0, count: model.descriptions.count)
             for join in schema.joinTables {
                 var columns = [join.sourceColumn, join.destinationColumn]
                 if let order = join.sourceOrderColumn { columns.append(order) }
@@ -110,27 +117,37 @@ public final class SQLiteStoreWriter: StoreWriter {
         }
     }
 
-    /// Where one entity's values go in its table's insert statement.
-    private struct RowPlan {
-        var table: Int
-        var entityNumber: Int64
-        var attributes: [(index: Int, parameter: Int32, kind: SQLiteValues.Kind)] = []
-        var toOnes: [(index: Int, key: Int32, entity: Int32?)] = []
-        var toManys: [Int] = []
+    /// Where one entity's values go in its table's insert statement (a class, so that writing a row
+    /// copies no arrays).
+    private final class RowPlan {
+        let table: Int
+        let entityNumber: Int64
+        private(set) var attributes: [(index: Int, parameter: Int32, kind: SQLiteValues.Kind)] = []
+        private(set) var toOnes: [(index: Int, key: Int32, entity: Int32?)] = []
+        /// To-manys that need rows or order keys written from this side, with whether each is its own
+        /// inverse.
+        private(set) var toManys: [(index: Int, isOwnInverse: Bool)] = []
 
-        init(entity: EntityDescription, schema: SQLiteSchema, positions: [String: Int32]) {
+        init(entity: EntityDescription, model: Model, schema: SQLiteSchema, positions: [String: Int32]) {
             table = schema.tableOfEntity[entity.index]
             entityNumber = Int64(schema.entityNumbers[entity.index])
             for (index, attribute) in entity.attributes.enumerated() {
-                guard let name = schema.attributeColumns[entity.index][index], let parameter = positions[name] else { continue }
+                guard let name = schema.attributeColumns[entity.index][index], let parameter = positions[name] else {
+                    continue
+                }
                 attributes.append((index, parameter, SQLiteValues.Kind(attribute)))
             }
             for relationship in entity.relationships where !relationship.isTransient {
                 if relationship.isToMany {
                     // A to-many kept in its inverse's column needs nothing from this side, unless ordered.
-                    if case .inverseColumn(_, _, nil)? = schema.toManyStorage[entity.index][relationship.index] { continue }
-                    toManys.append(relationship.index)
-                } else if let columns = schema.toOneColumns[entity.index][relationship.index], let key = positions[columns.key] {
+                    if case .inverseColumn(_, _, nil)? = schema.toManyStorage[entity.index][relationship.index] {
+                        continue
+                    }
+                    toManys.append(
+                        (relationship.index, SQLiteSchema.isOwnInverse(relationship, of: entity, in: model)))
+                } else if let columns = schema.toOneColumns[entity.index][relationship.index],
+                    let key = positions[columns.key]
+                {
                     toOnes.append((relationship.index, key, columns.entity.flatMap { positions[$0] }))
                 }
             }
@@ -149,7 +166,8 @@ public final class SQLiteStoreWriter: StoreWriter {
             try statement.bind(Int64(1), at: 3)
             for slot in plan.attributes {
                 do {
-                    try SQLiteValues.bind(snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
+                    try SQLiteValues.bind(
+                        snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
                 } catch let error as GraftError {
                     throw error.at(.key(model.descriptions[snapshot.ref.entity].attributes[slot.index].name))
                 }
@@ -161,24 +179,26 @@ public final class SQLiteStoreWriter: StoreWriter {
                     try statement.bind(Int64(schema.entityNumbers[target.entity]), at: entityParameter)
                 }
             }
-            if !plan.toManys.isEmpty {
+            for (index, isOwnInverse) in plan.toManys {
+                let refs = snapshot.relationships[index].refs
+                if refs.isEmpty { continue }
                 let entity = model.descriptions[snapshot.ref.entity]
-                for index in plan.toManys {
-                    try recordToMany(entity.relationships[index], of: entity, key: key, refs: snapshot.relationships[index].refs)
-                }
+                try recordToMany(
+                    entity.relationships[index], of: entity, isOwnInverse: isOwnInverse, key: key, refs: refs)
             }
             try statement.run()
         } catch let error as GraftError {
             statement.reset()
             throw error.at(.object("\(model.descriptions[snapshot.ref.entity].name) p\(key)")).inFile(url.relativePath)
         }
-        let root = model.descriptions[snapshot.ref.entity].rootIndex
-        if key > maxKeys[root] ?? 0 { maxKeys[root] = key }
+        let root = rootOfEntity[snapshot.ref.entity]
+        if key > maxKeys[root] { maxKeys[root] = key }
     }
 
     /// Join rows (from the side that names the join table) and order keys of a to-many.
     private func recordToMany(
-        _ relationship: RelationshipDescription, of entity: EntityDescription, key: Int64, refs: [ObjectRef]
+        _ relationship: RelationshipDescription, of entity: EntityDescription, isOwnInverse selfInverse: Bool,
+        key: Int64, refs: [ObjectRef]
     ) throws {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return }
         switch storage {
@@ -193,7 +213,6 @@ public final class SQLiteStoreWriter: StoreWriter {
         case .joinTable(let index, let ownColumn, _, let orderColumn):
             let join = schema.joinTables[index]
             let isNamingSide = ownColumn == join.sourceColumn
-            let selfInverse = SQLiteSchema.isOwnInverse(relationship, of: entity, in: model)
             for (position, ref) in refs.enumerated() {
                 let order = Self.firstOrderKey + Int64(position) * Self.orderKeyStep
                 if isNamingSide {
@@ -276,7 +295,7 @@ public final class SQLiteStoreWriter: StoreWriter {
             try primaryKeys.bind(Int64(schema.entityNumbers[entity.index]), at: 1)
             try primaryKeys.bind(entity.name, at: 2)
             try primaryKeys.bind(Int64(entity.superentityIndex.map { schema.entityNumbers[$0] } ?? 0), at: 3)
-            try primaryKeys.bind(entity.superentityIndex == nil ? (maxKeys[entity.index] ?? 0) : 0, at: 4)
+            try primaryKeys.bind(entity.superentityIndex == nil ? maxKeys[entity.index] : 0, at: 4)
             try primaryKeys.run()
         }
         var values = metadata.values

@@ -128,14 +128,32 @@ enum SQLiteValues {
         }
     }
 
-    /// The exact decimal a double stands for, by its shortest text (whole numbers take a fast path).
+    /// The exact decimal a double stands for, by its shortest text (whole numbers and text without an
+    /// exponent take fast paths).
     static func decimal(from double: Double) -> Decimal {
         if double.rounded() == double, abs(double) < 9.0e15 { return Decimal(Int64(double)) }
-        return Decimal(string: "\(double)", locale: posix) ?? Decimal(double)
+        var text = "\(double)"
+        if let decimal = text.withUTF8({ Decimal(plainDigits: UnsafeRawBufferPointer($0)) }) { return decimal }
+        return Decimal(string: text, locale: posix) ?? Decimal(double)
     }
 
     /// The decimal as an `Int64` when it is a whole number that small (most money amounts in a store).
     static func wholeNumber(_ value: Decimal) -> Int64? {
+        if let parts = value.compactParts {
+            // `significand` has no trailing zeros (its representation is Decimal(significand)'s, which is
+            // compact), so a negative exponent means a fraction.
+            guard parts.exponent >= 0, parts.exponent < 19 else { return nil }
+            var magnitude = parts.significand
+            for _ in 0..<parts.exponent {
+                let (product, overflow) = magnitude.multipliedReportingOverflow(by: 10)
+                if overflow { return nil }
+                magnitude = product
+            }
+            if parts.isNegative {
+                return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil
+            }
+            return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+        }
         guard value.exponent >= 0, value.exponent < 19, !value.isNaN else { return nil }
         let magnitude = NSDecimalNumber(decimal: value).int64Value
         return Decimal(magnitude) == value ? magnitude : nil

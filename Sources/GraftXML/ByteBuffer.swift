@@ -152,9 +152,14 @@ final class ByteBuffer {
 
     /// Appends `length` spaces.
     func appendSpaces(_ length: Int) {
+        appendRepeated(0x20, count: length)
+    }
+
+    /// Appends `byte` `length` times.
+    func appendRepeated(_ byte: UInt8, count length: Int) {
         guard length > 0 else { return }
         reserve(length)
-        (base + count).initialize(repeating: 0x20, count: length)
+        (base + count).initialize(repeating: byte, count: length)
         count += length
     }
 }

@@ -219,6 +219,9 @@ struct ObjectIDWriter {
     /// The owner of `key`, claiming it for `owner` when nobody has.
     @inline(__always)
     private mutating func claim(_ key: Int64, _ owner: UInt16) -> UInt16 {
+        // A key claimed while it lay beyond the dense table stays in `sparse`, even once the table has
+        // grown past it.
+        if !sparse.isEmpty, let current = sparse[key] { return current }
         if key >= 0 && key < dense.count {
             let current = dense[Int(key)]
             if current != 0 { return current }
@@ -232,7 +235,6 @@ struct ObjectIDWriter {
             claims += 1
             return owner
         }
-        if let current = sparse[key] { return current }
         sparse[key] = owner
         claims += 1
         return owner
@@ -252,6 +254,9 @@ struct ObjectTally {
         /// Adds a key; `false` when it was there already.
         @inline(__always)
         mutating func insert(_ key: Int64) -> Bool {
+            // A key added while it lay beyond the bitmap stays in `others`, even once the bitmap has
+            // grown past it.
+            if !others.isEmpty && others.contains(key) { return false }
             if key >= 0 && key < Int64(bits.count) * 64 {
                 let word = Int(key >> 6)
                 let bit = UInt64(1) << UInt64(key & 63)
@@ -265,16 +270,16 @@ struct ObjectTally {
                 bits.append(contentsOf: repeatElement(0, count: words - bits.count))
                 return insert(key)
             }
-            guard others.insert(key).inserted else { return false }
+            others.insert(key)
             count += 1
             return true
         }
 
         func contains(_ key: Int64) -> Bool {
-            if key >= 0 && key < Int64(bits.count) * 64 {
-                return bits[Int(key >> 6)] & (UInt64(1) << UInt64(key & 63)) != 0
+            if key >= 0 && key < Int64(bits.count) * 64 && bits[Int(key >> 6)] & (UInt64(1) << UInt64(key & 63)) != 0 {
+                return true
             }
-            return others.contains(key)
+            return !others.isEmpty && others.contains(key)
         }
 
         /// Keys in `self` that `other` lacks, at most `limit` of them.

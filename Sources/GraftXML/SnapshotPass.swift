@@ -17,7 +17,13 @@ final class SnapshotPass: SAXPass {
     @exclusivity(unchecked) private var depth = 0
     /// The depth at which skipping (of `<databaseInfo>`) ends.
     @exclusivity(unchecked) private var skipUntil = 0
+    /// The object being read. Between objects, each entity's snapshot waits in `spare` (the current one
+    /// is swapped out of it), so that its arrays are reused object to object rather than copied from the
+    /// template and thrown away.
     @exclusivity(unchecked) private var snapshot: Snapshot
+    @exclusivity(unchecked) private var spare: [Snapshot]
+    /// The entity whose place in `spare` `snapshot` came from.
+    @exclusivity(unchecked) private var snapshotEntity = 0
     @exclusivity(unchecked) private var entity = 0
     @exclusivity(unchecked) private var attribute = 0
     @exclusivity(unchecked) private var attributeKind = XMLValueKind.string
@@ -35,8 +41,9 @@ final class SnapshotPass: SAXPass {
         self.ids = ids
         self.checkDestinations = checkDestinations
         self.body = body
-        snapshot =
-            tables.templates.first ?? Snapshot(ref: ObjectRef(entity: 0, key: 0), attributes: [], relationships: [])
+        spare = tables.templates
+        snapshot = Snapshot(ref: ObjectRef(entity: 0, key: 0), attributes: [], relationships: [])
+        if !spare.isEmpty { swap(&snapshot, &spare[0]) }
         super.init(url: url, path: path)
     }
 
@@ -154,11 +161,37 @@ final class SnapshotPass: SAXPass {
             return
         }
         self.entity = entity
-        snapshot = tables.templates[entity]
-        snapshot.ref = ObjectRef(entity: entity, key: found.key)
+        startSnapshot(entity: entity, key: found.key)
         attributeHint = Int(tables.entities[entity].firstAttribute)
         relationshipHint = Int(tables.entities[entity].firstRelationship)
         place = .object
+    }
+
+    /// Makes `snapshot` an empty object of `entity` (as its template is), reusing its storage.
+    private func startSnapshot(entity: Int, key: Int64) {
+        if snapshotEntity != entity {
+            swap(&snapshot, &spare[snapshotEntity])
+            swap(&snapshot, &spare[entity])
+            snapshotEntity = entity
+        }
+        snapshot.ref = ObjectRef(entity: entity, key: key)
+        for index in snapshot.attributes.indices where snapshot.attributes[index] != nil {
+            snapshot.attributes[index] = nil
+        }
+        for index in snapshot.relationships.indices {
+            switch snapshot.relationships[index] {
+            case .toMany(var refs):
+                // Keep the (uniquely referenced) storage, emptied.
+                if refs.isEmpty { continue }
+                snapshot.relationships[index] = .unloaded
+                refs.removeAll(keepingCapacity: true)
+                snapshot.relationships[index] = .toMany(refs)
+            case .toOne(nil):
+                continue
+            default:
+                snapshot.relationships[index] = tables.templates[entity].relationships[index]
+            }
+        }
     }
 
     private func startAttribute(_ attributes: SAXAttributes) {
@@ -237,15 +270,13 @@ final class SnapshotPass: SAXPass {
             guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
             return .double(number)
         case .float:
-            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
             // Read as single precision, as Core Data keeps Float attributes.
+            if let single = ValueText.parseFloat(bytes) { return .double(Double(single)) }
+            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
             let text = Bytes.string(Bytes.trimmed(bytes))
             return .double(Double(Float(text) ?? Float(number)))
         case .decimal:
-            let text = Bytes.string(Bytes.trimmed(bytes))
-            guard ValueText.isDecimalNumber(text), let decimal = Decimal(string: text, locale: nil) else {
-                throw bad("a decimal number")
-            }
+            guard let decimal = ValueText.parseDecimal(bytes) else { throw bad("a decimal number") }
             return .decimal(decimal)
         case .string:
             if attributeKind == .base64String {
@@ -301,6 +332,22 @@ final class SnapshotPass: SAXPass {
         let accepts = tables.accepts.baseAddress! + Int(slot.accepts)
         var single: ObjectRef?
         var many: [ObjectRef] = []
+        var reused = false
+        if slot.isToMany, case .toMany(let existing) = snapshot.relationships[Int(slot.index)], existing.isEmpty,
+            existing.capacity > 0
+        {
+            // The storage an earlier object's to-many left (emptied when this object started): take it out
+            // of the snapshot, so that it is uniquely referenced, and put it back below.
+            snapshot.relationships[Int(slot.index)] = .unloaded
+            many = existing
+            reused = true
+        }
+        defer {
+            // After a failure, leave the relationship empty, as it was.
+            if reused, case .unloaded = snapshot.relationships[Int(slot.index)] {
+                snapshot.relationships[Int(slot.index)] = .toMany([])
+            }
+        }
         var count = 0
         var index = 0
         while index < idrefs.count {
@@ -335,7 +382,11 @@ final class SnapshotPass: SAXPass {
             }
         }
         if slot.isToMany {
-            if count > 0 { snapshot.relationships[Int(slot.index)] = .toMany(many) }
+            if count > 0 {
+                snapshot.relationships[Int(slot.index)] = .toMany(many)
+            } else if reused {
+                snapshot.relationships[Int(slot.index)] = .toMany(many)  // empty, keeping its storage
+            }
         } else {
             guard count <= 1 else {
                 fail(

@@ -1,4 +1,5 @@
 import Foundation
+import GraftModel
 
 #if canImport(Glibc)
     import Glibc
@@ -213,6 +214,50 @@ enum ValueText {
         output.append(string: text)
     }
 
+    /// Appends a decimal exactly as `Decimal.description` writes it (`0.005`, `1200`, `-3.25`, `NaN`),
+    /// building the text from the digits for decimals whose significand fits in 64 bits.
+    static func appendDecimal(_ value: Decimal, to output: ByteBuffer) {
+        guard let parts = value.compactParts else {
+            output.append(string: value.description)
+            return
+        }
+        if parts.isNegative { output.append(UInt8(ascii: "-")) }
+        if parts.exponent >= 0 {
+            output.append(decimal: parts.significand)
+            output.appendRepeated(UInt8(ascii: "0"), count: parts.exponent)
+            return
+        }
+        let fractionDigits = -parts.exponent
+        let start = output.count
+        output.append(decimal: parts.significand)
+        let digits = output.count - start
+        if digits > fractionDigits {
+            // Move the fraction one place to the right and put the point before it.
+            output.append(0)
+            let point = output.base + output.count - 1 - fractionDigits
+            (point + 1).update(from: point, count: fractionDigits)
+            point.pointee = UInt8(ascii: ".")
+        } else {
+            // `0.`, zeros, then the digits.
+            let shift = 2 + fractionDigits - digits
+            output.appendRepeated(0, count: shift)
+            let first = output.base + start
+            (first + shift).update(from: first, count: digits)
+            first.initialize(repeating: UInt8(ascii: "0"), count: shift)
+            first[1] = UInt8(ascii: ".")
+        }
+    }
+
+    /// Parses a decimal as `Decimal(string:)` reads it, taking a fast path for plain decimal text; `nil`
+    /// for anything `isDecimalNumber` refuses.
+    static func parseDecimal(_ buffer: UnsafeRawBufferPointer) -> Decimal? {
+        let text = Bytes.trimmed(buffer)
+        if let decimal = Decimal(plainDigits: text) { return decimal }
+        let string = Bytes.string(text)
+        guard isDecimalNumber(string) else { return nil }
+        return Decimal(string: string, locale: nil)
+    }
+
     /// Parses a decimal integer (surrounding white space allowed).
     static func parseInteger(_ buffer: UnsafeRawBufferPointer) -> Int64? {
         let text = Bytes.trimmed(buffer)
@@ -244,10 +289,57 @@ enum ValueText {
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
+    /// Plain decimal text — an optional sign, digits with at most one `.`, at least one digit, no
+    /// exponent — as sign, digits (without the point) and the number of digits after the point; `nil`
+    /// for other text, more than 19 digits or all zeros.
+    @inline(__always)
+    private static func plainDecimal(
+        _ text: UnsafeRawBufferPointer
+    ) -> (
+        negative: Bool, digits: UInt64, fractionDigits: Int
+    )? {
+        let count = text.count
+        guard count > 0, count <= 21 else { return nil }
+        var index = 0
+        var negative = false
+        if text[0] == UInt8(ascii: "-") || text[0] == UInt8(ascii: "+") {
+            negative = text[0] == UInt8(ascii: "-")
+            index = 1
+        }
+        var digits: UInt64 = 0
+        var digitCount = 0
+        var pointAt = -1
+        while index < count {
+            let byte = text[index]
+            if byte == UInt8(ascii: ".") {
+                guard pointAt < 0 else { return nil }
+                pointAt = digitCount
+            } else {
+                let digit = byte &- 0x30
+                guard digit < 10 else { return nil }
+                digits = digits &* 10 &+ UInt64(digit)
+                digitCount += 1
+            }
+            index += 1
+        }
+        guard digitCount > 0, digitCount <= 19, digits != 0 else { return nil }
+        return (negative, digits, pointAt < 0 ? 0 : digitCount - pointAt)
+    }
+
+    /// Exact powers of ten in double precision (10²² is the last).
+    private static let powersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }
+
     /// Parses a real number as C's `strtod` does (decimal or exponent form, `nan`, `inf`, `infinity`),
     /// requiring the whole text (surrounding white space allowed) to be the number.
+    ///
+    /// Plain decimals of at most 2⁵³ without the point and at most 22 decimals are one correctly
+    /// rounded division of two exact doubles (Clinger's fast path), the value `strtod` gives.
     static func parseDouble(_ buffer: UnsafeRawBufferPointer) -> Double? {
         let text = Bytes.trimmed(buffer)
+        if let plain = plainDecimal(text), plain.digits <= 1 << 53, plain.fractionDigits <= 22 {
+            let magnitude = Double(plain.digits) / powersOfTen[plain.fractionDigits]
+            return plain.negative ? -magnitude : magnitude
+        }
         guard !text.isEmpty, text.count < 400 else {
             return text.count >= 400 ? Double(Bytes.string(text)) : nil
         }
@@ -270,6 +362,35 @@ enum ValueText {
             where base[index] == CChar(UInt8(ascii: "x")) || base[index] == CChar(UInt8(ascii: "X")) {
                 return nil
             }
+            return value
+        }
+    }
+
+    /// Parses plain decimal text (digits, sign, point, exponent) to single precision, the value
+    /// `Float(String)` gives, without making a `String`: short decimals exactly by division, others with
+    /// `strtof`; `nil` for other text and for results that are not normal numbers (zero, subnormal,
+    /// infinite), which the caller reads the slow way.
+    static func parseFloat(_ buffer: UnsafeRawBufferPointer) -> Float? {
+        let text = Bytes.trimmed(buffer)
+        // Clinger's fast path in single precision: digits below 2²⁴, at most 10 decimals (10¹⁰ is exact).
+        if let plain = plainDecimal(text), plain.digits < 1 << 24, plain.fractionDigits <= 10 {
+            let magnitude = Float(plain.digits) / Float(powersOfTen[plain.fractionDigits])
+            return plain.negative ? -magnitude : magnitude
+        }
+        guard !text.isEmpty, text.count < 64 else { return nil }
+        for byte in text {
+            guard
+                (byte >= 0x30 && byte <= 0x39) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+                    || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E")
+            else { return nil }
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: text.count + 1) { copy in
+            let base = copy.baseAddress!
+            UnsafeMutableRawPointer(base).copyMemory(from: text.baseAddress!, byteCount: text.count)
+            base[text.count] = 0
+            var end: UnsafeMutablePointer<CChar>?
+            let value = strtof(base, &end)
+            guard let end, end == base + text.count, value.isNormal else { return nil }
             return value
         }
     }

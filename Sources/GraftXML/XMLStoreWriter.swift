@@ -83,17 +83,18 @@ final class WriterEngine {
     private var path: String { url.relativePath }
     private var descriptor: Int32
     private enum State { case open, finished, abandoned }
-    private var state = State.open
+    @exclusivity(unchecked) private var state = State.open
     private let output = ByteBuffer(capacity: 1 << 21)
     private static let flushThreshold = 1 << 20
     /// Bytes already written to the file.
-    private var flushed = 0
+    @exclusivity(unchecked) private var flushed = 0
     /// Where the `<nextObjectID>` element starts in the file, and how many bytes it may take.
     private var nextObjectIDOffset = 0
     private static let nextObjectIDWidth = "<nextObjectID></nextObjectID>".utf8.count + 19
-    private var ids: ObjectIDWriter
-    private var tally: ObjectTally
-    private let tables: [EntityTags]
+    // The writer is used from one thread at a time; the per-object state skips dynamic exclusivity checks.
+    @exclusivity(unchecked) private var ids: ObjectIDWriter
+    @exclusivity(unchecked) private var tally: ObjectTally
+    private let tags: WriterTags
 
     init(url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool) throws {
         self.url = url
@@ -117,7 +118,7 @@ final class WriterEngine {
         }
         ids = ObjectIDWriter(model: model)
         tally = ObjectTally(model: model)
-        tables = EntityTags.make(for: model)
+        tags = WriterTags(model: model)
         do {
             try writeHeader(metadata)
         } catch {
@@ -305,16 +306,16 @@ final class WriterEngine {
 
     private func append(_ snapshot: Snapshot) throws {
         let entityIndex = snapshot.ref.entity
-        guard tables.indices.contains(entityIndex) else {
+        guard entityIndex >= 0 && entityIndex < tags.entityCount else {
             throw GraftError(
                 .malformedInput, "a snapshot names entity #\(entityIndex), which the model does not have",
                 context: [.file(path)])
         }
-        let table = tables[entityIndex]
-        let entity = table.entity
-        guard snapshot.attributes.count == entity.attributes.count,
-            snapshot.relationships.count == entity.relationships.count
+        let table = tags.entities[entityIndex]
+        guard snapshot.attributes.count == Int(table.attributeCount),
+            snapshot.relationships.count == Int(table.relationshipCount)
         else {
+            let entity = model.descriptions[entityIndex]
             throw GraftError(
                 .malformedInput,
                 "the snapshot has \(snapshot.attributes.count) attributes and \(snapshot.relationships.count) "
@@ -324,14 +325,18 @@ final class WriterEngine {
         guard tally.write(entity: entityIndex, key: snapshot.ref.key) else {
             throw GraftError(
                 .malformedInput, "the object is written twice",
-                context: [.file(path), .entity(entity.name), .object("key \(snapshot.ref.key)")])
+                context: [
+                    .file(path), .entity(model.descriptions[entityIndex].name), .object("key \(snapshot.ref.key)"),
+                ])
         }
         let objectStart = output.count
-        output.append(table.objectOpen)
+        tags.append(table.objectOpen, to: output)
         ids.append(entity: entityIndex, key: snapshot.ref.key, to: output)
-        var hasContent = !table.relationships.isEmpty
+        let attributes = tags.attributes(of: table)
+        let relationships = tags.relationships(of: table)
+        var hasContent = !relationships.isEmpty
         if !hasContent {
-            for slot in table.attributes where snapshot.attributes[slot.index] != nil {
+            for slot in attributes where snapshot.attributes[Int(slot.index)] != nil {
                 hasContent = true
                 break
             }
@@ -341,23 +346,40 @@ final class WriterEngine {
             return
         }
         output.append("\">\n")
-        for slot in table.attributes {
-            guard let value = snapshot.attributes[slot.index] else { continue }
+        for slot in attributes {
+            guard let value = snapshot.attributes[Int(slot.index)] else { continue }
             do {
                 try append(value, slot: slot)
             } catch var error as GraftError {
-                let id = objectID(snapshot.ref, start: objectStart, table: table)
-                error.context = [.file(path), .entity(entity.name), .object(id), .key(slot.name)] + error.context
+                let id = objectID(start: objectStart, table: table)
+                let entity = model.descriptions[entityIndex]
+                error.context =
+                    [.file(path), .entity(entity.name), .object(id), .key(entity.attributes[Int(slot.index)].name)]
+                    + error.context
                 throw error
             }
         }
-        for slot in table.relationships {
-            output.append(slot.open)
-            let refs: [ObjectRef]
-            switch (snapshot.relationships[slot.index], slot.isToMany) {
-            case (.toOne(let ref), false): refs = ref.map { [$0] } ?? []
-            case (.toMany(let many), true): refs = many
-            case (.unloaded, _):
+        for slot in relationships {
+            tags.append(slot.open, to: output)
+            switch snapshot.relationships[Int(slot.index)] {
+            case .toOne(let ref) where !slot.isToMany:
+                if let ref {
+                    output.append(" idrefs=\"")
+                    try appendReference(ref, slot: slot, snapshot: snapshot, start: objectStart, table: table)
+                    output.append(UInt8(ascii: "\""))
+                }
+            case .toMany(let refs) where slot.isToMany:
+                if !refs.isEmpty {
+                    output.append(" idrefs=\"")
+                    var first = true
+                    for ref in refs {
+                        if !first { output.append(UInt8(ascii: " ")) }
+                        first = false
+                        try appendReference(ref, slot: slot, snapshot: snapshot, start: objectStart, table: table)
+                    }
+                    output.append(UInt8(ascii: "\""))
+                }
+            case .unloaded:
                 throw relationshipError(
                     "the to-many relationship is not loaded; give the writer complete snapshots", snapshot, slot,
                     objectStart, table, code: .invalidOperation)
@@ -367,62 +389,67 @@ final class WriterEngine {
                         ? "a to-many relationship holds a to-one value" : "a to-one relationship holds a to-many value",
                     snapshot, slot, objectStart, table, code: .typeMismatch)
             }
-            if !refs.isEmpty {
-                output.append(" idrefs=\"")
-                for (position, ref) in refs.enumerated() {
-                    guard ref.entity >= 0, ref.entity < tables.count, slot.accepts[ref.entity] else {
-                        let name =
-                            tables.indices.contains(ref.entity) ? tables[ref.entity].entity.name : "#\(ref.entity)"
-                        throw relationshipError(
-                            "refers to an object of entity \(name), which is not a kind of \(slot.destination)",
-                            snapshot, slot, objectStart, table, code: .typeMismatch)
-                    }
-                    if position > 0 { output.append(UInt8(ascii: " ")) }
-                    ids.append(entity: ref.entity, key: ref.key, to: output)
-                    tally.refer(entity: ref.entity, key: ref.key)
-                }
-                output.append(UInt8(ascii: "\""))
-            }
             output.append("></relationship>\n")
         }
         output.append("    </object>\n")
     }
 
+    /// Appends the id of a related object, after checking that the relationship may hold it.
+    @inline(__always)
+    private func appendReference(
+        _ ref: ObjectRef, slot: WriterTags.RelationshipSlot, snapshot: Snapshot, start: Int,
+        table: WriterTags.EntitySlot
+    ) throws {
+        guard ref.entity >= 0, ref.entity < tags.entityCount, tags.accepts(ref.entity, in: slot) else {
+            let name =
+                ref.entity >= 0 && ref.entity < tags.entityCount
+                ? model.descriptions[ref.entity].name : "#\(ref.entity)"
+            throw relationshipError(
+                "refers to an object of entity \(name), which is not a kind of \(model.descriptions[Int(slot.destination)].name)",
+                snapshot, slot, start, table, code: .typeMismatch)
+        }
+        ids.append(entity: ref.entity, key: ref.key, to: output)
+        tally.refer(entity: ref.entity, key: ref.key)
+    }
+
     /// The id written for the object whose `<object` tag starts at `start` in the buffer.
-    private func objectID(_ ref: ObjectRef, start: Int, table: EntityTags) -> String {
-        let idStart = start + table.objectOpen.count
+    private func objectID(start: Int, table: WriterTags.EntitySlot) -> String {
+        let idStart = start + Int(table.objectOpen.length)
         var end = idStart
         while end < output.count && output.base[end] != UInt8(ascii: "\"") { end += 1 }
         return Bytes.string(UnsafeRawBufferPointer(start: output.base + idStart, count: end - idStart))
     }
 
     private func relationshipError(
-        _ message: String, _ snapshot: Snapshot, _ slot: EntityTags.RelationshipSlot, _ start: Int, _ table: EntityTags,
-        code: GraftError.Code
+        _ message: String, _ snapshot: Snapshot, _ slot: WriterTags.RelationshipSlot, _ start: Int,
+        _ table: WriterTags.EntitySlot, code: GraftError.Code
     ) -> GraftError {
-        let id = objectID(snapshot.ref, start: start, table: table)
+        let id = objectID(start: start, table: table)
+        let entity = model.descriptions[snapshot.ref.entity]
         return GraftError(
-            code, message, context: [.file(path), .entity(table.entity.name), .object(id), .key(slot.name)])
+            code, message,
+            context: [.file(path), .entity(entity.name), .object(id), .key(entity.relationships[Int(slot.index)].name)])
     }
 
-    private func append(_ value: Value, slot: EntityTags.AttributeSlot) throws {
+    private func append(_ value: Value, slot: WriterTags.AttributeSlot) throws {
         switch slot.kind {
         case .int16, .int32, .int64:
             guard case .integer(let integer) = value else { throw mismatch(value, slot) }
             if let range = slot.type.integerRange, !range.contains(integer) {
                 throw GraftError(.typeMismatch, "\(integer) does not fit an \(slot.type) attribute")
             }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             output.append(decimal: integer)
         case .decimal:
-            let text: String
             switch value {
-            case .decimal(let decimal): text = decimal.description
-            case .integer(let integer): text = String(integer)
+            case .decimal(let decimal):
+                tags.append(slot.open, to: output)
+                ValueText.appendDecimal(decimal, to: output)
+            case .integer(let integer):
+                tags.append(slot.open, to: output)
+                output.append(decimal: integer)
             default: throw mismatch(value, slot)
             }
-            output.append(slot.open)
-            output.append(string: text)
         case .double, .float:
             let number: Double
             switch value {
@@ -430,7 +457,7 @@ final class WriterEngine {
             case .integer(let integer): number = Double(integer)
             default: throw mismatch(value, slot)
             }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             if slot.kind == .float {
                 ValueText.appendFloat(number, to: output)
             } else {
@@ -438,33 +465,33 @@ final class WriterEngine {
             }
         case .string, .base64String:
             guard case .string(let string) = value else { throw mismatch(value, slot) }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             let start = output.count
             if !XMLText.appendEscaped(string, to: output) {
                 // Characters XML 1.0 cannot carry: base64 of the UTF-8, under Graft's own type name.
-                output.truncate(to: start - slot.open.count)
-                output.append(slot.base64Open)
+                output.truncate(to: start - Int(slot.open.length))
+                tags.append(slot.base64Open, to: output)
                 ValueText.appendBase64(Data(string.utf8), to: output)
             }
         case .bool:
             guard case .bool(let bool) = value else { throw mismatch(value, slot) }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             output.append(bool ? UInt8(ascii: "1") : UInt8(ascii: "0"))
         case .date:
             guard case .date(let date) = value else { throw mismatch(value, slot) }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             ValueText.appendDate(date.timeIntervalSinceReferenceDate, to: output)
         case .binary, .transformable:
             guard case .data(let data) = value else { throw mismatch(value, slot) }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             ValueText.appendBase64(data, to: output)
         case .uuid:
             guard case .uuid(let uuid) = value else { throw mismatch(value, slot) }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             output.append(string: uuid.uuidString)
         case .uri:
             guard case .uri(let uri) = value else { throw mismatch(value, slot) }
-            output.append(slot.open)
+            tags.append(slot.open, to: output)
             guard XMLText.appendEscaped(uri.absoluteString, to: output) else {
                 throw GraftError(.typeMismatch, "the URI holds a character XML cannot carry")
             }
@@ -474,7 +501,7 @@ final class WriterEngine {
         output.append("</attribute>\n")
     }
 
-    private func mismatch(_ value: Value, _ slot: EntityTags.AttributeSlot) -> GraftError {
+    private func mismatch(_ value: Value, _ slot: WriterTags.AttributeSlot) -> GraftError {
         GraftError(.typeMismatch, "a \(slot.type) attribute cannot hold \(Self.describe(value))")
     }
 
@@ -498,37 +525,64 @@ private func systemWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ cou
     write(descriptor, pointer, count)
 }
 
-/// The text of one entity's tags, computed once per document.
-struct EntityTags {
+/// The text of every entity's tags, computed once per document and kept in flat buffers, so that
+/// writing an object copies no strings and counts no references.
+final class WriterTags {
+    /// A run of bytes in `text`.
+    struct Text {
+        var start: Int32
+        var length: Int32
+    }
+
     struct AttributeSlot {
-        var index: Int
-        var name: String
+        /// Position in the entity's `attributes` (and the snapshot's).
+        var index: Int32
         var type: AttributeType
         var kind: XMLValueKind
         /// `        <attribute name="…" type="…">`
-        var open: [UInt8]
+        var open: Text
         /// The same with `type="string-base64"`.
-        var base64Open: [UInt8]
+        var base64Open: Text
     }
 
     struct RelationshipSlot {
-        var index: Int
-        var name: String
+        /// Position in the entity's `relationships` (and the snapshot's).
+        var index: Int32
         var isToMany: Bool
-        var destination: String
-        /// Whether an object of each entity may be referenced (the destination and its subentities).
-        var accepts: [Bool]
+        var destination: Int32
+        /// Where this relationship's row of `accepted` starts: whether an object of each entity may be
+        /// referenced (the destination and its subentities).
+        var accepts: Int32
         /// `        <relationship name="…" type="min/max" destination="…"`
-        var open: [UInt8]
+        var open: Text
     }
 
-    let entity: EntityDescription
-    /// `    <object type="…" id="`
-    let objectOpen: [UInt8]
-    let attributes: [AttributeSlot]
-    let relationships: [RelationshipSlot]
+    struct EntitySlot {
+        /// `    <object type="…" id="`
+        var objectOpen: Text
+        var firstAttribute: Int32
+        var attributeSlots: Int32
+        var firstRelationship: Int32
+        var relationshipSlots: Int32
+        /// The entity's own counts (transient properties included), which a snapshot must match.
+        var attributeCount: Int32
+        var relationshipCount: Int32
+    }
 
-    static func make(for model: Model) -> [EntityTags] {
+    let entityCount: Int
+    let text: UnsafeMutableBufferPointer<UInt8>
+    let entities: UnsafeMutableBufferPointer<EntitySlot>
+    private let attributeSlots: UnsafeMutableBufferPointer<AttributeSlot>
+    private let relationshipSlots: UnsafeMutableBufferPointer<RelationshipSlot>
+    private let accepted: UnsafeMutableBufferPointer<Bool>
+
+    init(model: Model) {
+        var bytes: [UInt8] = []
+        func text(_ parts: [UInt8]...) -> Text {
+            let start = bytes.count
+            for part in parts { bytes.append(contentsOf: part) }
+            return Text(start: Int32(start), length: Int32(bytes.count - start))
+        }
         // Core Data writes entity names in capitals and property names in lower case; where that would
         // make two names the same, Graft writes them as they are.
         var upperCount: [String: Int] = [:]
@@ -537,7 +591,17 @@ struct EntityTags {
             let upper = entity.name.uppercased()
             return upperCount[upper]! > 1 ? entity.name : upper
         }
-        return model.descriptions.map { entity in
+        func quoted(_ text: String) -> [UInt8] {
+            let buffer = ByteBuffer(capacity: text.utf8.count + 8)
+            var text = text
+            _ = text.withUTF8 { XMLText.appendEscaped(UnsafeRawBufferPointer($0), to: buffer, inAttribute: true) }
+            return Array(buffer.bytes)
+        }
+        var entitySlots: [EntitySlot] = []
+        var attributeSlots: [AttributeSlot] = []
+        var relationshipSlots: [RelationshipSlot] = []
+        var accepted: [Bool] = []
+        for entity in model.descriptions {
             var lowerCount: [String: Int] = [:]
             for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
                 lowerCount[name.lowercased(), default: 0] += 1
@@ -545,43 +609,88 @@ struct EntityTags {
             func property(_ name: String) -> String {
                 lowerCount[name.lowercased()]! > 1 ? name : name.lowercased()
             }
-            func quoted(_ text: String) -> [UInt8] {
-                let buffer = ByteBuffer(capacity: text.utf8.count + 8)
-                var text = text
-                _ = text.withUTF8 { XMLText.appendEscaped(UnsafeRawBufferPointer($0), to: buffer, inAttribute: true) }
-                return Array(buffer.bytes)
-            }
-            let objectOpen = Array("    <object type=\"".utf8) + quoted(written(entity)) + Array("\" id=\"".utf8)
-            var attributes: [AttributeSlot] = []
+            let objectOpen = text(Array("    <object type=\"".utf8), quoted(written(entity)), Array("\" id=\"".utf8))
+            let firstAttribute = attributeSlots.count
             for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
                 let kind = XMLValueKind(attribute.type) ?? .string
                 let head =
                     Array("        <attribute name=\"".utf8) + quoted(property(attribute.name))
                     + Array("\" type=\"".utf8)
-                attributes.append(
+                attributeSlots.append(
                     AttributeSlot(
-                        index: index, name: attribute.name, type: attribute.type, kind: kind,
-                        open: head + Array("\(kind.spelling)\">".utf8),
-                        base64Open: head + Array("\(XMLValueKind.base64String.spelling)\">".utf8)))
+                        index: Int32(index), type: attribute.type, kind: kind,
+                        open: text(head, Array("\(kind.spelling)\">".utf8)),
+                        base64Open: text(head, Array("\(XMLValueKind.base64String.spelling)\">".utf8))))
             }
-            var relationships: [RelationshipSlot] = []
+            let firstRelationship = relationshipSlots.count
             for (index, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
                 let destination = model.destination(of: relationship)
-                var accepts = [Bool](repeating: false, count: model.descriptions.count)
-                accepts[destination.index] = true
-                for descendant in destination.descendantIndices { accepts[descendant] = true }
+                let row = accepted.count
+                accepted.append(contentsOf: repeatElement(false, count: model.descriptions.count))
+                accepted[row + destination.index] = true
+                for descendant in destination.descendantIndices { accepted[row + descendant] = true }
                 let counts = "\(relationship.minCount)/\(relationship.isToMany ? relationship.maxCount : 1)"
-                let open =
-                    Array("        <relationship name=\"".utf8) + quoted(property(relationship.name))
-                    + Array("\" type=\"\(counts)\" destination=\"".utf8) + quoted(written(destination))
-                    + [UInt8(ascii: "\"")]
-                relationships.append(
+                relationshipSlots.append(
                     RelationshipSlot(
-                        index: index, name: relationship.name, isToMany: relationship.isToMany,
-                        destination: destination.name, accepts: accepts, open: open))
+                        index: Int32(index), isToMany: relationship.isToMany, destination: Int32(destination.index),
+                        accepts: Int32(row),
+                        open: text(
+                            Array("        <relationship name=\"".utf8), quoted(property(relationship.name)),
+                            Array("\" type=\"\(counts)\" destination=\"".utf8), quoted(written(destination)),
+                            [UInt8(ascii: "\"")])))
             }
-            return EntityTags(
-                entity: entity, objectOpen: objectOpen, attributes: attributes, relationships: relationships)
+            entitySlots.append(
+                EntitySlot(
+                    objectOpen: objectOpen, firstAttribute: Int32(firstAttribute),
+                    attributeSlots: Int32(attributeSlots.count - firstAttribute),
+                    firstRelationship: Int32(firstRelationship),
+                    relationshipSlots: Int32(relationshipSlots.count - firstRelationship),
+                    attributeCount: Int32(entity.attributes.count), relationshipCount: Int32(entity.relationships.count)
+                ))
         }
+        func buffer<T>(_ array: [T]) -> UnsafeMutableBufferPointer<T> {
+            let buffer = UnsafeMutableBufferPointer<T>.allocate(capacity: max(array.count, 1))
+            _ = buffer.initialize(from: array)
+            return UnsafeMutableBufferPointer(rebasing: buffer[0..<array.count])
+        }
+        entityCount = entitySlots.count
+        self.text = buffer(bytes)
+        entities = buffer(entitySlots)
+        self.attributeSlots = buffer(attributeSlots)
+        self.relationshipSlots = buffer(relationshipSlots)
+        self.accepted = buffer(accepted)
+    }
+
+    deinit {
+        text.deallocate()
+        entities.deallocate()
+        attributeSlots.deallocate()
+        relationshipSlots.deallocate()
+        accepted.deallocate()
+    }
+
+    /// The persistent attributes of an entity.
+    @inline(__always)
+    func attributes(of entity: EntitySlot) -> UnsafeMutableBufferPointer<AttributeSlot> {
+        UnsafeMutableBufferPointer(
+            start: attributeSlots.baseAddress! + Int(entity.firstAttribute), count: Int(entity.attributeSlots))
+    }
+
+    /// The persistent relationships of an entity.
+    @inline(__always)
+    func relationships(of entity: EntitySlot) -> UnsafeMutableBufferPointer<RelationshipSlot> {
+        UnsafeMutableBufferPointer(
+            start: relationshipSlots.baseAddress! + Int(entity.firstRelationship), count: Int(entity.relationshipSlots))
+    }
+
+    /// Whether the relationship may refer to an object of `entity` (a valid entity index).
+    @inline(__always)
+    func accepts(_ entity: Int, in slot: RelationshipSlot) -> Bool {
+        accepted[Int(slot.accepts) + entity]
+    }
+
+    @inline(__always)
+    func append(_ piece: Text, to output: ByteBuffer) {
+        output.append(text.baseAddress! + Int(piece.start), count: Int(piece.length))
     }
 }
