@@ -54,6 +54,10 @@ enum Field: Codable {
             self = .double(number)
         } else if let text = try? container.decode(String.self) {
             self = .string(text)
+        } else if let date = try? container.decode(Date.self) {
+            self = .date(date)
+        } else if let number = try? container.decode(Decimal.self) {
+            self = .decimal(number)
         } else {
             self = .data(try container.decode(Data.self))
         }
