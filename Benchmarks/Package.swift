@@ -20,7 +20,7 @@ let package = Package(
             path: "Sources/FoundationBaseline"),
         .executableTarget(
             name: "convert-benchmark",
-            dependencies: [.product(name: "Graft", package: "Graft")],
+            dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
             path: "Sources/ConvertBenchmark"),
     ],
     swiftLanguageModes: [.v6]

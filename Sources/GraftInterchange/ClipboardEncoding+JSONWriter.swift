@@ -46,10 +46,10 @@ struct ClipboardJSONWriter {
         writeStrings(clipboard.roots)
         output.append("],\n  \"objects\": [")
         var last = -1
-        for (position, object) in clipboard.objects.enumerated() {
-            output.append(position == 0 ? "\n    " : ",\n    ")
-            try writeObject(object, last: &last)
-            try output.flushIfFull()
+        if clipboard.objects.count >= Self.parallelThreshold && ProcessInfo.processInfo.activeProcessorCount > 1 {
+            try writeObjectsInParallel()
+        } else {
+            try writeObjects(clipboard.objects.indices, last: &last)
         }
         output.append(clipboard.objects.isEmpty ? "],\n  \"references\": [" : "\n  ],\n  \"references\": [")
         for (position, reference) in clipboard.references.enumerated() {
@@ -58,6 +58,55 @@ struct ClipboardJSONWriter {
             try output.flushIfFull()
         }
         output.append(clipboard.references.isEmpty ? "]\n}\n" : "\n  ]\n}\n")
+    }
+
+    /// Documents with at least this many objects are written on several threads.
+    static let parallelThreshold = 50_000
+
+    /// Objects at `range`, each after its separator.
+    private func writeObjects(_ range: Range<Int>, last: inout Int) throws {
+        for position in range {
+            output.append(position == 0 ? "\n    " : ",\n    ")
+            try writeObject(clipboard.objects[position], last: &last)
+            try output.flushIfFull()
+        }
+    }
+
+    /// The objects in rounds: each round's objects are split between the processors, each part written
+    /// into a buffer of its own at the same time, and the buffers appended in order. The output is the
+    /// same as one thread writes; memory stays bounded by a round.
+    private func writeObjectsInParallel() throws {
+        let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+        let partSize = 8192
+        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ClipboardOutput(sink: nil) }
+        var start = 0
+        while start < clipboard.objects.count {
+            let round = start..<min(clipboard.objects.count, start + parts * partSize)
+            // Each part writes only its own buffer; errors are gathered under the lock, and the one
+            // from the earliest part is thrown, as one thread would have.
+            nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
+            let lock = NSLock()
+            nonisolated(unsafe) let writer = self
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let lower = min(round.upperBound, round.lowerBound + part * partSize)
+                let range = lower..<min(round.upperBound, lower + partSize)
+                let buffer = buffers[part]
+                buffer.removeAll()
+                var last = -1
+                do {
+                    try ClipboardJSONWriter(clipboard: writer.clipboard, schema: writer.schema, output: buffer)
+                        .writeObjects(range, last: &last)
+                } catch {
+                    lock.withLock { failures.append((part, error)) }
+                }
+            }
+            if let first = failures.min(by: { $0.part < $1.part }) { throw first.error }
+            for buffer in buffers {
+                output.append(UnsafeRawBufferPointer(start: buffer.base, count: buffer.count))
+                try output.flushIfFull()
+            }
+            start = round.upperBound
+        }
     }
 
     private func writeEntity(_ entity: Clipboard.EntityInfo) {

@@ -22,6 +22,18 @@ import Testing
         try expectClipboardRoundTrip(ClipboardSamples.company(objects: 2_000), encoding)
     }
 
+    /// JSON documents of 50,000 objects and more are written on several threads, in rounds: the result
+    /// reads back exactly, streamed or not, with every separator in place.
+    @Test func aLargeJSONDocumentWrittenInParallel() throws {
+        let clipboard = ClipboardSamples.company(objects: 50_001)
+        let whole = try ClipboardEncoding.json.encode(clipboard)
+        var streamed = Data()
+        try ClipboardEncoding.json.encode(clipboard) { streamed.append(contentsOf: $0) }
+        #expect(streamed == whole)
+        #expect(try ClipboardEncoding.json.decode(whole) == clipboard)
+        #expect(try JSONSerialization.jsonObject(with: whole) is [String: Any])
+    }
+
     @Test(arguments: ClipboardEncoding.allCases)
     func streamingGivesTheSameBytes(_ encoding: ClipboardEncoding) throws {
         let clipboard = ClipboardSamples.company(objects: 5_000)

@@ -317,3 +317,41 @@ enum Company {
         #expect(target.count == 0)
     }
 }
+
+/// The library round trip: copy from a context (unsaved edits and new objects included), encode, decode,
+/// paste into another context with a policy, read the id map, undo.
+@Suite struct ContextCopyPasteTests {
+    @Test(arguments: ClipboardEncoding.allCases)
+    func contextToClipboardToContext(encoding: ClipboardEncoding) throws {
+        let store = try Company.store()
+        let source = ObjectContext(store: store)
+        let research = try #require(
+            try source.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'"))).first)
+        try research.setValue(Int64(42), forKey: "code")  // unsaved edit
+        let newcomer = try source.insert("Employee")  // unsaved new object
+        try newcomer.setValue("Nia", forKey: "name")
+        try newcomer.setValue(Int64(77), forKey: "employeeID")
+        try newcomer.setValue(Date(timeIntervalSinceReferenceDate: 0), forKey: "hireDate")
+        try newcomer.setValue(research, forKey: "department")
+
+        var selection = Selection(roots: [.refs([ContextSource.ref(of: research)])])
+        selection.follow = ["Department.employees"]
+        let clipboard = try Copier(source: ContextSource(source)).copy(selection)
+        #expect(clipboard.counts["Employee"] == 2)  // Dev and the newcomer
+        #expect(clipboard.objects[0][attribute: "code"] == .integer(42))
+        let decoded = try ClipboardEncoding.decode(try encoding.encode(clipboard))
+        #expect(decoded == clipboard)
+
+        let target = ObjectContext(store: InMemoryStore(model: Company.v2))
+        let report = try Paster(options: PasteOptions(onConflict: .merge)).paste(decoded, into: target)
+        #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count)
+        #expect(report.idMap.count == clipboard.objects.count)
+        let pasted = try #require(target.insertedObjects.first { $0.value(forKey: "employeeID") as? Int64 == 77 })
+        #expect(report.idMap.contains { $0.uri == pasted.uri })
+        #expect((try pasted.relatedObject(forKey: "department"))?.value(forKey: "code") as? Int64 == 42)
+        try target.checkInvariants()
+        target.undo()
+        #expect(target.insertedObjects.isEmpty)
+        #expect(source.hasChanges)  // the source context is untouched by the copy
+    }
+}

@@ -1,9 +1,10 @@
 import Foundation
 import Graft
 
-/// The Company document the benchmarks share: departments of 25 objects — the department, a manager,
-/// a flunky and 21 employees reporting to the manager, and a project with five of them as members —
-/// every object valid under the model (3 to 40 employees per department, unique names and IDs).
+/// The Company document both benchmarks use: departments of 25 objects — the department, its manager
+/// and 23 employees reporting to the manager — valid under the model (3 to 40 employees per department,
+/// unique names and IDs), so that it can be pasted as well as converted. (Departments and employees only,
+/// the shape the conversion benchmark's C baseline reads and writes.)
 public enum CompanyDocument {
     /// The Company model, version 1.
     public static func model() throws -> Model {
@@ -25,8 +26,7 @@ public enum CompanyDocument {
 
     public static func generate(_ url: URL, objects: Int, model: Model) throws {
         let department = model.entity(named: "Department")!, employee = model.entity(named: "Employee")!
-        let manager = model.entity(named: "Manager")!, flunky = model.entity(named: "Flunky")!
-        let project = model.entity(named: "Project")!
+        let manager = model.entity(named: "Manager")!
         let writer = try SQLiteStoreWriter(
             url: url, model: model, metadata: StoreMetadata.make(for: model, storeType: .sqlite), overwrite: true)
         var personKey: Int64 = 0
@@ -36,13 +36,11 @@ public enum CompanyDocument {
             snapshot[attribute: "name", in: department] = .string("Department \(key)")
             snapshot[attribute: "code", in: department] = .integer(Int64(index % 999 + 1))
             snapshot[attribute: "budget", in: department] = .decimal(Decimal(100_000 + index))
-            snapshot[relationship: "projects", in: department] = .toMany([ObjectRef(entity: project.index, key: key)])
             try writer.write(snapshot)
             let bossKey = personKey + 1
-            var members: [ObjectRef] = []
-            for member in 0..<(objectsPerDepartment - 2) {
+            for member in 0..<(objectsPerDepartment - 1) {
                 personKey += 1
-                let entity = member == 0 ? manager : member == 1 ? flunky : employee
+                let entity = member == 0 ? manager : employee
                 var person = Snapshot(entity: entity, key: personKey)
                 person[attribute: "name", in: entity] = .string("Employee \(personKey)")
                 person[attribute: "employeeID", in: entity] = .integer(personKey)
@@ -55,18 +53,8 @@ public enum CompanyDocument {
                 if member > 0 {
                     person[relationship: "manager", in: entity] = .toOne(ObjectRef(entity: manager.index, key: bossKey))
                 }
-                if member % 5 == 0 {
-                    person[relationship: "projects", in: entity] = .toMany([ObjectRef(entity: project.index, key: key)])
-                    members.append(person.ref)
-                }
                 try writer.write(person)
             }
-            var work = Snapshot(entity: project, key: key)
-            work[attribute: "title", in: project] = .string("Project \(key)")
-            work[attribute: "deadline", in: project] = .date(Date(timeIntervalSinceReferenceDate: 800_000_000 + Double(key)))
-            work[relationship: "department", in: project] = .toOne(ObjectRef(entity: department.index, key: key))
-            work[relationship: "members", in: project] = .toMany(members)
-            try writer.write(work)
         }
         try writer.finish()
     }

@@ -1,20 +1,31 @@
 import Foundation
 import Graft
 
-/// Wall time and peak resident memory of a child process.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Wall time, processor time (user + system, every thread) and peak resident memory of a child process.
 public struct ProcessMeasurement: Sendable {
     public var seconds: Double
+    public var cpuSeconds: Double
     public var peakMegabytes: Double
 }
 
-/// Runs a program to completion under `/usr/bin/time`, which reports its wall time and peak resident
-/// memory as the kernel counts them for that process alone. Standard output goes to `output` (or is
-/// discarded); the program's own standard error is returned with the measurement.
+/// Runs a program to completion under `/usr/bin/time`, which reports its wall time, processor time and
+/// peak resident memory as the kernel counts them for that process alone. Standard output goes to
+/// `output` (or is discarded); the program's own standard error is returned with the measurement.
+///
+/// Dirty pages are flushed first (`sync`, not timed), so that the writeback of one step's output does
+/// not slow whichever step comes next.
 @discardableResult
 public func measure(_ executable: String, _ arguments: [String], output: URL? = nil) throws -> (ProcessMeasurement, String) {
+    sync()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
-    process.arguments = ["-f", "graft-benchmark %e %M", executable] + arguments
+    process.arguments = ["-f", "graft-benchmark %e %M %U %S", executable] + arguments
     let errors = Pipe()
     process.standardError = errors
     if let output {
@@ -31,9 +42,9 @@ public func measure(_ executable: String, _ arguments: [String], output: URL? = 
     else {
         throw GraftError(.io, "\(executable) \(arguments.joined(separator: " ")) failed:\n\(text)")
     }
-    let fields = line.split(separator: " ")
+    let fields = line.split(separator: " ").map { Double($0) ?? 0 }
     let rest = text.split(separator: "\n").filter { !$0.hasPrefix("graft-benchmark ") }.joined(separator: "\n")
-    return (ProcessMeasurement(seconds: Double(fields[1]) ?? 0, peakMegabytes: (Double(fields[2]) ?? 0) / 1024), rest)
+    return (ProcessMeasurement(seconds: fields[1], cpuSeconds: fields[3] + fields[4], peakMegabytes: fields[2] / 1024), rest)
 }
 
 /// Seconds `body` takes, measured in this process.
