@@ -32,32 +32,43 @@ struct CopyCommand: ParsableCommand {
     static var arguments: [Argument<CopyCommand>] {
         [
             .positional(\.store, name: "store", help: "The store to copy from (SQLite, XML or binary)."),
-            .option(\.entity, name: "entity", short: "e", valueName: "name", help: "Take objects of this entity (and its subentities) as roots."),
+            .option(
+                \.entity, name: "entity", short: "e", valueName: "name",
+                help: "Take objects of this entity (and its subentities) as roots."),
             .option(
                 \.predicate, name: "where", short: "w", valueName: "predicate",
                 help: "With --entity: only the objects matching this predicate, in Apple's format."),
-            .option(\.uris, name: "uri", valueName: "uri", help: "Take the object with this URI (x-coredata://…) as a root."),
-            .option(\.keys, name: "key", valueName: "Entity=key", help: "Take the object with this primary key as a root."),
+            .option(
+                \.uris, name: "uri", valueName: "uri", help: "Take the object with this URI (x-coredata://…) as a root."
+            ),
+            .option(
+                \.keys, name: "key", valueName: "Entity=key", help: "Take the object with this primary key as a root."),
             .flag(\.all, name: "all", help: "Take every object of the store."),
             .option(
                 \.follow, name: "follow", valueName: "relationship",
-                help: "Also copy what this relationship reaches (Entity.relationship, or relationship for every entity)."),
+                help:
+                    "Also copy what this relationship reaches (Entity.relationship, or relationship for every entity)."),
             .option(
                 \.stop, name: "stop", valueName: "entity|relationship",
                 help: "Never copy this entity's objects, or never follow this relationship: reference them instead."),
             .option(\.depth, name: "depth", valueName: "n", help: "Follow relationships at most n steps from a root."),
             .option(
                 \.identities, name: "identity", valueName: "Entity=attr[,attr]",
-                help: "The attributes that identify this entity's objects in references (by default, its uniqueness constraint)."),
+                help:
+                    "The attributes that identify this entity's objects in references (by default, its uniqueness constraint)."
+            ),
             .option(\.format, name: "format", short: "f", valueName: "encoding", help: "The clipboard's encoding."),
             .option(\.output, name: "output", short: "o", valueName: "file", help: "Write the clipboard to this file."),
             .flag(\.force, name: "force", help: "Replace the output file if it exists."),
             .option(
-                \.model, name: "model", valueName: "path", help: "The model to read the store with (by default, its own)."),
+                \.model, name: "model", valueName: "path",
+                help: "The model to read the store with (by default, its own)."),
             .flag(
                 \.noModel, name: "no-model",
                 help: "Leave the source model out of the clipboard (a paste into a new store then needs --model)."),
-            .flag(\.plan, name: "plan", help: "Print what would be copied and what would be referenced, and copy nothing."),
+            .flag(
+                \.plan, name: "plan", help: "Print what would be copied and what would be referenced, and copy nothing."
+            ),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -82,7 +93,9 @@ struct CopyCommand: ParsableCommand {
 
     mutating func validate() throws {
         if store.isStandardStream { throw UsageError("copy reads a store file; '-' (standard input) is not supported") }
-        if predicate != nil && entity == nil { throw UsageError("--where needs --entity to say which objects it filters") }
+        if predicate != nil && entity == nil {
+            throw UsageError("--where needs --entity to say which objects it filters")
+        }
         if entity == nil && uris.isEmpty && keys.isEmpty && !all {
             throw UsageError("choose what to copy: --entity (with --where), --uri, --key or --all")
         }
@@ -97,7 +110,8 @@ struct CopyCommand: ParsableCommand {
         if !uris.isEmpty { roots.append(.uris(uris)) }
         for key in keys { roots.append(.keys(entity: key.entity, [key.key])) }
         return Selection(
-            roots: roots, follow: follow, stop: stop, depth: depth, identities: IdentityAttributes.dictionary(identities))
+            roots: roots, follow: follow, stop: stop, depth: depth,
+            identities: IdentityAttributes.dictionary(identities))
     }
 
     func run(_ context: CommandContext) throws {
@@ -106,10 +120,12 @@ struct CopyCommand: ParsableCommand {
         if outputURL == nil, !plan, encoding == .binaryPlist, context.isOutputTerminal {
             throw GraftError(
                 .invalidOperation,
-                "a binary property list would garble the terminal; redirect standard output, or write to a file with -o")
+                "a binary property list would garble the terminal; redirect standard output, or write to a file with -o"
+            )
         }
         if let outputURL, !force, FileAccess.kind(of: outputURL).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(outputURL.relativePath)])
+            throw GraftError(
+                .alreadyExists, "already exists (use --force to replace it)", context: [.file(outputURL.relativePath)])
         }
         let clipboard: Clipboard
         let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }

@@ -35,13 +35,17 @@ struct PasteCommand: ParsableCommand {
     static var arguments: [Argument<PasteCommand>] {
         [
             .positional(\.input, name: "file", help: "The clipboard document ('-' or absent: standard input)."),
-            .option(\.into, name: "into", short: "i", valueName: "store", help: "The store to paste into (created if it does not exist)."),
+            .option(
+                \.into, name: "into", short: "i", valueName: "store",
+                help: "The store to paste into (created if it does not exist)."),
             .option(
                 \.model, name: "model", valueName: "path",
                 help: "The model of the store (by default, its own; for a new store, the clipboard's)."),
             .option(
                 \.conflicts, name: "on-conflict", valueName: "policy",
-                help: "When a copy's identity exists in the store: merge, duplicate, skip or fail; Entity=policy for one entity."),
+                help:
+                    "When a copy's identity exists in the store: merge, duplicate, skip or fail; Entity=policy for one entity."
+            ),
             .option(
                 \.dangling, name: "dangling", valueName: "policy",
                 help: "A reference the store has no object for: fail, or drop the link."),
@@ -49,7 +53,9 @@ struct PasteCommand: ParsableCommand {
                 \.identities, name: "identity", valueName: "Entity=attr[,attr]",
                 help: "The attributes that identify this entity's objects (by default, its uniqueness constraint)."),
             .flag(\.dryRun, name: "dry-run", short: "n", help: "Report what would be done, and write nothing."),
-            .option(\.idMap, name: "id-map", valueName: "file", help: "Write the id map to this file as JSON instead of printing it."),
+            .option(
+                \.idMap, name: "id-map", valueName: "file",
+                help: "Write the id map to this file as JSON instead of printing it."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -71,9 +77,14 @@ struct PasteCommand: ParsableCommand {
     }
 
     var options: PasteOptions {
-        var options = PasteOptions(dangling: dangling, identities: IdentityAttributes.dictionary(identities), dryRun: dryRun)
+        var options = PasteOptions(
+            dangling: dangling, identities: IdentityAttributes.dictionary(identities), dryRun: dryRun)
         for rule in conflicts {
-            if let entity = rule.entity { options.onConflictByEntity[entity] = rule.policy } else { options.onConflict = rule.policy }
+            if let entity = rule.entity {
+                options.onConflictByEntity[entity] = rule.policy
+            } else {
+                options.onConflict = rule.policy
+            }
         }
         return options
     }
@@ -90,12 +101,14 @@ struct PasteCommand: ParsableCommand {
                 guard let format = StoreFormat.forExtension(storeURL) else {
                     throw GraftError(
                         .invalidOperation,
-                        "the store does not exist, and its extension does not say which format to create (.sqlite, .xml or .binary)")
+                        "the store does not exist, and its extension does not say which format to create (.sqlite, .xml or .binary)"
+                    )
                 }
                 guard chosenModel != nil || clipboard.modelContents != nil else {
                     throw GraftError(
                         .invalidOperation,
-                        "the store does not exist and the clipboard carries no model to create it with; name one with --model")
+                        "the store does not exist and the clipboard carries no model to create it with; name one with --model"
+                    )
                 }
                 report = try paster.paste(clipboard, intoNewStoreAt: storeURL, format: format, model: chosenModel)
             } else {
@@ -112,7 +125,8 @@ struct PasteCommand: ParsableCommand {
         }
         if let idMap {
             let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
-            try FileAccess.writeAtomically(Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: idMap.path))
+            try FileAccess.writeAtomically(
+                Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: idMap.path))
         } else {
             for (id, uri) in report.idMap { context.print("\(id)\t\(uri)") }
         }
@@ -135,7 +149,9 @@ struct PasteCommand: ParsableCommand {
             data = try context.readInput()
             origin = "standard input"
         }
-        guard !data.isEmpty else { throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)]) }
+        guard !data.isEmpty else {
+            throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)])
+        }
         do {
             return try ClipboardEncoding.decode(data)
         } catch let error as GraftError {
@@ -145,8 +161,12 @@ struct PasteCommand: ParsableCommand {
 
     static func summary(_ report: PasteReport, store: String, created: Bool) -> String {
         var parts = ["inserted \(report.inserted.values.reduce(0, +))" + counts(report.inserted)]
-        if !report.merged.isEmpty { parts.append("merged \(report.merged.values.reduce(0, +))" + counts(report.merged)) }
-        if !report.skipped.isEmpty { parts.append("skipped \(report.skipped.values.reduce(0, +))" + counts(report.skipped)) }
+        if !report.merged.isEmpty {
+            parts.append("merged \(report.merged.values.reduce(0, +))" + counts(report.merged))
+        }
+        if !report.skipped.isEmpty {
+            parts.append("skipped \(report.skipped.values.reduce(0, +))" + counts(report.skipped))
+        }
         parts.append("linked \(plural(report.linked, "reference"))")
         if !report.dangling.isEmpty { parts.append("dropped \(plural(report.dangling.count, "link"))") }
         return "Pasted into \(store)\(created ? " (new)" : ""): " + parts.joined(separator: ", ")

@@ -1,3 +1,6 @@
+import Foundation
+import GraftCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,9 +8,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-import Foundation
-import GraftCore
 
 /// The C library's `exit`, under a name that does not clash with ``GraftCommandLine/exit(_:)``.
 func systemExit(_ status: Int32) -> Never {

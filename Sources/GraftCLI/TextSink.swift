@@ -1,3 +1,5 @@
+import struct Foundation.Data
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,8 +7,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-import struct Foundation.Data
 
 /// Somewhere a command writes text (or, for a document such as a binary property list, bytes): a file
 /// descriptor, or a string kept for a test to read.

@@ -157,7 +157,9 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     }
 
     /// A short name for messages: the entity and the key (`Employee p12`, `Employee (new #3)`).
-    public var label: String { "\(entity.name) \(objectID.isTemporary ? "(new #\(objectID.key))" : "p\(objectID.key)")" }
+    public var label: String {
+        "\(entity.name) \(objectID.isTemporary ? "(new #\(objectID.key))" : "p\(objectID.key)")"
+    }
 
     func requireContext() throws -> ObjectContext {
         guard let context else {

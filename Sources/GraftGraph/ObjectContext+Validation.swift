@@ -114,9 +114,14 @@ public enum RelationshipRules {
             if case .unloaded = value { continue }
             let destination = model.destination(of: relationship)
             for target in value.refs where !model.isKind(model.descriptions[target.entity], of: destination) {
-                fail(relationship.name, "holds \(Wording.withArticle(model.descriptions[target.entity].name)), which is not \(Wording.withArticle(destination.name))")
+                fail(
+                    relationship.name,
+                    "holds \(Wording.withArticle(model.descriptions[target.entity].name)), which is not \(Wording.withArticle(destination.name))"
+                )
             }
-            if let message = violation(count: value.refs.count, for: relationship.declaration) { fail(relationship.name, message) }
+            if let message = violation(count: value.refs.count, for: relationship.declaration) {
+                fail(relationship.name, message)
+            }
         }
         return errors
     }

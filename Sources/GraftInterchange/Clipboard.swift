@@ -89,7 +89,9 @@ public struct Clipboard: Hashable, Sendable {
         /// Relationship name → to-many or not, ordered or not.
         public var relationships: [RelationshipInfo]
 
-        public init(name: String, versionHash: Data, attributes: [AttributeInfo] = [], relationships: [RelationshipInfo] = []) {
+        public init(
+            name: String, versionHash: Data, attributes: [AttributeInfo] = [], relationships: [RelationshipInfo] = []
+        ) {
             self.name = name
             self.versionHash = versionHash
             self.attributes = attributes
@@ -221,7 +223,10 @@ public struct Clipboard: Hashable, Sendable {
                 throw GraftError(.malformedInput, "the id is used twice", context: [.object(reference.id)])
             }
             guard entityInfo[reference.entity] != nil else {
-                throw GraftError(.malformedInput, "the reference names entity \(reference.entity), which the document does not describe", context: [.object(reference.id)])
+                throw GraftError(
+                    .malformedInput,
+                    "the reference names entity \(reference.entity), which the document does not describe",
+                    context: [.object(reference.id)])
             }
         }
         // Objects usually come entity by entity: the last entity looked up is tried first.
@@ -236,7 +241,8 @@ public struct Clipboard: Hashable, Sendable {
             for attribute in object.attributes {
                 guard let declared = info.attributes.first(where: { $0.name == attribute.name }) else {
                     throw GraftError(
-                        .malformedInput, "\(object.entity) has no attribute '\(attribute.name)' in the document's entity list",
+                        .malformedInput,
+                        "\(object.entity) has no attribute '\(attribute.name)' in the document's entity list",
                         context: [.object(object.id), .key(attribute.name)])
                 }
                 guard ClipboardValues.fits(attribute.value, declared.type) else {
@@ -248,14 +254,19 @@ public struct Clipboard: Hashable, Sendable {
             for link in object.relationships {
                 guard let declared = info.relationships.first(where: { $0.name == link.name }) else {
                     throw GraftError(
-                        .malformedInput, "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
+                        .malformedInput,
+                        "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
                         context: [.object(object.id), .key(link.name)])
                 }
                 if !declared.isToMany && link.targets.count > 1 {
-                    throw GraftError(.malformedInput, "a to-one relationship has \(link.targets.count) targets", context: [.object(object.id), .key(link.name)])
+                    throw GraftError(
+                        .malformedInput, "a to-one relationship has \(link.targets.count) targets",
+                        context: [.object(object.id), .key(link.name)])
                 }
                 for target in link.targets where !ids.contains(target) {
-                    throw GraftError(.malformedInput, "refers to '\(target)', which the document does not have", context: [.object(object.id), .key(link.name)])
+                    throw GraftError(
+                        .malformedInput, "refers to '\(target)', which the document does not have",
+                        context: [.object(object.id), .key(link.name)])
                 }
             }
         }

@@ -210,7 +210,9 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     public func decode(_ data: Data) throws -> Clipboard {
         if let detected = Self.detect(data), detected != self {
             throw GraftError(
-                .unsupportedFormat, "the data is \(Wording.withArticle(detected.displayName)) document, not \(Wording.withArticle(displayName)) document")
+                .unsupportedFormat,
+                "the data is \(Wording.withArticle(detected.displayName)) document, not \(Wording.withArticle(displayName)) document"
+            )
         }
         let clipboard: Clipboard = try data.withUnsafeBytes { bytes in
             switch self {

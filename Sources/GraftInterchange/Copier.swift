@@ -58,7 +58,8 @@ public struct Copier {
                 }
             case .predicate(let entityName, let format):
                 _ = try model.requireEntity(entityName)
-                let predicate = format.trimmingCharacters(in: .whitespaces).isEmpty ? nil : try GraftPredicate(format: format)
+                let predicate =
+                    format.trimmingCharacters(in: .whitespaces).isEmpty ? nil : try GraftPredicate(format: format)
                 try source.refs(matching: FetchRequest(entityName: entityName, predicate: predicate)).forEach(addRoot)
             case .uris(let uris):
                 for uri in uris {
@@ -77,7 +78,10 @@ public struct Copier {
                 for key in keys {
                     // The key names an object of the entity or one of its subentities.
                     let candidates = [entity.index] + entity.descendantIndices
-                    guard let ref = try candidates.lazy.map({ ObjectRef(entity: $0, key: key) }).first(where: { try source.snapshot(for: $0) != nil })
+                    guard
+                        let ref = try candidates.lazy.map({ ObjectRef(entity: $0, key: key) }).first(where: {
+                            try source.snapshot(for: $0) != nil
+                        })
                     else {
                         throw GraftError(.notFound, "\(entityName) has no object with key \(key)")
                     }
@@ -105,7 +109,8 @@ public struct Copier {
                 let destination = model.descriptions[relationship.destinationIndex]
                 for target in snapshot.relationships[relationship.index].refs where !taken.contains(target) {
                     let rule = selection.rule(
-                        for: relationship, of: entity, destination: destination, target: model.descriptions[target.entity],
+                        for: relationship, of: entity, destination: destination,
+                        target: model.descriptions[target.entity],
                         depth: depth, model: model)
                     switch rule {
                     case .cascade, .followed:
@@ -154,7 +159,8 @@ public struct Copier {
                     }
                 }
             }
-            references.append(Clipboard.Reference(id: id, entity: entity.name, identity: identity, uri: source.uri(of: ref)))
+            references.append(
+                Clipboard.Reference(id: id, entity: entity.name, identity: identity, uri: source.uri(of: ref)))
             return id
         }
 
@@ -162,7 +168,8 @@ public struct Copier {
         objects.reserveCapacity(plan.objects.count)
         for ref in plan.objects {
             guard let snapshot = try source.snapshot(for: ref) else {
-                throw GraftError(.notFound, "the object disappeared while being copied", context: [.object(source.uri(of: ref))])
+                throw GraftError(
+                    .notFound, "the object disappeared while being copied", context: [.object(source.uri(of: ref))])
             }
             let entity = model.descriptions[ref.entity]
             usedEntities.insert(entity.index)
@@ -176,7 +183,8 @@ public struct Copier {
                 guard !targets.isEmpty else { continue }
                 links.append(.init(relationship.name, try targets.map { try localIDs[$0] ?? referenceID(for: $0) }))
             }
-            objects.append(Clipboard.Object(id: localIDs[ref]!, entity: entity.name, attributes: attributes, relationships: links))
+            objects.append(
+                Clipboard.Object(id: localIDs[ref]!, entity: entity.name, attributes: attributes, relationships: links))
         }
         return Clipboard(
             entities: Self.entityInfo(model, used: usedEntities), versionIdentifiers: model.versionIdentifiers,
@@ -200,8 +208,12 @@ public struct Copier {
         if let count = reader.objectCount { objects.reserveCapacity(count) }
         var used = Set<Int>()
         // Per entity, the attributes and relationships a clipboard carries, resolved once.
-        let attributeLists = model.descriptions.map { entity in entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) } }
-        let relationshipLists = model.descriptions.map { entity in entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) } }
+        let attributeLists = model.descriptions.map { entity in
+            entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) }
+        }
+        let relationshipLists = model.descriptions.map { entity in
+            entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) }
+        }
         try reader.forEachSnapshot { snapshot in
             let entity = snapshot.ref.entity
             used.insert(entity)

@@ -18,14 +18,17 @@ final class ContextTarget: PasteTarget {
     var identifier: String { context.store.identifier }
 
     func exists(_ ref: ObjectRef) throws -> Bool {
-        if let object = context.registeredObject(for: ObjectID(entity: ref.entity, key: ref.key)) { return !object.isDeleted }
+        if let object = context.registeredObject(for: ObjectID(entity: ref.entity, key: ref.key)) {
+            return !object.isDeleted
+        }
         return try context.store.snapshot(for: ref) != nil
     }
 
     func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef? {
         let entities = [entity.index] + entity.descendantIndices
         if answersInSQL[entity.index] == nil {
-            let probe = try context.store.fetch(StoreFetch(entities: entities, predicate: predicate(entity, values), limit: 1))
+            let probe = try context.store.fetch(
+                StoreFetch(entities: entities, predicate: predicate(entity, values), limit: 1))
             answersInSQL[entity.index] = probe.predicateApplied
         }
         if answersInSQL[entity.index] == true {
@@ -49,7 +52,8 @@ final class ContextTarget: PasteTarget {
             values.map {
                 .comparison(
                     GraftPredicate.Comparison(
-                        .keyPath(KeyValuePath(key: entity.attributes[$0.attribute].name)), .equalTo, .constant($0.value)))
+                        .keyPath(KeyValuePath(key: entity.attributes[$0.attribute].name)), .equalTo, .constant($0.value)
+                    ))
             })
     }
 }
@@ -120,7 +124,9 @@ struct ContextWork {
 
     /// Gives the object the copy's values: every attribute the clipboard's entity has, including the ones
     /// the copy has no value for (so that a new object does not keep a default its original did not have).
-    private func setAttributes(of target: ManagedObject, from object: Clipboard.Object, mapping: PastePlan.EntityMapping) throws {
+    private func setAttributes(
+        of target: ManagedObject, from object: Clipboard.Object, mapping: PastePlan.EntityMapping
+    ) throws {
         var given = Set<Int>()
         for named in object.attributes {
             guard let index = mapping.attributes[named.name] else { continue }
@@ -155,7 +161,8 @@ struct ContextWork {
         var errors: [GraftError] = []
         var groups: [String: (entity: EntityDescription, names: [String], objects: [ManagedObject])] = [:]
         for object in inserted {
-            for constraint in object.entity.uniquenessConstraints where constraint.allSatisfy({ object.entity.attribute(named: $0) != nil }) {
+            for constraint in object.entity.uniquenessConstraints
+            where constraint.allSatisfy({ object.entity.attribute(named: $0) != nil }) {
                 let root = context.model.descriptions[object.entity.rootIndex]
                 let group = "\(root.name).\(constraint.joined(separator: ","))"
                 groups[group, default: (root, constraint, [])].objects.append(object)
@@ -163,14 +170,19 @@ struct ContextWork {
         }
         for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
             func predicate(_ key: [Value]) -> GraftPredicate {
-                .and(zip(group.names, key).map { .comparison(.init(.keyPath(KeyValuePath(key: $0.0)), .equalTo, .constant($0.1))) })
+                .and(
+                    zip(group.names, key).map {
+                        .comparison(.init(.keyPath(KeyValuePath(key: $0.0)), .equalTo, .constant($0.1)))
+                    })
             }
             let entities = [group.entity.index] + group.entity.descendantIndices
-            let inSQL = try context.store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1)).predicateApplied
+            let inSQL = try context.store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
+                .predicateApplied
             // With SQL, one indexed query per new object; otherwise everything else of the tree, read once.
             var taken: [[Value]: ManagedObject] = [:]
             if !inSQL {
-                for object in try context.fetch(FetchRequest(entityName: group.entity.name)) where !new.contains(ObjectIdentifier(object)) {
+                for object in try context.fetch(FetchRequest(entityName: group.entity.name))
+                where !new.contains(ObjectIdentifier(object)) {
                     let values = try group.names.map { try object.attributeValue(forKey: $0) }
                     if values.allSatisfy({ $0 != nil }) { taken[values.map { $0! }] = object }
                 }
@@ -181,14 +193,16 @@ struct ContextWork {
                 let key = values.map { $0! }
                 if inSQL, taken[key] == nil {
                     // The saved objects, straight from the store (the context's pending objects are the new ones).
-                    let found = try context.store.fetch(StoreFetch(entities: entities, predicate: predicate(key), limit: 1))
+                    let found = try context.store.fetch(
+                        StoreFetch(entities: entities, predicate: predicate(key), limit: 1))
                     if let ref = found.refs.first {
                         let existing = context.object(with: ObjectID(entity: ref.entity, key: ref.key))
                         if !existing.isDeleted { taken[key] = existing }
                     }
                 }
                 if let other = taken[key] {
-                    let shown = zip(group.names, key).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(separator: ", ")
+                    let shown = zip(group.names, key).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(
+                        separator: ", ")
                     errors.append(
                         GraftError(
                             .validationFailed,

@@ -29,7 +29,11 @@ struct EmptyStorePaste {
         /// Clipboard id → the URI of the object it became.
         func idMap(model: Model, storeIdentifier: String) -> [(id: String, uri: String)] {
             zip(ids, snapshots).map { id, snapshot in
-                (id, ObjectID(entity: snapshot.ref.entity, key: snapshot.ref.key).uri(in: model, storeIdentifier: storeIdentifier))
+                (
+                    id,
+                    ObjectID(entity: snapshot.ref.entity, key: snapshot.ref.key).uri(
+                        in: model, storeIdentifier: storeIdentifier)
+                )
             }
         }
     }
@@ -81,11 +85,14 @@ struct EmptyStorePaste {
             let entry = entryByNumber[Int(entryOf[offset])]
             let entity = entry.mapping.target
             var snapshot = Snapshot(entity: entity, key: keys[entity.rootIndex]!.next()!)
-            for index in entry.mapping.newAttributes { snapshot.attributes[index] = entity.attributes[index].defaultValue }
+            for index in entry.mapping.newAttributes {
+                snapshot.attributes[index] = entity.attributes[index].defaultValue
+            }
             var cursor = 0
             for named in object.attributes {
                 guard let index = Self.match(named.name, in: entry.attributes, cursor: &cursor) else { continue }
-                snapshot.attributes[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
+                snapshot.attributes[index] = try plan.convert(
+                    named.value, to: entity.attributes[index], object: object.id)
             }
             position[object.id] = snapshots.count
             sourceOf.append(offset)
@@ -107,16 +114,21 @@ struct EmptyStorePaste {
                 if link.targets.count > 32 {
                     var seen = Set<Int32>()
                     for target in link.targets {
-                        if let other = position[target], seen.insert(Int32(other)).inserted { targets.append(Int32(other)) }
+                        if let other = position[target], seen.insert(Int32(other)).inserted {
+                            targets.append(Int32(other))
+                        }
                     }
                 } else {
                     for target in link.targets {
-                        if let other = position[target], !targets[start...].contains(Int32(other)) { targets.append(Int32(other)) }
+                        if let other = position[target], !targets[start...].contains(Int32(other)) {
+                            targets.append(Int32(other))
+                        }
                     }
                 }
                 guard targets.count > start else { continue }
                 let refs = targets[start...].map { snapshots[Int($0)].ref }
-                snapshots[at].relationships[index] = entry.mapping.target.relationships[index].isToMany ? .toMany(refs) : .toOne(refs[0])
+                snapshots[at].relationships[index] =
+                    entry.mapping.target.relationships[index].isToMany ? .toMany(refs) : .toOne(refs[0])
                 links.append((Int32(at), Int32(index), Int32(targets.count)))
             }
         }
@@ -138,7 +150,10 @@ struct EmptyStorePaste {
             guard let inverse = model.inverse(of: entity.relationships[index]) else { continue }
             let source = snapshots[at].ref
             for other in targets[start..<Int(link.end)].map(Int.init) {
-                guard let inverseIndex = model.descriptions[snapshots[other].ref.entity].relationshipIndexByName[inverse.name] else {
+                guard
+                    let inverseIndex = model.descriptions[snapshots[other].ref.entity].relationshipIndexByName[
+                        inverse.name]
+                else {
                     continue
                 }
                 switch snapshots[other].relationships[inverseIndex] {
@@ -156,7 +171,8 @@ struct EmptyStorePaste {
                     let name = entity.relationships[index].name
                     errors.append(
                         GraftError(
-                            .malformedInput, "\(id(at)).\(name) includes \(id(other)), whose \(inverse.name) names another object",
+                            .malformedInput,
+                            "\(id(at)).\(name) includes \(id(other)), whose \(inverse.name) names another object",
                             context: [.object(id(at)), .key(name)]))
                 case .unloaded: break
                 }
@@ -205,7 +221,10 @@ struct EmptyStorePaste {
             entity.uniquenessConstraints.compactMap { constraint in
                 let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
                 guard indices.count == constraint.count else { return nil }
-                return ("\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))", constraint, indices)
+                return (
+                    "\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))", constraint,
+                    indices
+                )
             }
         }
         var errors: [GraftError] = []
@@ -229,7 +248,8 @@ struct EmptyStorePaste {
                     if let other { takenCombined[constraint.group]![values] = other }
                 }
                 guard let other else { continue }
-                let shown = zip(constraint.names, values).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(separator: ", ")
+                let shown = zip(constraint.names, values).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(
+                    separator: ", ")
                 errors.append(
                     GraftError(
                         .validationFailed,

@@ -35,7 +35,8 @@ public struct PasteOptions: Sendable {
     public var dryRun: Bool
 
     public init(
-        onConflict: ConflictPolicy = .fail, onConflictByEntity: [String: ConflictPolicy] = [:], dangling: DanglingPolicy = .fail,
+        onConflict: ConflictPolicy = .fail, onConflictByEntity: [String: ConflictPolicy] = [:],
+        dangling: DanglingPolicy = .fail,
         identities: [String: [String]] = [:], dryRun: Bool = false
     ) {
         self.onConflict = onConflict
@@ -151,14 +152,8 @@ public struct Paster {
             return (1...Int64(max(count, 1))).prefix(count).map { next + $0 }
         }
         if options.dryRun { return report }
-        var writer = try StoreFormats.writer(for: url, format: format, model: model, metadata: metadata, overwrite: false)
-        do {
-            for snapshot in result.snapshots { try writer.write(snapshot) }
-            try writer.finish()
-        } catch {
-            writer.cancel()
-            throw error
-        }
+        try StoreFormats.write(
+            result.snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: false)
         report.idMap = result.idMap(model: model, storeIdentifier: metadata.identifier)
         return report
     }
@@ -250,51 +245,78 @@ struct PastePlan {
         try clipboard.check()
         var problems: [GraftError] = []
         for name in options.onConflictByEntity.keys.sorted() where model.entity(named: name) == nil {
-            problems.append(GraftError(.notFound, "a conflict policy names \(name), which the target model does not have", context: [.entity(name)]))
+            problems.append(
+                GraftError(
+                    .notFound, "a conflict policy names \(name), which the target model does not have",
+                    context: [.entity(name)]))
         }
         for (name, attributes) in options.identities.sorted(by: { $0.key < $1.key }) {
             guard let entity = model.entity(named: name) else {
-                problems.append(GraftError(.notFound, "an identity names \(name), which the target model does not have", context: [.entity(name)]))
+                problems.append(
+                    GraftError(
+                        .notFound, "an identity names \(name), which the target model does not have",
+                        context: [.entity(name)]))
                 continue
             }
             for attribute in attributes where entity.attribute(named: attribute) == nil {
-                problems.append(GraftError(.notFound, "an identity names \(name).\(attribute), which the target model does not have", context: [.entity(name)]))
+                problems.append(
+                    GraftError(
+                        .notFound, "an identity names \(name).\(attribute), which the target model does not have",
+                        context: [.entity(name)]))
             }
         }
         for info in clipboard.entities {
-            guard let target = model.entity(named: info.name)
-                ?? model.descriptions.first(where: { $0.declaration.renamingIdentifier == info.name })
+            guard
+                let target = model.entity(named: info.name)
+                    ?? model.descriptions.first(where: { $0.declaration.renamingIdentifier == info.name })
             else {
-                problems.append(GraftError(.modelMismatch, "the target model has no entity \(info.name) (nor one renamed from it)", context: [.entity(info.name)]))
+                problems.append(
+                    GraftError(
+                        .modelMismatch, "the target model has no entity \(info.name) (nor one renamed from it)",
+                        context: [.entity(info.name)]))
                 continue
             }
             guard !target.isAbstract || !clipboard.objects.contains(where: { $0.entity == info.name }) else {
-                problems.append(GraftError(.modelMismatch, "\(target.name) is abstract in the target model, so its objects cannot be pasted", context: [.entity(info.name)]))
+                problems.append(
+                    GraftError(
+                        .modelMismatch,
+                        "\(target.name) is abstract in the target model, so its objects cannot be pasted",
+                        context: [.entity(info.name)]))
                 continue
             }
             var mapping = EntityMapping(target: target, attributes: [:], relationships: [:], newAttributes: [])
             for attribute in info.attributes {
-                if let index = Self.index(of: attribute.name, in: target.attributes.map { ($0.name, $0.renamingIdentifier) }),
+                if let index = Self.index(
+                    of: attribute.name, in: target.attributes.map { ($0.name, $0.renamingIdentifier) }),
                     !target.attributes[index].isTransient
                 {
                     mapping.attributes[attribute.name] = index
                 } else {
-                    notes.append("\(info.name).\(attribute.name): the target model has no such attribute; its values are left out")
+                    notes.append(
+                        "\(info.name).\(attribute.name): the target model has no such attribute; its values are left out"
+                    )
                 }
             }
             for relationship in info.relationships {
-                if let index = Self.index(of: relationship.name, in: target.relationships.map { ($0.name, $0.renamingIdentifier) }) {
+                if let index = Self.index(
+                    of: relationship.name, in: target.relationships.map { ($0.name, $0.renamingIdentifier) })
+                {
                     mapping.relationships[relationship.name] = index
                 } else {
-                    notes.append("\(info.name).\(relationship.name): the target model has no such relationship; its links are left out")
+                    notes.append(
+                        "\(info.name).\(relationship.name): the target model has no such relationship; its links are left out"
+                    )
                 }
             }
             let covered = Set(mapping.attributes.values)
-            for (index, attribute) in target.attributes.enumerated() where !covered.contains(index) && !attribute.isTransient {
+            for (index, attribute) in target.attributes.enumerated()
+            where !covered.contains(index) && !attribute.isTransient {
                 mapping.newAttributes.append(index)
                 if clipboard.objects.contains(where: { $0.entity == info.name }) {
-                    let filled = attribute.defaultValue.map { "its default value \(ValueText.format($0))" } ?? "no value"
-                    notes.append("\(target.name).\(attribute.name): not in the clipboard's model; new objects get \(filled)")
+                    let filled =
+                        attribute.defaultValue.map { "its default value \(ValueText.format($0))" } ?? "no value"
+                    notes.append(
+                        "\(target.name).\(attribute.name): not in the clipboard's model; new objects get \(filled)")
                 }
             }
             mappings[info.name] = mapping
@@ -378,10 +400,15 @@ struct PastePlan {
                 references[reference.id] = .some(nil)
                 danglingDescriptions.append(described)
             case .fail:
-                let why = reference.identity.isEmpty
+                let why =
+                    reference.identity.isEmpty
                     ? "the clipboard gives no identity for it (its entity has no uniqueness constraint; name one with --identity \(reference.entity)=attribute)"
                     : "the target has no \(mapping.target.name) with that identity"
-                problems.append(GraftError(.notFound, "\(described) is not in the target: \(why) (use --dangling drop to leave such links empty)", context: [.object(reference.id)]))
+                problems.append(
+                    GraftError(
+                        .notFound,
+                        "\(described) is not in the target: \(why) (use --dangling drop to leave such links empty)",
+                        context: [.object(reference.id)]))
             }
         }
         // Nothing can conflict with an empty target: every object is new.
@@ -398,7 +425,9 @@ struct PastePlan {
             case .skip: actions[object.id] = .skip(existing)
             case .duplicate: actions[object.id] = .insert
             case .fail:
-                let shown = values.map { "\(mapping.target.attributes[$0.attribute].name) = \(ValueText.format($0.value))" }.joined(separator: ", ")
+                let shown = values.map {
+                    "\(mapping.target.attributes[$0.attribute].name) = \(ValueText.format($0.value))"
+                }.joined(separator: ", ")
                 problems.append(
                     GraftError(
                         .alreadyExists,
@@ -408,7 +437,8 @@ struct PastePlan {
         }
         if problems.count == 1 { throw problems[0] }
         if !problems.isEmpty {
-            throw GraftError(problems[0].code, "the paste cannot go ahead: \(problems.count) problems", underlying: problems)
+            throw GraftError(
+                problems[0].code, "the paste cannot go ahead: \(problems.count) problems", underlying: problems)
         }
     }
 

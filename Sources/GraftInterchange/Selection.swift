@@ -46,7 +46,8 @@ public struct Selection: Sendable {
     public var identities: [String: [String]]
 
     public init(
-        roots: [Roots], follow: [String] = [], stop: [String] = [], depth: Int? = nil, identities: [String: [String]] = [:]
+        roots: [Roots], follow: [String] = [], stop: [String] = [], depth: Int? = nil,
+        identities: [String: [String]] = [:]
     ) {
         self.roots = roots
         self.follow = follow
@@ -92,7 +93,8 @@ public struct Selection: Sendable {
                     throw GraftError(.notFound, "\(option) \(path): no entity has a relationship '\(path)'")
                 }
             } else {
-                throw GraftError(.notFound, "\(option) \(path): write a relationship as Entity.relationship or relationship")
+                throw GraftError(
+                    .notFound, "\(option) \(path): write a relationship as Entity.relationship or relationship")
             }
         }
         for path in follow { try checkRelationshipPath(path, option: "--follow") }
@@ -134,7 +136,8 @@ public struct Selection: Sendable {
         for name in [entity.name] + entity.ancestorIndices.map({ model.descriptions[$0].name }) {
             if let attributes = identities[name] { return attributes }
         }
-        for constraint in entity.uniquenessConstraints where constraint.allSatisfy({ entity.attribute(named: $0) != nil }) {
+        for constraint in entity.uniquenessConstraints
+        where constraint.allSatisfy({ entity.attribute(named: $0) != nil }) {
             return constraint
         }
         return []

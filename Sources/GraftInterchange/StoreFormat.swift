@@ -88,7 +88,8 @@ public enum StoreFormats {
         switch format {
         case .sqlite:
             return try SQLiteStoreReader(
-                url: url, model: model, missingExternalData: missingExternalData, danglingReferences: danglingReferences)
+                url: url, model: model, missingExternalData: missingExternalData, danglingReferences: danglingReferences
+            )
         case .binary: return try BinaryStoreReader(url: url, model: model)
         case .xml: return try XMLStoreReader(url: url, model: model)
         }
@@ -139,16 +140,24 @@ extension StoreFormats {
         let store = InMemoryStore(model: model)
         store.metadata = StoreMetadata.make(for: model, storeType: format.storeType, identifier: store.identifier)
         store.persist = { snapshots, metadata in
-            var writer = try StoreFormats.writer(for: url, format: format, model: model, metadata: metadata, overwrite: true)
-            do {
-                for snapshot in snapshots { try writer.write(snapshot) }
-                try writer.finish()
-            } catch {
-                writer.cancel()
-                throw error
-            }
+            try write(snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: true)
         }
         return store
+    }
+
+    /// Writes a whole document: atomically, so that on any error nothing is left at `url` or beside it.
+    public static func write<S: Sequence<Snapshot>>(
+        _ snapshots: S, to url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
+    ) throws {
+        var writer = try StoreFormats.writer(
+            for: url, format: format, model: model, metadata: metadata, overwrite: overwrite)
+        do {
+            for snapshot in snapshots { try writer.write(snapshot) }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
     }
 
     /// What a reader had to say that did not stop it: values whose external file is missing, references

@@ -11,7 +11,8 @@ extension SQLiteStore {
     public func save(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
         guard !isReadOnly else {
-            throw GraftError(.invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
+            throw GraftError(
+                .invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
         }
         try database.execute("BEGIN IMMEDIATE")
         do {

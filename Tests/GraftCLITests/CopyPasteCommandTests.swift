@@ -24,7 +24,8 @@ import Testing
     func graft(_ arguments: [String], input: Data = Data()) -> Run {
         let context = CommandContext.capturing(input: input)
         let status = GraftCommandLine.main(["graft"] + arguments, context: context)
-        return Run(status: status, output: context.capturedOutputBytes ?? Data(), error: context.capturedErrorOutput ?? "")
+        return Run(
+            status: status, output: context.capturedOutputBytes ?? Data(), error: context.capturedErrorOutput ?? "")
     }
 
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
@@ -37,7 +38,10 @@ import Testing
     func copyThenPasteIntoANewStore(encoding: ClipboardEncoding, format: Graft.StoreFormat) throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let before = try Data(contentsOf: company)
-        let copy = graft(["copy", company.path, "--entity", "Department", "--where", "name == 'Sales'", "--follow", "Department.employees", "--format", encoding.rawValue])
+        let copy = graft([
+            "copy", company.path, "--entity", "Department", "--where", "name == 'Sales'", "--follow",
+            "Department.employees", "--format", encoding.rawValue,
+        ])
         #expect(copy.status == 0, "\(copy.error)")
         #expect(ClipboardEncoding.detect(copy.output) == encoding)
         #expect(copy.error.hasPrefix("Copied "))
@@ -75,7 +79,10 @@ import Testing
     @Test func aClipboardFileAndAnIDMapFile() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let clipboard = path("sales.bplist")
-        let copy = graft(["copy", company.path, "--entity", "Department", "--follow", "Department.employees", "-o", clipboard, "--quiet"])
+        let copy = graft([
+            "copy", company.path, "--entity", "Department", "--follow", "Department.employees", "-o", clipboard,
+            "--quiet",
+        ])
         #expect(copy.status == 0, "\(copy.error)")
         #expect(copy.output.isEmpty && copy.error.isEmpty)
         #expect(try Data(contentsOf: URL(fileURLWithPath: clipboard)).starts(with: Data("bplist00".utf8)))
@@ -83,11 +90,17 @@ import Testing
         let again = graft(["copy", company.path, "--all", "-o", clipboard])
         #expect(again.status == 1)
         #expect(again.error.contains("already exists (use --force to replace it)"))
-        let paste = graft(["paste", clipboard, "--into", path("copy.xml"), "--id-map", path("ids.json"), "--dangling", "drop"])
+        let paste = graft([
+            "paste", clipboard, "--into", path("copy.xml"), "--id-map", path("ids.json"), "--dangling", "drop",
+        ])
         #expect(paste.status == 0, "\(paste.error)")
         #expect(paste.output.isEmpty)
-        let ids = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("ids.json")))) as? [String: String]
-        #expect(ids?.count == (try ClipboardEncoding.decode(Data(contentsOf: URL(fileURLWithPath: clipboard)))).objects.count)
+        let ids =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("ids.json"))))
+            as? [String: String]
+        #expect(
+            ids?.count
+                == (try ClipboardEncoding.decode(Data(contentsOf: URL(fileURLWithPath: clipboard)))).objects.count)
     }
 
     @Test func conflictsDryRunsAndPolicies() throws {
@@ -110,7 +123,8 @@ import Testing
         #expect(dry.text.contains("Would skip"))
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == stored)
         // Merge people and departments, skip projects (which have no identity, so they are inserted).
-        let merged = graft(["paste", "--into", target, "--on-conflict", "merge", "--on-conflict", "Project=skip"], input: copy.output)
+        let merged = graft(
+            ["paste", "--into", target, "--on-conflict", "merge", "--on-conflict", "Project=skip"], input: copy.output)
         #expect(merged.status == 0, "\(merged.error)")
         #expect(merged.error.contains("merged"))
         // A policy for an entity the model does not have is an error, not ignored.
@@ -153,6 +167,23 @@ import Testing
         #expect(unknownFormat.status == 1)
         #expect(unknownFormat.error.contains(".sqlite, .xml or .binary"))
         #expect(try contents().isEmpty)  // nothing was created
+    }
+
+    /// A clipboard cut short, in every encoding: a clear error, and the store as it was.
+    @Test(arguments: ClipboardEncoding.allCases)
+    func aBrokenClipboardChangesNothing(encoding: ClipboardEncoding) throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = path("target.sqlite")
+        try FileManager.default.copyItem(atPath: company.path, toPath: target)
+        let before = try contents().map { try Data(contentsOf: folder.appendingPathComponent($0)) }
+        let copy = graft(["copy", company.path, "--entity", "Project", "--format", encoding.rawValue])
+        #expect(copy.status == 0, "\(copy.error)")
+        for broken in [copy.output.prefix(copy.output.count * 2 / 3), copy.output.prefix(20), copy.output.dropLast(3)] {
+            let run = graft(["paste", "--into", target, "--dangling", "drop"], input: Data(broken))
+            #expect(run.status == 1)
+            #expect(run.error.hasPrefix("error: standard input"), "\(run.error)")
+            #expect(try contents().map { try Data(contentsOf: folder.appendingPathComponent($0)) } == before)
+        }
     }
 
     @Test func aNewStoreNeedsAModel() throws {

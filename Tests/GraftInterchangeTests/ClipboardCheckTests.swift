@@ -9,13 +9,18 @@ import Testing
     static let document = Clipboard(
         entities: [
             .init(
-                name: "Department", versionHash: Data(repeating: 1, count: 32), attributes: [.init(name: "name", type: .string)],
+                name: "Department", versionHash: Data(repeating: 1, count: 32),
+                attributes: [.init(name: "name", type: .string)],
                 relationships: [.init(name: "employees", isToMany: true)]),
-            .init(name: "Employee", versionHash: Data(repeating: 2, count: 32), attributes: [.init(name: "salary", type: .decimal)]),
+            .init(
+                name: "Employee", versionHash: Data(repeating: 2, count: 32),
+                attributes: [.init(name: "salary", type: .decimal)]),
         ],
         roots: ["o1"],
         objects: [
-            .init(id: "o1", entity: "Department", attributes: [.init("name", "Sales")], relationships: [.init("employees", ["r1"])])
+            .init(
+                id: "o1", entity: "Department", attributes: [.init("name", "Sales")],
+                relationships: [.init("employees", ["r1"])])
         ],
         references: [.init(id: "r1", entity: "Employee", identity: [.init("salary", .decimal(5))])])
 

@@ -25,7 +25,9 @@ enum Company {
             try department.setValue(code, forKey: "code")
             return department
         }
-        func person(_ entity: String, _ name: String, in department: ManagedObject, manager: ManagedObject?) throws -> ManagedObject {
+        func person(
+            _ entity: String, _ name: String, in department: ManagedObject, manager: ManagedObject?
+        ) throws -> ManagedObject {
             let person = try context.insert(entity)
             try person.setValue(name, forKey: "name")
             try person.setValue(nextID, forKey: "employeeID")
@@ -38,13 +40,16 @@ enum Company {
         }
         let sales = try department("Sales", code: 1)
         let boss = try person("Manager", "Sandra", in: sales, manager: nil)
-        let staff = try ["Ann", "Bob", "Cid"].map { try person($0 == "Cid" ? "Flunky" : "Employee", $0, in: sales, manager: boss) }
+        let staff = try ["Ann", "Bob", "Cid"].map {
+            try person($0 == "Cid" ? "Flunky" : "Employee", $0, in: sales, manager: boss)
+        }
         let research = try department("Research", code: 2)
         let head = try person("Manager", "Rita", in: research, manager: nil)
         let lead = try person("Manager", "Lee", in: research, manager: head)
         let dev = try person("Employee", "Dev", in: research, manager: lead)
         for (title, department, members) in [
-            ("Fair", sales, [boss, staff[0]]), ("Catalogue", sales, [staff[1], staff[2], staff[0]]), ("Engine", research, [head, lead, dev]),
+            ("Fair", sales, [boss, staff[0]]), ("Catalogue", sales, [staff[1], staff[2], staff[0]]),
+            ("Engine", research, [head, lead, dev]),
         ] {
             let project = try context.insert("Project")
             try project.setValue(title, forKey: "title")
@@ -56,6 +61,15 @@ enum Company {
     }
 
     static func source() throws -> StoreSource { StoreSource(try store()) }
+
+    /// Saves a department named Elsewhere into `store` directly (no context, no validation), so that the
+    /// store is not empty.
+    static func addElsewhere(to store: any PersistentStore) throws {
+        let department = v2.entity(named: "Department")!
+        var elsewhere = Snapshot(entity: department, key: 1)
+        elsewhere[attribute: "name", in: department] = .string("Elsewhere")
+        try store.save(StoreChanges(inserted: [elsewhere]))
+    }
 }
 
 @Suite struct SelectionTests {
@@ -81,7 +95,8 @@ enum Company {
 
     @Test func followStopAndDepthOverrideTheRules() throws {
         let copier = Copier(source: try Company.source())
-        var selection = Selection(roots: [.predicate(entity: "Department", format: "name == 'Research'")], follow: ["Department.employees"])
+        var selection = Selection(
+            roots: [.predicate(entity: "Department", format: "name == 'Research'")], follow: ["Department.employees"])
         let plan = try copier.plan(selection)
         // Research, its 3 people, its project; members and managers are inside already: links, not exits.
         #expect(plan.objects.count == 5)
@@ -122,7 +137,9 @@ enum Company {
         #expect(byKey.roots.count == 1)
         #expect(throws: GraftError.self) { try copier.plan(Selection(roots: [.keys(entity: "Employee", [99])])) }
         #expect(throws: GraftError.self) { try copier.plan(Selection(roots: [.all], follow: ["Department.nothing"])) }
-        #expect(throws: GraftError.self) { try copier.plan(Selection(roots: [.predicate(entity: "Department", format: "name ==")])) }
+        #expect(throws: GraftError.self) {
+            try copier.plan(Selection(roots: [.predicate(entity: "Department", format: "name ==")]))
+        }
     }
 }
 
@@ -130,7 +147,9 @@ enum Company {
     /// Research and its people and project, with references to nothing outside.
     func researchClipboard() throws -> Clipboard {
         try Copier(source: try Company.source()).copy(
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Research'")], follow: ["Department.employees"]))
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Research'")],
+                follow: ["Department.employees"]))
     }
 
     @Test func aSubgraphPastesIntoAnEmptyStoreAsNewObjects() throws {
@@ -142,7 +161,9 @@ enum Company {
         #expect(report.idMap.allSatisfy { $0.uri.hasPrefix("x-coredata://\(target.identifier)/") })
         // The pasted graph is the copied one: copy it again from the target and compare.
         let again = try Copier(source: StoreSource(target)).copy(
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Research'")], follow: ["Department.employees"]))
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Research'")],
+                follow: ["Department.employees"]))
         #expect(again.objects.map { $0.attributes } == clipboard.objects.map { $0.attributes })
         #expect(again.objects.map { $0.relationships } == clipboard.objects.map { $0.relationships })
         #expect(again.references.isEmpty)
@@ -168,16 +189,22 @@ enum Company {
 
         // merge: existing objects take the copied values.
         var changed = clipboard
-        changed.objects[0].attributes = changed.objects[0].attributes.map { $0.name == "code" ? .init("code", .integer(22)) : $0 }
-        let merged = try Paster(options: PasteOptions(onConflict: .merge, onConflictByEntity: ["Project": .skip])).paste(changed, into: target)
+        changed.objects[0].attributes = changed.objects[0].attributes.map {
+            $0.name == "code" ? .init("code", .integer(22)) : $0
+        }
+        let merged = try Paster(options: PasteOptions(onConflict: .merge, onConflictByEntity: ["Project": .skip]))
+            .paste(changed, into: target)
         #expect(merged.merged["Department"] == 1)
         let reader = ObjectContext(store: target)  // objects keep only a weak reference to their context
-        let research = try reader.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'")))
+        let research = try reader.fetch(
+            FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'")))
         #expect(research.count == 1)
         #expect(research.first?.value(forKey: "code") as? Int64 == 22)
 
         // duplicate: the uniqueness constraints on name and employeeID forbid a second copy, and say so.
-        let duplicate = try #require(throws: GraftError.self) { try Paster(options: PasteOptions(onConflict: .duplicate)).paste(clipboard, into: target) }
+        let duplicate = try #require(throws: GraftError.self) {
+            try Paster(options: PasteOptions(onConflict: .duplicate)).paste(clipboard, into: target)
+        }
         #expect(duplicate.code == .validationFailed)
         #expect(duplicate.underlying.contains { $0.message.contains("already has name = Research") })
         #expect(duplicate.underlying.contains { $0.message.contains("already has employeeID") })
@@ -186,14 +213,17 @@ enum Company {
     @Test func referencesLinkByIdentityOrAreReported() throws {
         // Ann alone: her department, manager and projects are references.
         let source = try Company.source()
-        let ann = try Copier(source: source).copy(Selection(roots: [.predicate(entity: "Employee", format: "name == 'Ann'")]))
+        let ann = try Copier(source: source).copy(
+            Selection(roots: [.predicate(entity: "Employee", format: "name == 'Ann'")]))
         #expect(ann.counts == ["Employee": 1])
         // Into an empty store: the department is missing.
         let empty = InMemoryStore(model: Company.v2)
         let missing = try #require(throws: GraftError.self) { try Paster().paste(ann, into: empty) }
         #expect(missing.description.contains("Department (name = Sales)"))
         // --dangling drop: the department is required, so validation refuses, naming it.
-        let dropped = try #require(throws: GraftError.self) { try Paster(options: PasteOptions(dangling: .drop)).paste(ann, into: empty) }
+        let dropped = try #require(throws: GraftError.self) {
+            try Paster(options: PasteOptions(dangling: .drop)).paste(ann, into: empty)
+        }
         #expect(dropped.code == .validationFailed)
         #expect(dropped.underlying.contains { $0.context.contains(.key("department")) })
         #expect(empty.count == 0)
@@ -201,33 +231,42 @@ enum Company {
         // Into a store that has Sales and its people: linked by identity; both sides of each link kept.
         let target = InMemoryStore(model: Company.v2)
         let sales = try Copier(source: source).copy(
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
         _ = try Paster().paste(sales, into: target)
         var newcomer = ann
         newcomer.objects[0].attributes = ann.objects[0].attributes.map {
-            $0.name == "employeeID" ? .init("employeeID", .integer(42)) : $0.name == "name" ? .init("name", .string("Nan")) : $0
+            $0.name == "employeeID"
+                ? .init("employeeID", .integer(42)) : $0.name == "name" ? .init("name", .string("Nan")) : $0
         }
         let report = try Paster(options: PasteOptions(dangling: .drop)).paste(newcomer, into: target)
         #expect(report.linked == 2)  // Sales and Sandra
         #expect(report.dangling.count == 2)  // the projects have no identity
         let reader = ObjectContext(store: target)
         let department = try #require(try reader.fetch(FetchRequest(entityName: "Department")).first)
-        let names = try department.relatedObjects(forKey: "employees").allObjects().compactMap { $0.value(forKey: "name") as? String }
+        let names = try department.relatedObjects(forKey: "employees").allObjects().compactMap {
+            $0.value(forKey: "name") as? String
+        }
         #expect(names.sorted() == ["Ann", "Bob", "Cid", "Nan", "Sandra"])
-        let nan = try #require(try reader.fetch(FetchRequest(entityName: "Employee", predicate: try GraftPredicate(format: "employeeID == 42"))).first)
+        let nan = try #require(
+            try reader.fetch(
+                FetchRequest(entityName: "Employee", predicate: try GraftPredicate(format: "employeeID == 42"))
+            ).first)
         #expect((try nan.relatedObject(forKey: "manager"))?.value(forKey: "name") as? String == "Sandra")
         try reader.checkInvariants()
     }
 
     @Test func pastingBackIntoTheSourceStoreLinksByURI() throws {
         let store = try Company.store()
-        let project = try Copier(source: StoreSource(store)).copy(Selection(roots: [.predicate(entity: "Project", format: "title == 'Fair'")]))
+        let project = try Copier(source: StoreSource(store)).copy(
+            Selection(roots: [.predicate(entity: "Project", format: "title == 'Fair'")]))
         #expect(project.references.contains { $0.entity == "Department" })
         let report = try Paster().paste(project, into: store)
         #expect(report.inserted == ["Project": 1])
         #expect(report.linked == project.references.count)
         let context = ObjectContext(store: store)
-        let fairs = try context.fetch(FetchRequest(entityName: "Project", predicate: try GraftPredicate(format: "title == 'Fair'")))
+        let fairs = try context.fetch(
+            FetchRequest(entityName: "Project", predicate: try GraftPredicate(format: "title == 'Fair'")))
         #expect(fairs.count == 2)
         #expect(Set(fairs.map { ($0.value(forKey: "members") as? RelationshipSet)?.count ?? 0 }) == [2])
         try context.checkInvariants()
@@ -236,10 +275,15 @@ enum Company {
     @Test func anotherModelVersionPastesWhenItCan() throws {
         // Version 1 has no Department.location; version 2 gives it a default.
         let old = try Copier(source: StoreSource(try Company.store(model: Company.v1))).copy(
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
         let newer = InMemoryStore(model: Company.v2)
         let report = try Paster().paste(old, into: newer)
-        #expect(report.notes.contains { $0.contains("Department.location: not in the clipboard's model; new objects get its default value Headquarters") })
+        #expect(
+            report.notes.contains {
+                $0.contains(
+                    "Department.location: not in the clipboard's model; new objects get its default value Headquarters")
+            })
         let reader = ObjectContext(store: newer)
         let sales = try #require(try reader.fetch(FetchRequest(entityName: "Department")).first)
         #expect(sales.value(forKey: "location") as? String == "Headquarters")
@@ -254,17 +298,19 @@ enum Company {
     func anAttributeWithoutAValueDoesNotTakeItsDefault(intoAStoreWithObjects: Bool) throws {
         let store = try Company.store()
         let context = ObjectContext(store: store)
-        let research = try #require(try context.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'"))).first)
+        let research = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'"))
+            ).first)
         try research.setValue(nil, forKey: "location")  // the model's default is Headquarters
         try context.save()
         let clipboard = try Copier(source: StoreSource(store)).copy(
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Research'")], follow: ["Department.employees"]))
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Research'")],
+                follow: ["Department.employees"]))
         let target = InMemoryStore(model: Company.v2)
         if intoAStoreWithObjects {
-            let department = Company.v2.entity(named: "Department")!
-            var elsewhere = Snapshot(entity: department, key: 1)
-            elsewhere[attribute: "name", in: department] = .string("Elsewhere")
-            try target.save(StoreChanges(inserted: [elsewhere]))
+            try Company.addElsewhere(to: target)
         }
         let report = try Paster().paste(clipboard, into: target)
         let (_, id) = try ObjectID.parse(uri: report.idMap[0].uri, model: Company.v2)
@@ -280,7 +326,9 @@ enum Company {
         let clipboard = try researchClipboard()
         var broken = clipboard
         // A salary below the minimum: validation fails after objects were created.
-        broken.objects[1].attributes = broken.objects[1].attributes.map { $0.name == "salary" ? .init("salary", .decimal(-1)) : $0 }
+        broken.objects[1].attributes = broken.objects[1].attributes.map {
+            $0.name == "salary" ? .init("salary", .decimal(-1)) : $0
+        }
         #expect(throws: GraftError.self) { try Paster().paste(broken, into: context) }
         #expect(context.insertedObjects == [mine])
         let report = try Paster().paste(clipboard, into: context)
@@ -293,16 +341,17 @@ enum Company {
     @Test(arguments: [false, true])
     func aDryRunChecksTheResult(intoAStoreWithObjects: Bool) throws {
         var clipboard = try researchClipboard()
-        clipboard.objects[1].attributes = clipboard.objects[1].attributes.map { $0.name == "salary" ? .init("salary", .decimal(-1)) : $0 }
+        clipboard.objects[1].attributes = clipboard.objects[1].attributes.map {
+            $0.name == "salary" ? .init("salary", .decimal(-1)) : $0
+        }
         let target = InMemoryStore(model: Company.v2)
         if intoAStoreWithObjects {
-            let department = Company.v2.entity(named: "Department")!
-            var elsewhere = Snapshot(entity: department, key: 1)
-            elsewhere[attribute: "name", in: department] = .string("Elsewhere")
-            try target.save(StoreChanges(inserted: [elsewhere]))
+            try Company.addElsewhere(to: target)
         }
         let before = target.allSnapshots
-        let error = try #require(throws: GraftError.self) { try Paster(options: PasteOptions(dryRun: true)).paste(clipboard, into: target) }
+        let error = try #require(throws: GraftError.self) {
+            try Paster(options: PasteOptions(dryRun: true)).paste(clipboard, into: target)
+        }
         #expect(error.code == .validationFailed)
         #expect(error.underlying.contains { $0.context.contains(.key("salary")) })
         #expect(target.allSnapshots == before)
@@ -326,7 +375,9 @@ enum Company {
         let store = try Company.store()
         let source = ObjectContext(store: store)
         let research = try #require(
-            try source.fetch(FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'"))).first)
+            try source.fetch(
+                FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Research'"))
+            ).first)
         try research.setValue(Int64(42), forKey: "code")  // unsaved edit
         let newcomer = try source.insert("Employee")  // unsaved new object
         try newcomer.setValue("Nia", forKey: "name")

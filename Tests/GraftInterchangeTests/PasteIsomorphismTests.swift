@@ -31,12 +31,15 @@ func expectPasted(
             continue
         }
         let entity = model.descriptions[ref.entity]
-        if entity.name != object.entity { mismatches.append("\(object.id): became a \(entity.name), not a \(object.entity)") }
+        if entity.name != object.entity {
+            mismatches.append("\(object.id): became a \(entity.name), not a \(object.entity)")
+        }
         for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
             let expected = object[attribute: attribute.name]
             if snapshot.attributes[index] != expected {
                 mismatches.append(
-                    "\(object.id).\(attribute.name): \(String(describing: snapshot.attributes[index])) ≠ \(String(describing: expected))")
+                    "\(object.id).\(attribute.name): \(String(describing: snapshot.attributes[index])) ≠ \(String(describing: expected))"
+                )
             }
         }
         for relationship in entity.relationships where !relationship.isTransient {
@@ -44,7 +47,8 @@ func expectPasted(
             let expected = targets.compactMap { refs[$0] }
             guard referencesDropped || expected.count == targets.count else { continue }
             let actual = snapshot.relationships[relationship.index].refs
-            let same = relationship.isOrdered || !relationship.isToMany ? actual == expected : Set(actual) == Set(expected)
+            let same =
+                relationship.isOrdered || !relationship.isToMany ? actual == expected : Set(actual) == Set(expected)
             if !same || actual.count != expected.count {
                 mismatches.append("\(object.id).\(relationship.name): \(actual) ≠ \(expected)")
             }
@@ -66,13 +70,19 @@ func scratchFolder() throws -> URL {
     static let selections: [(String, Selection)] = [
         (
             "Sales with its people",
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"])
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"])
         ),
         (
             "departments with their people",
             Selection(roots: [.predicate(entity: "Department", format: "")], follow: ["Department.employees"])
         ),
-        ("a chain of managers", Selection(roots: [.predicate(entity: "Employee", format: "name == 'Dev'")], follow: ["manager", "directReports", "Employee.department"], stop: ["Project"])),
+        (
+            "a chain of managers",
+            Selection(
+                roots: [.predicate(entity: "Employee", format: "name == 'Dev'")],
+                follow: ["manager", "directReports", "Employee.department"], stop: ["Project"])
+        ),
         ("everything", Selection(roots: [.all])),
     ]
 
@@ -87,26 +97,33 @@ func scratchFolder() throws -> URL {
         var testDescription: String { "\(self)" }
     }
 
+    /// Every encoding, every target format, every way of pasting.
     @Test(arguments: StoreFormat.allCases, Target.allCases)
     func copiesPasteAsTheSameGraph(format: StoreFormat, target kind: Target) throws {
+        for encoding in ClipboardEncoding.allCases {
+            try copiesPasteAsTheSameGraph(format: format, target: kind, through: encoding)
+        }
+    }
+
+    func copiesPasteAsTheSameGraph(format: StoreFormat, target kind: Target, through encoding: ClipboardEncoding) throws
+    {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = try Company.source()
         let paster = Paster(options: PasteOptions(dangling: .drop))
         for (index, (name, selection)) in Self.selections.enumerated() {
-            let clipboard = try Copier(source: source).copy(selection)
+            let clipboard = try ClipboardEncoding.decode(
+                try encoding.encode(try Copier(source: source).copy(selection)))
             let url = folder.appendingPathComponent("\(index).\(format.rawValue)")
             let report: PasteReport
             switch kind {
             case .newDocument:
                 report = try paster.paste(clipboard, intoNewStoreAt: url, format: format)
             case .emptyStore:
-                report = try paster.paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+                report = try paster.paste(
+                    clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
             case .storeWithObjects:
-                let department = Company.v2.entity(named: "Department")!
-                var elsewhere = Snapshot(entity: department, key: 1)
-                elsewhere[attribute: "name", in: department] = .string("Elsewhere")
-                try StoreFormats.create(url, format: format, model: Company.v2).save(StoreChanges(inserted: [elsewhere]))
+                try Company.addElsewhere(to: try StoreFormats.create(url, format: format, model: Company.v2))
                 report = try paster.paste(clipboard, into: try StoreFormats.open(url, model: Company.v2))
             }
             #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count, "\(name)")
@@ -135,14 +152,23 @@ func scratchFolder() throws -> URL {
         defer { try? FileManager.default.removeItem(at: folder) }
         var clipboard = try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
         // Two departments named Sales, and two people with employeeID 2.
-        let research = try #require(clipboard.objects.firstIndex { $0.entity == "Department" && $0[attribute: "name"] == .string("Research") })
-        clipboard.objects[research].attributes = clipboard.objects[research].attributes.map { $0.name == "name" ? .init("name", .string("Sales")) : $0 }
-        let people = clipboard.objects.indices.filter { ["Employee", "Manager", "Flunky"].contains(clipboard.objects[$0].entity) }
+        let research = try #require(
+            clipboard.objects.firstIndex { $0.entity == "Department" && $0[attribute: "name"] == .string("Research") })
+        clipboard.objects[research].attributes = clipboard.objects[research].attributes.map {
+            $0.name == "name" ? .init("name", .string("Sales")) : $0
+        }
+        let people = clipboard.objects.indices.filter {
+            ["Employee", "Manager", "Flunky"].contains(clipboard.objects[$0].entity)
+        }
         for index in people.prefix(2) {
-            clipboard.objects[index].attributes = clipboard.objects[index].attributes.map { $0.name == "employeeID" ? .init("employeeID", .integer(2)) : $0 }
+            clipboard.objects[index].attributes = clipboard.objects[index].attributes.map {
+                $0.name == "employeeID" ? .init("employeeID", .integer(2)) : $0
+            }
         }
         let url = folder.appendingPathComponent("new.sqlite")
-        let error = try #require(throws: GraftError.self) { try Paster().paste(clipboard, intoNewStoreAt: url, format: .sqlite) }
+        let error = try #require(throws: GraftError.self) {
+            try Paster().paste(clipboard, intoNewStoreAt: url, format: .sqlite)
+        }
         #expect(error.code == .validationFailed)
         #expect(error.underlying.count == 2)
         #expect(error.underlying.contains { $0.message.contains("already has name = Sales") })
@@ -154,11 +180,13 @@ func scratchFolder() throws -> URL {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         // Ann alone needs her department, which a new store does not have.
-        let ann = try Copier(source: try Company.source()).copy(Selection(roots: [.predicate(entity: "Employee", format: "name == 'Ann'")]))
+        let ann = try Copier(source: try Company.source()).copy(
+            Selection(roots: [.predicate(entity: "Employee", format: "name == 'Ann'")]))
         for format in StoreFormat.allCases {
             let url = folder.appendingPathComponent("new.\(format.rawValue)")
             #expect(throws: GraftError.self) {
-                try Paster(options: PasteOptions(dangling: .drop)).paste(ann, into: try StoreFormats.create(url, format: format, model: Company.v2))
+                try Paster(options: PasteOptions(dangling: .drop)).paste(
+                    ann, into: try StoreFormats.create(url, format: format, model: Company.v2))
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
         }
@@ -173,11 +201,16 @@ func scratchFolder() throws -> URL {
         _ = try Paster().paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
         let before = try folderContents(folder)
         // The same objects again: every identity conflicts.
-        let refused = try #require(throws: GraftError.self) { try Paster().paste(clipboard, into: try StoreFormats.open(url, model: nil)) }
+        let refused = try #require(throws: GraftError.self) {
+            try Paster().paste(clipboard, into: try StoreFormats.open(url, model: nil))
+        }
         #expect(refused.code == .alreadyExists)
         #expect(try folderContents(folder) == before)
         // And a rule broken: duplicates break uniqueness constraints.
-        #expect(throws: GraftError.self) { try Paster(options: PasteOptions(onConflict: .duplicate)).paste(clipboard, into: try StoreFormats.open(url, model: nil)) }
+        #expect(throws: GraftError.self) {
+            try Paster(options: PasteOptions(onConflict: .duplicate)).paste(
+                clipboard, into: try StoreFormats.open(url, model: nil))
+        }
         #expect(try folderContents(folder) == before)
     }
 
@@ -193,20 +226,28 @@ func scratchFolder() throws -> URL {
 /// Real stores, copied whole and pasted into new stores of every format.
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct PasteCorpusTests {
-    static let stores = Corpus.paths { $0.pathExtension == "sqlite" }.filter { !$0.contains("Recipes") && !$0.contains("CoreDataBooks") }
+    static let stores = Corpus.paths { $0.pathExtension == "sqlite" }.filter {
+        !$0.contains("Recipes") && !$0.contains("CoreDataBooks")
+    }
 
     @Test(arguments: stores)
     func wholeStoresPasteAsTheSameGraph(path: String) throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let reader = try SQLiteStoreReader(url: Corpus.url(path), model: nil, missingExternalData: .omit, danglingReferences: .drop)
-        let clipboard = try Copier.copyAll(from: reader)
-        try clipboard.check()
-        let model = try #require(try clipboard.model())
+        let reader = try SQLiteStoreReader(
+            url: Corpus.url(path), model: nil, missingExternalData: .omit, danglingReferences: .drop)
+        let copied = try Copier.copyAll(from: reader)
+        try copied.check()
+        let model = try #require(try copied.model())
         #expect(model.versionHashes == reader.model.versionHashes)
-        for format in StoreFormat.allCases {
-            let url = folder.appendingPathComponent("copy.\(format.rawValue)")
-            let report = try Paster().paste(clipboard, into: try StoreFormats.create(url, format: format, model: model))
+        // Every encoding, each into a format in turn (over the corpus every pair comes up).
+        let formats = StoreFormat.allCases
+        for (offset, encoding) in ClipboardEncoding.allCases.enumerated() {
+            let clipboard = try ClipboardEncoding.decode(try encoding.encode(copied))
+            #expect(clipboard == copied)
+            let format = formats[(offset + path.count) % formats.count]
+            let url = folder.appendingPathComponent("copy-\(encoding.rawValue).\(format.rawValue)")
+            let report = try Paster().paste(clipboard, intoNewStoreAt: url, format: format)
             try expectPasted(clipboard, report, in: try StoreFormats.openForReading(url, model: model))
         }
     }

@@ -116,7 +116,8 @@ struct SQLiteCorpusTests {
         #expect(snapshots.count == counts.values.reduce(0, +))
         let recipe = try #require(model.entity(named: "Recipe"))
         let withIngredients = snapshots.values.filter {
-            $0.ref.entity == recipe.index && !$0.relationships[recipe.relationshipIndexByName["ingredients"]!].refs.isEmpty
+            $0.ref.entity == recipe.index
+                && !$0.relationships[recipe.relationshipIndexByName["ingredients"]!].refs.isEmpty
         }
         #expect(!withIngredients.isEmpty)
 
@@ -131,7 +132,8 @@ struct SQLiteCorpusTests {
         var book = books.entities[0]
         book.attributes.removeAll { $0.name == "contents" }
         let writer = try Model(entities: [book])
-        let bookStore = try SQLiteStoreReader(url: Corpus.url("coredatabooks-gilpa/CoreDataBooks.sqlite"), model: writer)
+        let bookStore = try SQLiteStoreReader(
+            url: Corpus.url("coredatabooks-gilpa/CoreDataBooks.sqlite"), model: writer)
         #expect(try bookStore.counts() == ["Book": 12])
     }
 

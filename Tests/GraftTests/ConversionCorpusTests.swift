@@ -9,7 +9,9 @@ struct ConversionCorpusTests {
     static let sqliteStores = Corpus.paths { $0.pathExtension == "sqlite" || $0.pathExtension == "wiredatabase" }
         .filter { !$0.contains("Recipes") && !$0.contains("CoreDataBooks") }
 
-    static let xmlStores = Corpus.paths { ["xml", "mslice"].contains($0.pathExtension) && $0.path.contains("xml-stores") }
+    static let xmlStores = Corpus.paths {
+        ["xml", "mslice"].contains($0.pathExtension) && $0.path.contains("xml-stores")
+    }
 
     func scratch() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-chain-\(UUID().uuidString)")
@@ -31,7 +33,8 @@ struct ConversionCorpusTests {
         _ = try Conversion.convert(from: xml, to: binary, options: options)
         _ = try Conversion.convert(from: binary, to: last, options: options)
         // References to missing objects cannot be written to XML: they are left out from the start.
-        let first = try SQLiteStoreReader(url: source, model: nil, missingExternalData: .omit, danglingReferences: .drop)
+        let first = try SQLiteStoreReader(
+            url: source, model: nil, missingExternalData: .omit, danglingReferences: .drop)
         let differences = try Verification.differences(between: first, and: SQLiteStoreReader(url: last, model: nil))
         #expect(differences.isEmpty, "\(differences.prefix(5))")
         #expect(try SQLiteStoreReader(url: last, model: nil).metadata.identifier == first.metadata.identifier)

@@ -15,7 +15,8 @@ import Testing
     static func copySales() throws -> Clipboard {
         let store = try StoreFormats.openForReading(Project.url("examples/Company/Company.sqlite"), model: nil)
         return try Copier(source: StoreSource(store)).copy(
-            Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
     }
 
     @Test(arguments: files.map(\.1))
@@ -38,13 +39,15 @@ import Testing
     }
 
     @Test func theExamplesPasteIntoANewStore() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("graft-examples-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "graft-examples-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         for (_, name) in Self.files {
             let clipboard = try ClipboardEncoding.decode(try Data(contentsOf: Self.folder.appendingPathComponent(name)))
             let url = folder.appendingPathComponent("\(name).sqlite")
-            let report = try Paster(options: PasteOptions(dangling: .drop)).paste(clipboard, intoNewStoreAt: url, format: .sqlite)
+            let report = try Paster(options: PasteOptions(dangling: .drop)).paste(
+                clipboard, intoNewStoreAt: url, format: .sqlite)
             #expect(report.inserted.values.reduce(0, +) == 7)
             #expect(report.dangling.count == 2)
         }

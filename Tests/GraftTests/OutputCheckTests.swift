@@ -39,10 +39,16 @@ import Testing
         let (folder, file) = try converted(to: "sqlite")
         defer { try? FileManager.default.removeItem(at: folder) }
         let sqlite3 = Self.tool("sqlite3")!
-        let check = try Self.run(sqlite3, [file.path, "PRAGMA integrity_check; PRAGMA journal_mode; PRAGMA auto_vacuum; PRAGMA page_size"])
+        let check = try Self.run(
+            sqlite3, [file.path, "PRAGMA integrity_check; PRAGMA journal_mode; PRAGMA auto_vacuum; PRAGMA page_size"])
         #expect(check.status == 0)
         #expect(check.output == "ok\nwal\n2\n4096\n")
-        let rows = try Self.run(sqlite3, [file.path, "SELECT count(*) FROM ZEMPLOYEE; SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_SUPER = 0 ORDER BY Z_ENT"])
+        let rows = try Self.run(
+            sqlite3,
+            [
+                file.path,
+                "SELECT count(*) FROM ZEMPLOYEE; SELECT Z_NAME, Z_MAX FROM Z_PRIMARYKEY WHERE Z_SUPER = 0 ORDER BY Z_ENT",
+            ])
         #expect(rows.output == "8\nDepartment|2\nEmployee|8\nProject|3\n")
     }
 

@@ -21,7 +21,9 @@ public struct ProcessMeasurement: Sendable {
 /// Dirty pages are flushed first (`sync`, not timed), so that the writeback of one step's output does
 /// not slow whichever step comes next.
 @discardableResult
-public func measure(_ executable: String, _ arguments: [String], output: URL? = nil) throws -> (ProcessMeasurement, String) {
+public func measure(
+    _ executable: String, _ arguments: [String], output: URL? = nil
+) throws -> (ProcessMeasurement, String) {
     sync()
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
@@ -44,7 +46,9 @@ public func measure(_ executable: String, _ arguments: [String], output: URL? = 
     }
     let fields = line.split(separator: " ").map { Double($0) ?? 0 }
     let rest = text.split(separator: "\n").filter { !$0.hasPrefix("graft-benchmark ") }.joined(separator: "\n")
-    return (ProcessMeasurement(seconds: fields[1], cpuSeconds: fields[3] + fields[4], peakMegabytes: fields[2] / 1024), rest)
+    return (
+        ProcessMeasurement(seconds: fields[1], cpuSeconds: fields[3] + fields[4], peakMegabytes: fields[2] / 1024), rest
+    )
 }
 
 /// Seconds `body` takes, measured in this process.

@@ -67,7 +67,9 @@ var rows = [
     Row(name: "SQLite → XML"), Row(name: "XML → SQLite"), Row(name: "SQLite → binary"), Row(name: "binary → SQLite"),
 ]
 /// One timed step.
-func step(_ executable: String, _ arguments: [String]) throws -> ProcessMeasurement { try measure(executable, arguments).0 }
+func step(_ executable: String, _ arguments: [String]) throws -> ProcessMeasurement {
+    try measure(executable, arguments).0
+}
 
 for _ in 0..<options.runs {
     rows[0].graft.append(try step(graft, ["convert", source.path, xml.path, "--force", "--quiet"]))
@@ -84,7 +86,6 @@ for _ in 0..<options.runs {
             graft,
             ["convert", binary.path, work.appendingPathComponent("from-binary.sqlite").path, "--force", "--quiet"]))
 }
-
 
 print("")
 print(

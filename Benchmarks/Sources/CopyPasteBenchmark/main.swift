@@ -39,7 +39,8 @@ struct Options {
             case "--no-foundation": foundation = false
             default:
                 FileHandle.standardError.write(
-                    Data("usage: copypaste-benchmark [--objects N] [--runs N] [--work FOLDER] [--no-foundation]\n".utf8))
+                    Data("usage: copypaste-benchmark [--objects N] [--runs N] [--work FOLDER] [--no-foundation]\n".utf8)
+                )
                 exit(64)
             }
         }
@@ -81,14 +82,21 @@ for run in 1...options.runs {
     steps["copy-json", default: []].append(
         try measure(graft, ["copy", document.path, "--all", "--format", "json", "-o", json.path, "--force", "-q"]).0)
     steps["copy-plist", default: []].append(
-        try measure(graft, ["copy", document.path, "--all", "--format", "binary-plist", "-o", plist.path, "--force", "-q"]).0)
+        try measure(
+            graft, ["copy", document.path, "--all", "--format", "binary-plist", "-o", plist.path, "--force", "-q"]
+        ).0)
     removeStore(pastedJSON)
     removeStore(pastedPlist)
-    steps["paste-json", default: []].append(try measure(graft, ["paste", json.path, "--into", pastedJSON.path, "-q"]).0)
-    steps["paste-plist", default: []].append(try measure(graft, ["paste", plist.path, "--into", pastedPlist.path, "-q"]).0)
+    steps["paste-json", default: []].append(
+        try measure(graft, ["paste", json.path, "--into", pastedJSON.path, "-q"]).0)
+    steps["paste-plist", default: []].append(
+        try measure(graft, ["paste", plist.path, "--into", pastedPlist.path, "-q"]).0)
     let (small, said) = try measure(
         graft,
-        ["copy", document.path, "--entity", "Department", "--where", "name IN {\(departments)}", "--follow", "Department.employees"])
+        [
+            "copy", document.path, "--entity", "Department", "--where", "name IN {\(departments)}", "--follow",
+            "Department.employees",
+        ])
     steps["copy-100", default: []].append(small)
     copied100 = said.trimmingCharacters(in: .whitespacesAndNewlines)
 
@@ -103,7 +111,8 @@ for run in 1...options.runs {
 
     for name in ["json", "plist"] {
         let (_, said) = try measure(
-            "/usr/bin/python3", [script, name, (name == "json" ? json : plist).path, work.appendingPathComponent("python.\(name)").path])
+            "/usr/bin/python3",
+            [script, name, (name == "json" ? json : plist).path, work.appendingPathComponent("python.\(name)").path])
         for (step, value) in figures(said) { baseline[step, default: []].append(value) }
     }
     if options.foundation {
@@ -135,10 +144,18 @@ print(
 print("Ratios are baseline time / Graft time (how many times faster Graft is).")
 print("")
 print("Graft (end to end: store read or written too)          graft   Python    ratio  target")
-row("copy --all → JSON          vs json.dumps", seconds("copy-json"), base("json-encode"), target: 3, peak: peak("copy-json"))
-row("paste JSON → new SQLite    vs json.loads", seconds("paste-json"), base("json-decode"), target: 3, peak: peak("paste-json"))
-row("copy --all → binary plist  vs plistlib.dumps", seconds("copy-plist"), base("plist-encode"), target: 5, peak: peak("copy-plist"))
-row("paste binary plist → SQLite vs plistlib.loads", seconds("paste-plist"), base("plist-decode"), target: 5, peak: peak("paste-plist"))
+row(
+    "copy --all → JSON          vs json.dumps", seconds("copy-json"), base("json-encode"), target: 3,
+    peak: peak("copy-json"))
+row(
+    "paste JSON → new SQLite    vs json.loads", seconds("paste-json"), base("json-decode"), target: 3,
+    peak: peak("paste-json"))
+row(
+    "copy --all → binary plist  vs plistlib.dumps", seconds("copy-plist"), base("plist-encode"), target: 5,
+    peak: peak("copy-plist"))
+row(
+    "paste binary plist → SQLite vs plistlib.loads", seconds("paste-plist"), base("plist-decode"), target: 5,
+    peak: peak("paste-plist"))
 print("")
 print("Graft's codecs alone (same documents)                  graft   Python    ratio  target")
 row("JSON encoding              vs json.dumps", median(codec["json-encode"]!), base("json-encode"), target: 3)
@@ -148,15 +165,24 @@ row("binary plist decoding      vs plistlib.loads", median(codec["plist-decode"]
 if options.foundation {
     print("")
     print("Beside Foundation (same objects as Codable structs)     graft  Foundation ratio")
-    row("JSON encoding              vs JSONEncoder", median(codec["json-encode"]!), base("foundation-json-encode"), target: nil)
-    row("JSON decoding              vs JSONDecoder", median(codec["json-decode"]!), base("foundation-json-decode"), target: nil)
-    row("binary plist encoding      vs PropertyListEncoder", median(codec["plist-encode"]!), base("foundation-plist-encode"), target: nil)
-    row("binary plist decoding      vs PropertyListDecoder", median(codec["plist-decode"]!), base("foundation-plist-decode"), target: nil)
+    row(
+        "JSON encoding              vs JSONEncoder", median(codec["json-encode"]!), base("foundation-json-encode"),
+        target: nil)
+    row(
+        "JSON decoding              vs JSONDecoder", median(codec["json-decode"]!), base("foundation-json-decode"),
+        target: nil)
+    row(
+        "binary plist encoding      vs PropertyListEncoder", median(codec["plist-encode"]!),
+        base("foundation-plist-encode"), target: nil)
+    row(
+        "binary plist decoding      vs PropertyListDecoder", median(codec["plist-decode"]!),
+        base("foundation-plist-decode"), target: nil)
 }
 print("")
 let smallTime = seconds("copy-100"), smallPeak = peak("copy-100")
 print(
     String(
         format: "copy of 100 objects: %.3f s (target < 0.2 s: %@), peak %.0f MB (target < 50 MB: %@) — graft said: %@",
-        smallTime, (smallTime < 0.2 ? "met" : "MISSED") as NSString, smallPeak, (smallPeak < 50 ? "met" : "MISSED") as NSString,
+        smallTime, (smallTime < 0.2 ? "met" : "MISSED") as NSString, smallPeak,
+        (smallPeak < 50 ? "met" : "MISSED") as NSString,
         copied100 as NSString))
