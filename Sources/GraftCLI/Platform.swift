@@ -25,14 +25,14 @@ func isTerminal(_ descriptor: Int32) -> Bool {
 ///
 /// The corresponding C function is `read`.
 func readToEnd(fileDescriptor descriptor: Int32) throws -> Data {
-    var bytes: [UInt8] = []
+    var data = Data()
     var chunk = [UInt8](repeating: 0, count: 1 << 20)
     while true {
         let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         if count > 0 {
-            bytes.append(contentsOf: chunk[..<count])
+            chunk.withUnsafeBytes { data.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
         } else if count == 0 {
-            return Data(bytes)
+            return data
         } else if errno != EINTR {
             throw GraftError(.io, "cannot read standard input: \(String(cString: strerror(errno)))")
         }
