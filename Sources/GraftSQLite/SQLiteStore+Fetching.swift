@@ -13,9 +13,6 @@ extension SQLiteStore {
         let entity = model.descriptions[first]
         let tableIndex = schema.tableOfEntity[entity.index]
         let table = schema.tables[tableIndex]
-        var decoder = SQLiteRowDecoder(
-            schema: schema, table: tableIndex, database: database, path: url.relativePath,
-            externalData: externalDataFolder)
         var clauses: [String] = []
         var bindings: [SQLBinding] = []
         let wanted = Set(request.entities)
@@ -33,7 +30,7 @@ extension SQLiteStore {
             }
             complete = translated.complete
         }
-        var sql = decoder.selectClause
+        var sql = selectClause(table: tableIndex)
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
         var ordered = request.sortDescriptors.isEmpty
         if complete, !request.sortDescriptors.isEmpty, let order = translator.orderBy(request.sortDescriptors) {
@@ -44,11 +41,17 @@ extension SQLiteStore {
         }
         let limited = complete && ordered && request.limit != nil
         if limited, let limit = request.limit { sql += " LIMIT \(limit)" }
-        let statement = try database.prepare(sql)
+        let statement = try cachedStatement(sql)
+        defer {
+            statement.reset()
+            statement.clearBindings()
+        }
         for (offset, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(offset + 1)) }
         var snapshots: [Snapshot] = []
-        while try statement.step() {
-            snapshots.append(try decoder.snapshot(of: statement) { _, _, _ in nil })
+        try withDecoder(table: tableIndex) { decoder in
+            while try statement.step() {
+                snapshots.append(try decoder.snapshot(of: statement) { _, _, _ in nil })
+            }
         }
         return StoreFetchResult(
             refs: snapshots.map(\.ref), snapshots: snapshots, predicateApplied: complete,

@@ -46,68 +46,94 @@ extension SQLiteStore {
             return statement
         }
 
-        /// The columns an entity's row sets, with their values.
-        private func columnValues(of snapshot: Snapshot) throws -> [(String, (SQLiteStatement, Int32) throws -> Void)] {
-            let entity = model.descriptions[snapshot.ref.entity]
-            var values: [(String, (SQLiteStatement, Int32) throws -> Void)] = []
+        /// What an entity's rows hold besides the bookkeeping columns, worked out once per entity: the
+        /// attribute columns and the to-one columns (key, and entity number where the destination has
+        /// subentities), in the order the statements name them.
+        private struct Columns {
+            var names: [String] = []
+            var attributes: [(index: Int, kind: SQLiteValues.Kind)] = []
+            var toOnes: [(index: Int, hasEntityColumn: Bool)] = []
+            var insertSQL = ""
+            var updateSQL = ""
+        }
+        private var columnsByEntity: [Int: Columns] = [:]
+
+        private mutating func columns(of entityIndex: Int) -> Columns {
+            if let columns = columnsByEntity[entityIndex] { return columns }
+            let entity = model.descriptions[entityIndex]
+            let table = SQLiteName.quoted(schema.tables[schema.tableOfEntity[entityIndex]].name)
+            var columns = Columns()
             for (index, attribute) in entity.attributes.enumerated() {
-                guard let column = schema.attributeColumns[entity.index][index] else { continue }
-                let value = snapshot.attributes[index]
-                values.append((column, { try SQLiteValues.bind(value, as: attribute, to: $0, at: $1) }))
+                guard let column = schema.attributeColumns[entityIndex][index] else { continue }
+                columns.names.append(column)
+                columns.attributes.append((index, SQLiteValues.Kind(attribute)))
             }
             for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
-                guard let columns = schema.toOneColumns[entity.index][relationship.index] else { continue }
-                let target = snapshot.relationships[relationship.index].refs.first
-                values.append(
-                    (
-                        columns.key,
-                        { statement, index in
-                            if let target {
-                                try statement.bind(target.key, at: index)
-                            } else {
-                                try statement.bindNull(at: index)
-                            }
-                        }
-                    ))
-                if let entityColumn = columns.entity {
-                    let number = target.map { Int64(schema.entityNumbers[$0.entity]) }
-                    values.append(
-                        (
-                            entityColumn,
-                            { statement, index in
-                                if let number {
-                                    try statement.bind(number, at: index)
-                                } else {
-                                    try statement.bindNull(at: index)
-                                }
-                            }
-                        ))
+                guard let toOne = schema.toOneColumns[entityIndex][relationship.index] else { continue }
+                columns.names.append(toOne.key)
+                if let entityColumn = toOne.entity { columns.names.append(entityColumn) }
+                columns.toOnes.append((relationship.index, toOne.entity != nil))
+            }
+            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.names).map(SQLiteName.quoted)
+            columns.insertSQL =
+                "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
+            let sets = columns.names.map { "\(SQLiteName.quoted($0)) = ?" } + ["Z_OPT = Z_OPT + 1"]
+            columns.updateSQL = "UPDATE \(table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?"
+            columnsByEntity[entityIndex] = columns
+            return columns
+        }
+
+        /// Binds a snapshot's attribute and to-one values from parameter `first` on; returns the next one.
+        private func bindValues(
+            of snapshot: Snapshot, _ columns: Columns, to statement: SQLiteStatement, from first: Int32
+        )
+            throws -> Int32
+        {
+            var parameter = first
+            let entity = model.descriptions[snapshot.ref.entity]
+            for (index, kind) in columns.attributes {
+                do {
+                    try SQLiteValues.bind(snapshot.attributes[index], as: kind, to: statement, at: parameter)
+                } catch let error as GraftError {
+                    throw error.at(.key(entity.attributes[index].name))
+                }
+                parameter += 1
+            }
+            for (index, hasEntityColumn) in columns.toOnes {
+                let target = snapshot.relationships[index].refs.first
+                if let target {
+                    try statement.bind(target.key, at: parameter)
+                } else {
+                    try statement.bindNull(at: parameter)
+                }
+                parameter += 1
+                if hasEntityColumn {
+                    if let target {
+                        try statement.bind(Int64(schema.entityNumbers[target.entity]), at: parameter)
+                    } else {
+                        try statement.bindNull(at: parameter)
+                    }
+                    parameter += 1
                 }
             }
-            return values
+            return parameter
         }
 
         mutating func insert(_ snapshot: Snapshot) throws {
-            let table = schema.tables[schema.tableOfEntity[snapshot.ref.entity]].name
-            let values = try columnValues(of: snapshot)
-            let names = ["Z_PK", "Z_ENT", "Z_OPT"] + values.map(\.0)
-            let sql =
-                "INSERT INTO \(SQLiteName.quoted(table)) (\(names.map(SQLiteName.quoted).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
-            let statement = try self.statement(sql)
+            let columns = columns(of: snapshot.ref.entity)
+            let statement = try self.statement(columns.insertSQL)
             try statement.bind(snapshot.ref.key, at: 1)
             try statement.bind(Int64(schema.entityNumbers[snapshot.ref.entity]), at: 2)
             try statement.bind(Int64(1), at: 3)
-            for (offset, value) in values.enumerated() { try value.1(statement, Int32(offset + 4)) }
+            _ = try bindValues(of: snapshot, columns, to: statement, from: 4)
             try statement.run()
         }
 
         mutating func update(_ snapshot: Snapshot) throws {
-            let table = schema.tables[schema.tableOfEntity[snapshot.ref.entity]].name
-            let values = try columnValues(of: snapshot)
-            let sets = (values.map { "\(SQLiteName.quoted($0.0)) = ?" } + ["Z_OPT = Z_OPT + 1"]).joined(separator: ", ")
-            let statement = try self.statement("UPDATE \(SQLiteName.quoted(table)) SET \(sets) WHERE Z_PK = ?")
-            for (offset, value) in values.enumerated() { try value.1(statement, Int32(offset + 1)) }
-            try statement.bind(snapshot.ref.key, at: Int32(values.count + 1))
+            let columns = columns(of: snapshot.ref.entity)
+            let statement = try self.statement(columns.updateSQL)
+            let next = try bindValues(of: snapshot, columns, to: statement, from: 1)
+            try statement.bind(snapshot.ref.key, at: next)
             try statement.run()
             if store.database.changes == 0 {
                 throw GraftError(

@@ -29,6 +29,14 @@ public final class SQLiteStore: PersistentStore {
     /// The last key handed out per root entity.
     private var lastKeys: [Int: Int64] = [:]
     private var rowStatements: [Int: SQLiteStatement] = [:]
+    /// Prepared fetch statements by their SQL, so that repeated fetches (a paste looks up objects one by
+    /// one) are not prepared again each time; emptied when it grows large.
+    private var fetchStatements: [String: SQLiteStatement] = [:]
+    /// One row decoder per table, keeping the per-entity plans it works out.
+    private var decoders: [Int: SQLiteRowDecoder] = [:]
+    private var selectClauses: [Int: String] = [:]
+    /// The folder Core Data keeps externally stored binary data in.
+    let externalDataFolder: URL
 
     private init(
         url: URL, model: Model, metadata: StoreMetadata, database: SQLiteDatabase, schema: SQLiteSchema,
@@ -36,6 +44,8 @@ public final class SQLiteStore: PersistentStore {
     ) {
         self.url = url
         self.isReadOnly = isReadOnly
+        self.externalDataFolder = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
         self.model = model
         self.metadata = metadata
         self.database = database
@@ -80,19 +90,18 @@ public final class SQLiteStore: PersistentStore {
 
     public func snapshot(for ref: ObjectRef) throws -> Snapshot? {
         let tableIndex = schema.tableOfEntity[ref.entity]
-        var decoder = SQLiteRowDecoder(
-            schema: schema, table: tableIndex, database: database, path: url.relativePath,
-            externalData: externalDataFolder)
-        if rowStatements[tableIndex] == nil {
-            rowStatements[tableIndex] = try database.prepare(decoder.selectClause + " WHERE t.Z_PK = ?")
+        return try withDecoder(table: tableIndex) { decoder in
+            if rowStatements[tableIndex] == nil {
+                rowStatements[tableIndex] = try database.prepare(decoder.selectClause + " WHERE t.Z_PK = ?")
+            }
+            let statement = rowStatements[tableIndex]!
+            defer { statement.reset() }
+            try statement.bind(ref.key, at: 1)
+            guard try statement.step() else { return nil }
+            let snapshot = try decoder.snapshot(of: statement) { _, _, _ in nil }
+            guard snapshot.ref.entity == ref.entity else { return nil }
+            return snapshot
         }
-        let statement = rowStatements[tableIndex]!
-        defer { statement.reset() }
-        try statement.bind(ref.key, at: 1)
-        guard try statement.step() else { return nil }
-        let snapshot = try decoder.snapshot(of: statement) { _, _, _ in nil }
-        guard snapshot.ref.entity == ref.entity else { return nil }
-        return snapshot
     }
 
     public func relatedRefs(of ref: ObjectRef, relationship index: Int) throws -> [ObjectRef] {
@@ -139,10 +148,32 @@ public final class SQLiteStore: PersistentStore {
         }
     }
 
-    /// The folder Core Data keeps externally stored binary data in.
-    var externalDataFolder: URL {
-        url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.deletingPathExtension().lastPathComponent)_SUPPORT/_EXTERNAL_DATA")
+    /// Runs `body` with the table's row decoder, kept for the next use.
+    func withDecoder<T>(table: Int, _ body: (inout SQLiteRowDecoder) throws -> T) rethrows -> T {
+        var decoder =
+            decoders.removeValue(forKey: table)
+            ?? SQLiteRowDecoder(
+                schema: schema, table: table, database: database, path: url.relativePath,
+                externalData: externalDataFolder)
+        defer { decoders[table] = decoder }
+        return try body(&decoder)
+    }
+
+    /// `SELECT` of every column of a table, as the table's decoder reads them.
+    func selectClause(table: Int) -> String {
+        if let clause = selectClauses[table] { return clause }
+        let clause = withDecoder(table: table) { $0.selectClause }
+        selectClauses[table] = clause
+        return clause
+    }
+
+    /// A prepared statement for `sql`, from the cache when it was prepared before.
+    func cachedStatement(_ sql: String) throws -> SQLiteStatement {
+        if let statement = fetchStatements[sql] { return statement }
+        if fetchStatements.count >= 64 { fetchStatements.removeAll() }
+        let statement = try database.prepare(sql)
+        fetchStatements[sql] = statement
+        return statement
     }
 
     public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
