@@ -115,12 +115,8 @@ extension XMLPropertyList {
     }
 
     private static func base64(_ element: XMLElement) throws -> Data {
-        var compact = [UInt8]()
-        compact.reserveCapacity(element.text.utf8.count)
-        for byte in element.text.utf8 where !PropertyListText.isSpace(byte) { compact.append(byte) }
-        // Tolerate missing padding.
-        while compact.count % 4 != 0 { compact.append(UInt8(ascii: "=")) }
-        guard let data = Data(base64Encoded: Data(compact)) else {
+        // White space between the characters and missing padding are tolerated.
+        guard let data = Base64.decode(element.text) else {
             throw error("the contents of <data> are not valid base64", element)
         }
         return data

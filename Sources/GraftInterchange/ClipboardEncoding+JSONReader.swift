@@ -136,7 +136,7 @@ struct ClipboardJSONReader {
             } else if ClipboardText.equals(key, "contents") {
                 let at = scanner.position
                 let text = try scanner.stringValue("the model's contents")
-                guard let data = ClipboardBase64.decode(text) else {
+                guard let data = Base64.decode(text) else {
                     throw scanner.error("the model's contents are not valid base64", at: at)
                 }
                 parts.modelContents = data
@@ -169,7 +169,7 @@ struct ClipboardJSONReader {
             case "versionHash":
                 let at = scanner.position
                 let text = try scanner.stringValue("the entity's version hash")
-                guard let data = ClipboardBase64.decode(text) else {
+                guard let data = Base64.decode(text) else {
                     throw scanner.error("the version hash is not valid base64", at: at)
                 }
                 hash = data

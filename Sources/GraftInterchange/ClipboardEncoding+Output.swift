@@ -1,4 +1,5 @@
 import Foundation
+import GraftCore
 
 #if canImport(Glibc)
     import Glibc
@@ -174,7 +175,7 @@ final class ClipboardOutput {
     func append(base64 bytes: UnsafeRawBufferPointer) {
         let length = (bytes.count + 2) / 3 * 4
         reserve(length)
-        ClipboardBase64.encode(bytes, into: base + count)
+        Base64.encode(bytes, into: base + count)
         count += length
     }
 }

@@ -446,7 +446,7 @@ struct ClipboardPlistReader {
             }
             if scanner.isNamed("data") {
                 // A string XML cannot carry, as its UTF-8 bytes.
-                guard let bytes = ClipboardBase64.decode(try scanner.text(of: "data")) else {
+                guard let bytes = Base64.decode(try scanner.text(of: "data")) else {
                     throw fail("the data is not valid base64")
                 }
                 guard let text = String(data: bytes, encoding: .utf8) else { throw fail("the data is not UTF-8 text") }
@@ -463,7 +463,7 @@ struct ClipboardPlistReader {
             }
         case .binary, .transformable:
             if scanner.isNamed("data") {
-                guard let data = ClipboardBase64.decode(try scanner.text(of: "data")) else {
+                guard let data = Base64.decode(try scanner.text(of: "data")) else {
                     throw fail("the data is not valid base64")
                 }
                 return .data(data)
@@ -616,7 +616,7 @@ struct ClipboardPlistReader {
 
     private mutating func data(_ what: String) throws -> Data {
         try expect("data", what)
-        guard let data = ClipboardBase64.decode(try scanner.text(of: "data")) else {
+        guard let data = Base64.decode(try scanner.text(of: "data")) else {
             throw scanner.error("\(what) is not valid base64")
         }
         return data

@@ -445,7 +445,7 @@ enum ClipboardValueText {
             }
             return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not true or false"))
         case .binary, .transformable:
-            guard let data = ClipboardBase64.decode(text) else {
+            guard let data = Base64.decode(text) else {
                 return .failure(ClipboardProblem("the text is not valid base64"))
             }
             return .success(.data(data))

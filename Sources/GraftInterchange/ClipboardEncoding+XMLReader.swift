@@ -124,7 +124,7 @@ struct ClipboardXMLReader {
                 } else if scanner.isNamed("contents") {
                     try scanner.allowAttributes([])
                     guard parts.modelContents == nil else { throw scanner.error("<model> holds two <contents>") }
-                    guard let data = ClipboardBase64.decode(try scanner.text(of: "contents")) else {
+                    guard let data = Base64.decode(try scanner.text(of: "contents")) else {
                         throw scanner.error("the model's contents are not valid base64")
                     }
                     parts.modelContents = data
@@ -148,7 +148,7 @@ struct ClipboardXMLReader {
         guard let hashText = try scanner.attribute("versionHash") else {
             throw scanner.error("<entity> has no 'versionHash'", context: [.entity(name)])
         }
-        guard let hash = ClipboardBase64.decode(hashText) else {
+        guard let hash = Base64.decode(hashText) else {
             throw scanner.error("the version hash is not valid base64", context: [.entity(name)])
         }
         var attributes: [Clipboard.AttributeInfo] = []
@@ -308,7 +308,7 @@ struct ClipboardXMLReader {
                     "only string values are written in base64 (this is \(Wording.withArticle(ClipboardValues.typeName(type))))",
                     context: [.object(label), .key(name)])
             }
-            guard let bytes = ClipboardBase64.decode(try scanner.text(of: element)) else {
+            guard let bytes = Base64.decode(try scanner.text(of: element)) else {
                 throw scanner.error("the value is not valid base64", at: start, context: [.object(label), .key(name)])
             }
             guard let text = String(data: bytes, encoding: .utf8) else {
@@ -353,7 +353,7 @@ struct ClipboardXMLReader {
             base64 = false
         }
         let text = try scanner.text(of: element)
-        let bytes = base64 ? ClipboardBase64.decode(text) : Data(text)
+        let bytes = base64 ? Base64.decode(text) : Data(text)
         guard let bytes, let string = String(data: bytes, encoding: .utf8) else {
             throw scanner.error("\(what) is not valid \(base64 ? "base64 of UTF-8 text" : "UTF-8")")
         }

@@ -280,7 +280,7 @@ final class SnapshotPass: SAXPass {
             return .decimal(decimal)
         case .string:
             if attributeKind == .base64String {
-                guard let data = ValueText.decodeBase64(bytes) else { throw bad("base64") }
+                guard let data = Base64.decode(bytes) else { throw bad("base64") }
                 guard let string = String(validating: data, as: UTF8.self) else {
                     throw GraftError(.malformedInput, "the base64 string is not UTF-8")
                 }
@@ -296,7 +296,7 @@ final class SnapshotPass: SAXPass {
             }
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case .binary, .transformable:
-            guard let data = ValueText.decodeBase64(bytes) else { throw bad("base64") }
+            guard let data = Base64.decode(bytes) else { throw bad("base64") }
             return .data(data)
         case .uuid:
             guard let uuid = UUID(uuidString: Bytes.string(Bytes.trimmed(bytes))) else { throw bad("a UUID") }

@@ -1,4 +1,5 @@
 import Foundation
+import GraftCore
 import GraftModel
 
 #if canImport(Glibc)
@@ -447,17 +448,6 @@ enum ValueText {
 
     // MARK: - Base64
 
-    private static let alphabet: [UInt8] = Array(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    private static let decodeTable: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
-        for byte in [0x20, 0x09, 0x0A, 0x0D] { table[byte] = 0xFE }  // white space: skipped
-        table[Int(UInt8(ascii: "="))] = 0xFD
-        return table
-    }()
-
     /// Appends base64 as the Core Data XML store writes binary attributes: a line feed after the
     /// first 76 characters and another after the last, none elsewhere (the layout of
     /// `ThingerMajigger/data/Database.xml`'s `recurrenceruledata`). Empty data appends nothing.
@@ -478,84 +468,9 @@ enum ValueText {
 
     /// Appends base64 without line breaks.
     static func appendBase64Plain(_ data: Data, to output: ByteBuffer) {
-        let encodedLength = (data.count + 2) / 3 * 4
-        output.reserve(encodedLength)
-        alphabet.withUnsafeBufferPointer { table in
-            data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-                let count = bytes.count
-                var index = 0
-                var target = output.base + output.count
-                while index + 3 <= count {
-                    let chunk = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-                    target[0] = table[Int(chunk >> 18)]
-                    target[1] = table[Int(chunk >> 12 & 0x3F)]
-                    target[2] = table[Int(chunk >> 6 & 0x3F)]
-                    target[3] = table[Int(chunk & 0x3F)]
-                    target += 4
-                    index += 3
-                }
-                let rest = count - index
-                if rest > 0 {
-                    let chunk = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-                    target[0] = table[Int(chunk >> 18)]
-                    target[1] = table[Int(chunk >> 12 & 0x3F)]
-                    target[2] = rest == 2 ? table[Int(chunk >> 6 & 0x3F)] : UInt8(ascii: "=")
-                    target[3] = UInt8(ascii: "=")
-                }
-            }
-        }
-        output.commit(encodedLength)
-    }
-
-    /// Decodes base64, ignoring white space; `=` padding is optional. `nil` for anything else.
-    static func decodeBase64(_ buffer: UnsafeRawBufferPointer) -> Data? {
-        var output = Data(count: buffer.count / 4 * 3 + 3)
-        var produced = 0
-        let valid = decodeTable.withUnsafeBufferPointer { table -> Bool in
-            output.withUnsafeMutableBytes { (target: UnsafeMutableRawBufferPointer) -> Bool in
-                var accumulator: UInt32 = 0
-                var pending = 0
-                var padding = 0
-                for byte in buffer {
-                    let value = table[Int(byte)]
-                    if value < 64 {
-                        if padding > 0 { return false }  // data after padding
-                        accumulator = accumulator << 6 | UInt32(value)
-                        pending += 1
-                        if pending == 4 {
-                            target[produced] = UInt8(truncatingIfNeeded: accumulator >> 16)
-                            target[produced + 1] = UInt8(truncatingIfNeeded: accumulator >> 8)
-                            target[produced + 2] = UInt8(truncatingIfNeeded: accumulator)
-                            produced += 3
-                            pending = 0
-                            accumulator = 0
-                        }
-                    } else if value == 0xFE {
-                        continue
-                    } else if value == 0xFD {
-                        padding += 1
-                        if padding > 2 || pending + padding > 4 || pending < 2 { return false }
-                    } else {
-                        return false
-                    }
-                }
-                if padding > 0 && pending + padding != 4 { return false }
-                switch pending {
-                case 0: break
-                case 2:
-                    target[produced] = UInt8(truncatingIfNeeded: accumulator >> 4)
-                    produced += 1
-                case 3:
-                    target[produced] = UInt8(truncatingIfNeeded: accumulator >> 10)
-                    target[produced + 1] = UInt8(truncatingIfNeeded: accumulator >> 2)
-                    produced += 2
-                default: return false
-                }
-                return true
-            }
-        }
-        guard valid else { return nil }
-        output.count = produced
-        return output
+        let length = Base64.encodedLength(data.count)
+        output.reserve(length)
+        data.withUnsafeBytes { Base64.encode($0, into: output.base + output.count) }
+        output.commit(length)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GraftCore
 import GraftTestSupport
 import Testing
 
@@ -114,7 +115,7 @@ import Testing
             ValueText.appendBase64(data, to: buffer)
             let text = Bytes.string(buffer.bytes)
             #expect(Data(base64Encoded: text.replacingOccurrences(of: "\n", with: "")) == data)
-            #expect(ValueText.decodeBase64(buffer.bytes) == data)
+            #expect(Base64.decode(buffer.bytes) == data)
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             if length > 57 {
                 #expect(lines.count == 3 && lines[0].count == 76 && lines[2].isEmpty)
@@ -124,10 +125,10 @@ import Testing
         }
         for bad in ["@@@", "QQ=Q", "QQ===", "Q", "QUJD\u{1}"] {
             var text = bad
-            #expect(text.withUTF8 { ValueText.decodeBase64(UnsafeRawBufferPointer($0)) } == nil, "\(bad)")
+            #expect(text.withUTF8 { Base64.decode(UnsafeRawBufferPointer($0)) } == nil, "\(bad)")
         }
         var spaced = " QU\nJD\tRA== "
-        #expect(spaced.withUTF8 { ValueText.decodeBase64(UnsafeRawBufferPointer($0)) } == Data("ABCD".utf8))
+        #expect(spaced.withUTF8 { Base64.decode(UnsafeRawBufferPointer($0)) } == Data("ABCD".utf8))
     }
 
     @Test func recognisesXMLStoresByTheirFirstBytes() throws {
