@@ -312,23 +312,7 @@ private struct NodeDecoder {
         into snapshot: inout Snapshot, key: Int64, entity entityIndex: Int, node: Int, resolve: (Int64) -> ObjectRef?
     ) throws {
         let entity = model.descriptions[entityIndex]
-        snapshot.ref = ObjectRef(entity: entityIndex, key: key)
-        for index in snapshot.attributes.indices where snapshot.attributes[index] != nil {
-            snapshot.attributes[index] = nil
-        }
-        for index in snapshot.relationships.indices {
-            switch snapshot.relationships[index] {
-            case .toMany(var refs):
-                if refs.isEmpty { continue }
-                snapshot.relationships[index] = .unloaded
-                refs.removeAll(keepingCapacity: true)
-                snapshot.relationships[index] = .toMany(refs)
-            case .toOne(nil):
-                continue
-            default:
-                snapshot.relationships[index] = entity.relationships[index].isToMany ? .toMany([]) : .toOne(nil)
-            }
-        }
+        snapshot.reset(to: ObjectRef(entity: entityIndex, key: key), entity: entity)
         func place() -> String { "\(entity.name) p\(key)" }
         func failure(_ message: String, key name: String? = nil, code: GraftError.Code = .malformedInput) -> GraftError
         {
@@ -402,12 +386,7 @@ private struct NodeDecoder {
                 let isToMany = entity.relationships[relationshipIndex].isToMany
                 let acceptRow = acceptRows[entityIndex][relationshipIndex]
                 // A to-many's refs go into its own array (taken out of the snapshot, so unshared).
-                var refs: [ObjectRef] = []
-                if isToMany, case .toMany(let existing) = snapshot.relationships[relationshipIndex] {
-                    snapshot.relationships[relationshipIndex] = .unloaded
-                    refs = existing
-                    refs.removeAll(keepingCapacity: true)
-                }
+                var refs = isToMany ? snapshot.takeToMany(at: relationshipIndex) : []
                 var single: ObjectRef?
                 var found = 0
                 if let list = try archive.follow(plist.element(entry, from: objectsStart), context: place()) {

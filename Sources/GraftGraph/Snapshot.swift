@@ -34,6 +34,36 @@ public struct Snapshot: Hashable, Sendable {
         self.relationships = entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }
     }
 
+    /// Takes a to-many's array out, emptied but keeping its storage, and leaves `.unloaded` in its place:
+    /// a reader that fills the same snapshot object after object appends to it without allocating,
+    /// since the array is then uniquely referenced. An empty array for anything but a to-many.
+    public mutating func takeToMany(at index: Int) -> [ObjectRef] {
+        guard case .toMany(var refs) = relationships[index] else { return [] }
+        relationships[index] = .unloaded
+        refs.removeAll(keepingCapacity: true)
+        return refs
+    }
+
+    /// Makes this the empty snapshot `init(entity:key:)` gives for `ref` (an object of `entity`, the
+    /// entity this snapshot was made for), keeping the storage of its arrays, so that a streaming reader
+    /// can reuse one snapshot per entity.
+    public mutating func reset(to ref: ObjectRef, entity: EntityDescription) {
+        self.ref = ref
+        for index in attributes.indices where attributes[index] != nil { attributes[index] = nil }
+        for index in relationships.indices {
+            switch relationships[index] {
+            case .toOne(nil):
+                continue
+            case .toMany(let refs) where refs.isEmpty:
+                continue
+            case .toMany:
+                relationships[index] = .toMany(takeToMany(at: index))
+            default:
+                relationships[index] = entity.relationships[index].isToMany ? .toMany([]) : .toOne(nil)
+            }
+        }
+    }
+
     /// The value of a named attribute.
     public subscript(attribute name: String, in entity: EntityDescription) -> Value? {
         get { entity.attributeIndexByName[name].flatMap { attributes[$0] } }

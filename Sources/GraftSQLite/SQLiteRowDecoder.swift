@@ -169,13 +169,7 @@ struct SQLiteRowDecoder {
                 }
                 snapshot.relationships[index] = .toOne(ObjectRef(entity: targetEntity, key: target))
             case .toMany:
-                // Take the array out of the snapshot so that it is uniquely referenced and keeps its storage.
-                var refs: [ObjectRef] = []
-                if case .toMany(let existing) = snapshot.relationships[index] {
-                    snapshot.relationships[index] = .unloaded
-                    refs = existing
-                    refs.removeAll(keepingCapacity: true)
-                }
+                var refs = snapshot.takeToMany(at: index)
                 snapshot.relationships[index] = try toMany(index, key, &refs) ? .toMany(refs) : .unloaded
             case .transientToMany:
                 snapshot.relationships[index] = .toMany([])

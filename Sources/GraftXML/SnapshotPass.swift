@@ -174,24 +174,7 @@ final class SnapshotPass: SAXPass {
             swap(&snapshot, &spare[entity])
             snapshotEntity = entity
         }
-        snapshot.ref = ObjectRef(entity: entity, key: key)
-        for index in snapshot.attributes.indices where snapshot.attributes[index] != nil {
-            snapshot.attributes[index] = nil
-        }
-        for index in snapshot.relationships.indices {
-            switch snapshot.relationships[index] {
-            case .toMany(var refs):
-                // Keep the (uniquely referenced) storage, emptied.
-                if refs.isEmpty { continue }
-                snapshot.relationships[index] = .unloaded
-                refs.removeAll(keepingCapacity: true)
-                snapshot.relationships[index] = .toMany(refs)
-            case .toOne(nil):
-                continue
-            default:
-                snapshot.relationships[index] = tables.templates[entity].relationships[index]
-            }
-        }
+        snapshot.reset(to: ObjectRef(entity: entity, key: key), entity: tables.model.descriptions[entity])
     }
 
     private func startAttribute(_ attributes: SAXAttributes) {
