@@ -87,3 +87,12 @@ func describeCounts(_ counts: [String: Int]) -> String {
 func plural(_ count: Int, _ noun: String) -> String {
     "\(count) \(noun)\(count == 1 ? "" : "s")"
 }
+
+extension GraftError {
+    /// The error with the file a command was working on as its outermost place, unless it already
+    /// names a file (a store's own errors do; a selection's or a paste's do not).
+    func namingFile(_ path: String) -> GraftError {
+        if case .file? = context.first { return self }
+        return inFile(path)
+    }
+}

@@ -127,26 +127,22 @@ struct CopyCommand: ParsableCommand {
             throw GraftError(
                 .alreadyExists, "already exists (use --force to replace it)", context: [.file(outputURL.relativePath)])
         }
-        let clipboard: Clipboard
+        if let predicate {
+            // A predicate that does not parse is the option's fault, not the store's: the caret shows where.
+            do {
+                _ = try GraftPredicate(format: predicate)
+            } catch let error as GraftError {
+                throw GraftError(error.code, error.message, context: [.other("--where")])
+            }
+        }
         let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
         let storeURL = URL(fileURLWithPath: store.path)
-        if all && stop.isEmpty && depth == nil && !plan {
-            // Everything: one streaming pass over the document.
-            let reader = try StoreFormats.reader(
-                for: storeURL, format: try StoreFormat.detect(storeURL), model: chosenModel, danglingReferences: .drop)
-            try selection.check(against: reader.model)
-            clipboard = try Copier.copyAll(from: reader, includesModel: !noModel)
-            if !quiet { for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") } }
-        } else {
-            let source = try StoreFormats.openForReading(storeURL, model: chosenModel)
-            let copier = Copier(source: StoreSource(source), includesModel: !noModel)
-            let selection = selection
-            let copyPlan = try copier.plan(selection)
-            if plan {
-                context.print(Self.describe(copyPlan, model: source.model), terminator: "")
-                return
-            }
-            clipboard = try copier.clipboard(for: copyPlan, selection: selection)
+        let clipboard: Clipboard
+        do {
+            guard let copied = try copy(from: storeURL, model: chosenModel, context) else { return }
+            clipboard = copied
+        } catch let error as GraftError {
+            throw error.namingFile(storeURL.relativePath)
         }
         if let outputURL {
             try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
@@ -162,6 +158,28 @@ struct CopyCommand: ParsableCommand {
             "Copied \(plural(clipboard.objects.count, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
                 + "\(plural(clipboard.references.count, "reference")) as \(encoding.displayName)"
                 + (outputURL.map { " to \($0.relativePath)" } ?? ""))
+    }
+
+    /// The clipboard, or nil when `--plan` printed what a copy would take instead.
+    private func copy(from storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws -> Clipboard? {
+        if all && stop.isEmpty && depth == nil && !plan {
+            // Everything: one streaming pass over the document.
+            let reader = try StoreFormats.reader(
+                for: storeURL, format: try StoreFormat.detect(storeURL), model: chosenModel, danglingReferences: .drop)
+            try selection.check(against: reader.model)
+            let clipboard = try Copier.copyAll(from: reader, includesModel: !noModel)
+            if !quiet { for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") } }
+            return clipboard
+        }
+        let source = try StoreFormats.openForReading(storeURL, model: chosenModel)
+        let copier = Copier(source: StoreSource(source), includesModel: !noModel)
+        let selection = selection
+        let copyPlan = try copier.plan(selection)
+        if plan {
+            context.print(Self.describe(copyPlan, model: source.model), terminator: "")
+            return nil
+        }
+        return try copier.clipboard(for: copyPlan, selection: selection)
     }
 
     /// The text `--plan` prints: objects per entity, then each relationship that leaves the selection.

@@ -115,9 +115,7 @@ struct PasteCommand: ParsableCommand {
                 report = try paster.paste(clipboard, into: try StoreFormats.open(storeURL, model: chosenModel))
             }
         } catch let error as GraftError {
-            // Errors about the store name it, unless they already name a file.
-            if case .file? = error.context.first { throw error }
-            throw error.inFile(storeURL.relativePath)
+            throw error.namingFile(storeURL.relativePath)
         }
         if dryRun {
             context.print(Self.describe(report, store: into!.path), terminator: "")
