@@ -87,3 +87,31 @@ public enum BenchmarkPaths {
         return work
     }
 }
+
+/// The options every benchmark takes — `--objects N`, `--runs N`, `--work FOLDER` — and the flags a
+/// benchmark names itself; anything else prints the usage and exits with 64.
+public struct BenchmarkOptions {
+    public var objects = 1_000_000
+    public var runs = 1
+    /// Where generated documents and outputs go; `Benchmarks/.work` in the package by default.
+    public var work: URL?
+    /// The flags given, of those in `flags`.
+    public var flags: Set<String> = []
+
+    public init(_ arguments: [String], program: String, flags known: [String] = []) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--objects": objects = Int(iterator.next() ?? "") ?? objects
+            case "--runs": runs = max(1, Int(iterator.next() ?? "") ?? runs)
+            case "--work": work = iterator.next().map { URL(fileURLWithPath: $0) }
+            case let flag where known.contains(flag): flags.insert(flag)
+            default:
+                let extra = known.map { " [\($0)]" }.joined()
+                FileHandle.standardError.write(
+                    Data("usage: \(program) [--objects N] [--runs N] [--work FOLDER]\(extra)\n".utf8))
+                exit(64)
+            }
+        }
+    }
+}

@@ -11,35 +11,7 @@ import BenchmarkSupport
 import Foundation
 import Graft
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-struct Options {
-    var objects = 1_000_000
-    var runs = 1
-    /// Where generated documents and outputs go; `Benchmarks/.work` in the package by default.
-    var work: URL?
-
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--objects": objects = Int(iterator.next() ?? "") ?? objects
-            case "--runs": runs = max(1, Int(iterator.next() ?? "") ?? runs)
-            case "--work": work = iterator.next().map { URL(fileURLWithPath: $0) }
-            default:
-                FileHandle.standardError.write(
-                    Data("usage: convert-benchmark [--objects N] [--runs N] [--work FOLDER]\n".utf8))
-                exit(64)
-            }
-        }
-    }
-}
-
-let options = Options(CommandLine.arguments)
+let options = BenchmarkOptions(CommandLine.arguments, program: "convert-benchmark")
 let root = BenchmarkPaths.root
 let work = try BenchmarkPaths.work(options.work)
 

@@ -17,36 +17,6 @@ import BenchmarkSupport
 import Foundation
 import Graft
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-struct Options {
-    var objects = 1_000_000
-    var runs = 1
-    var work: URL?
-    var foundation = true
-
-    init(_ arguments: [String]) {
-        var iterator = arguments.dropFirst().makeIterator()
-        while let argument = iterator.next() {
-            switch argument {
-            case "--objects": objects = Int(iterator.next() ?? "") ?? objects
-            case "--runs": runs = max(1, Int(iterator.next() ?? "") ?? runs)
-            case "--work": work = iterator.next().map { URL(fileURLWithPath: $0) }
-            case "--no-foundation": foundation = false
-            default:
-                FileHandle.standardError.write(
-                    Data("usage: copypaste-benchmark [--objects N] [--runs N] [--work FOLDER] [--no-foundation]\n".utf8)
-                )
-                exit(64)
-            }
-        }
-    }
-}
-
 /// `name seconds` lines a baseline printed.
 func figures(_ text: String) -> [String: Double] {
     var figures: [String: Double] = [:]
@@ -57,7 +27,8 @@ func figures(_ text: String) -> [String: Double] {
     return figures
 }
 
-let options = Options(CommandLine.arguments)
+let options = BenchmarkOptions(CommandLine.arguments, program: "copypaste-benchmark", flags: ["--no-foundation"])
+let withFoundation = !options.flags.contains("--no-foundation")
 let graft = try BenchmarkPaths.graft()
 let work = try BenchmarkPaths.work(options.work)
 let document = try CompanyDocument.url(objects: options.objects, in: work)
@@ -115,7 +86,7 @@ for run in 1...options.runs {
             [script, name, (name == "json" ? json : plist).path, work.appendingPathComponent("python.\(name)").path])
         for (step, value) in figures(said) { baseline[step, default: []].append(value) }
     }
-    if options.foundation {
+    if withFoundation {
         let (_, said) = try measure(foundationBaseline, [json.path])
         for (step, value) in figures(said) { baseline[step, default: []].append(value) }
     }
@@ -162,7 +133,7 @@ row("JSON encoding              vs json.dumps", median(codec["json-encode"]!), b
 row("JSON decoding              vs json.loads", median(codec["json-decode"]!), base("json-decode"), target: 3)
 row("binary plist encoding      vs plistlib.dumps", median(codec["plist-encode"]!), base("plist-encode"), target: 5)
 row("binary plist decoding      vs plistlib.loads", median(codec["plist-decode"]!), base("plist-decode"), target: 5)
-if options.foundation {
+if withFoundation {
     print("")
     print("Beside Foundation (same objects as Codable structs)     graft  Foundation ratio")
     row(
