@@ -77,22 +77,3 @@ private func splitAssignment(_ word: String) -> (String, String)? {
     guard !name.isEmpty, !value.isEmpty else { return nil }
     return (name, value)
 }
-
-/// Objects per entity as `Department 1, Employee 4`, in name order.
-func describeCounts(_ counts: [String: Int]) -> String {
-    counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-}
-
-/// `1 object`, `2 objects`.
-func plural(_ count: Int, _ noun: String) -> String {
-    "\(count) \(noun)\(count == 1 ? "" : "s")"
-}
-
-extension GraftError {
-    /// The error with the file a command was working on as its outermost place, unless it already
-    /// names a file (a store's own errors do; a selection's or a paste's do not).
-    func namingFile(_ path: String) -> GraftError {
-        if case .file? = context.first { return self }
-        return inFile(path)
-    }
-}

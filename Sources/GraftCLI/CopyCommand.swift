@@ -155,8 +155,8 @@ struct CopyCommand: ParsableCommand {
         guard !quiet else { return }
         let counts = describeCounts(clipboard.counts)
         context.printError(
-            "Copied \(plural(clipboard.objects.count, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
-                + "\(plural(clipboard.references.count, "reference")) as \(encoding.displayName)"
+            "Copied \(Wording.counted(clipboard.objects.count, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
+                + "\(Wording.counted(clipboard.references.count, "reference")) as \(encoding.displayName)"
                 + (outputURL.map { " to \($0.relativePath)" } ?? ""))
     }
 
@@ -186,14 +186,15 @@ struct CopyCommand: ParsableCommand {
     static func describe(_ plan: Copier.Plan, model: Model) -> String {
         var counts: [String: Int] = [:]
         for ref in plan.objects { counts[model.descriptions[ref.entity].name, default: 0] += 1 }
-        var text = "Would copy \(plural(plan.objects.count, "object")) from \(plural(plan.roots.count, "root")):\n"
+        var text =
+            "Would copy \(Wording.counted(plan.objects.count, "object")) from \(Wording.counted(plan.roots.count, "root")):\n"
         let width = counts.keys.map(\.count).max() ?? 0
         for (name, count) in counts.sorted(by: { $0.key < $1.key }) {
             text += "  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)\n"
         }
         let exits = plan.exits
         let targets = Set(exits.map(\.to))
-        text += "\(plural(targets.count, "object")) outside the selection would be referenced"
+        text += "\(Wording.counted(targets.count, "object")) outside the selection would be referenced"
         text += exits.isEmpty ? ".\n" : ":\n"
         func label(_ ref: ObjectRef) -> String { "\(model.descriptions[ref.entity].name) p\(ref.key)" }
         // One line per relationship and rule, with how many links it covers and an example.
@@ -209,7 +210,8 @@ struct CopyCommand: ParsableCommand {
         }
         for group in order {
             let (count, example) = groups[group]!
-            text += "  \(group): \(plural(count, "link")), e.g. \(label(example.from)) → \(label(example.to))\n"
+            text +=
+                "  \(group): \(Wording.counted(count, "link")), e.g. \(label(example.from)) → \(label(example.to))\n"
         }
         return text
     }

@@ -165,18 +165,19 @@ struct PasteCommand: ParsableCommand {
         if !report.skipped.isEmpty {
             parts.append("skipped \(report.skipped.values.reduce(0, +))" + counts(report.skipped))
         }
-        parts.append("linked \(plural(report.linked, "reference"))")
-        if !report.dangling.isEmpty { parts.append("dropped \(plural(report.dangling.count, "link"))") }
+        parts.append("linked \(Wording.counted(report.linked, "reference"))")
+        if !report.dangling.isEmpty { parts.append("dropped \(Wording.counted(report.dangling.count, "link"))") }
         return "Pasted into \(store)\(created ? " (new)" : ""): " + parts.joined(separator: ", ")
     }
 
     static func describe(_ report: PasteReport, store: String) -> String {
         var text = "Dry run: nothing was written to \(store).\n"
-        text += "Would insert \(plural(report.inserted.values.reduce(0, +), "object"))\(counts(report.inserted))\n"
-        text += "Would merge \(plural(report.merged.values.reduce(0, +), "object"))\(counts(report.merged))\n"
-        text += "Would skip \(plural(report.skipped.values.reduce(0, +), "object"))\(counts(report.skipped))\n"
-        text += "Would link \(plural(report.linked, "reference")) to existing objects\n"
-        text += "Would drop \(plural(report.dangling.count, "link"))\(report.dangling.isEmpty ? "" : ":")\n"
+        text +=
+            "Would insert \(Wording.counted(report.inserted.values.reduce(0, +), "object"))\(counts(report.inserted))\n"
+        text += "Would merge \(Wording.counted(report.merged.values.reduce(0, +), "object"))\(counts(report.merged))\n"
+        text += "Would skip \(Wording.counted(report.skipped.values.reduce(0, +), "object"))\(counts(report.skipped))\n"
+        text += "Would link \(Wording.counted(report.linked, "reference")) to existing objects\n"
+        text += "Would drop \(Wording.counted(report.dangling.count, "link"))\(report.dangling.isEmpty ? "" : ":")\n"
         for dropped in report.dangling { text += "  \(dropped)\n" }
         for note in report.notes { text += "Note: \(note)\n" }
         return text

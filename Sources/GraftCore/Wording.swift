@@ -6,4 +6,9 @@ public enum Wording {
         guard let first = noun.first?.lowercased() else { return noun }
         return ("aeio".contains(first) ? "an " : "a ") + noun
     }
+
+    /// `count` and `noun`, plural unless the count is one: "1 object", "3 objects".
+    public static func counted(_ count: Int, _ noun: String) -> String {
+        "\(count) \(noun)\(count == 1 ? "" : "s")"
+    }
 }

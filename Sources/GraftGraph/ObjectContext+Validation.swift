@@ -24,7 +24,7 @@ extension ObjectContext {
         let objectsFailing = Set(errors.compactMap { $0.context.first }).count
         throw GraftError(
             .validationFailed,
-            "\(errors.count) validation error\(errors.count == 1 ? "" : "s") in \(objectsFailing) object\(objectsFailing == 1 ? "" : "s")",
+            "\(Wording.counted(errors.count, "validation error")) in \(Wording.counted(objectsFailing, "object"))",
             underlying: errors)
     }
 
@@ -86,7 +86,7 @@ public enum RelationshipRules {
         if count == 0 && relationship.isOptional { return nil }
         let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
         if count < minimum {
-            return "holds \(count) object\(count == 1 ? "" : "s"), fewer than the minimum \(minimum)"
+            return "holds \(Wording.counted(count, "object")), fewer than the minimum \(minimum)"
         }
         if relationship.maxCount > 0 && count > relationship.maxCount {
             return "holds \(count) objects, more than the maximum \(relationship.maxCount)"

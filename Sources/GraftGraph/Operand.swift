@@ -1,4 +1,5 @@
 import Foundation
+import GraftCore
 import GraftModel
 
 /// A value as comparisons, predicates and collection operators see it: an `Any?` classified once, so
@@ -139,7 +140,7 @@ enum Operand {
         case .url: return "a URL"
         case .object(let object): return "an object (\(type(of: object)))"
         case .collection(let elements):
-            return "a collection of \(elements.count) value\(elements.count == 1 ? "" : "s")"
+            return "a collection of \(Wording.counted(elements.count, "value"))"
         case .other(let box): return "a \(type(of: box.value))"
         }
     }

@@ -151,7 +151,7 @@ public enum Conversion {
             if !report.differences.isEmpty {
                 throw GraftError(
                     .validationFailed,
-                    "the output differs from the input in \(report.differences.count) place\(report.differences.count == 1 ? "" : "s")",
+                    "the output differs from the input in \(Wording.counted(report.differences.count, "place"))",
                     context: [.file(output.relativePath)],
                     underlying: report.differences.prefix(50).map { GraftError(.validationFailed, $0) })
             }

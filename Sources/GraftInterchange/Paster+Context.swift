@@ -147,10 +147,7 @@ struct ContextWork {
         }
         errors += try uniquenessErrors(touched)
         guard !errors.isEmpty else { return }
-        throw GraftError(
-            .validationFailed,
-            "the pasted objects would break \(errors.count) rule\(errors.count == 1 ? "" : "s"); nothing was pasted",
-            underlying: errors)
+        throw rulesBroken(errors)
     }
 
     /// New objects whose uniqueness-constraint values another object already has (an object that was

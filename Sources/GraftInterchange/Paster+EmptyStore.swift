@@ -193,10 +193,7 @@ struct EmptyStorePaste {
         }
         errors += uniquenessErrors(snapshots, label: label)
         guard errors.isEmpty else {
-            throw GraftError(
-                .validationFailed,
-                "the pasted objects would break \(errors.count) rule\(errors.count == 1 ? "" : "s"); nothing was pasted",
-                underlying: errors)
+            throw rulesBroken(errors)
         }
         return Result(ids: sourceOf.map { objects[$0].id }, snapshots: snapshots)
     }

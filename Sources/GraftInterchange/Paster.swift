@@ -464,6 +464,14 @@ struct PastePlan {
     }
 }
 
+/// The error a paste throws when the objects it would leave break rules: every one of them listed.
+func rulesBroken(_ errors: [GraftError]) -> GraftError {
+    GraftError(
+        .validationFailed,
+        "the pasted objects would break \(Wording.counted(errors.count, "rule")); nothing was pasted",
+        underlying: errors)
+}
+
 /// A store with no objects: nothing to find.
 struct EmptyTarget: PasteTarget {
     let model: Model
