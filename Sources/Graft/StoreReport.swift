@@ -2,16 +2,43 @@ import Foundation
 
 /// Describes a store document for `graft inspect`: its format, UUID, metadata and objects per entity.
 public enum StoreReport {
+    /// The model a store was read with, as a `ModelFile` that says where it came from: the file given
+    /// (with the version used), the store's own model cache, or a model inferred from the store.
+    public static func modelFile(
+        of reader: any StoreReader, at storeURL: URL, format: StoreFormat, given: ModelLoading.StoreModel?
+    ) -> ModelFile {
+        if let given, reader.modelSource == .given {
+            return ModelFile(
+                url: given.file.url, format: given.file.format,
+                versions: [.init(name: given.versionName, model: reader.model)], currentVersionName: given.versionName)
+        }
+        let origin: ModelFile.Format
+        switch reader.modelSource {
+        case .inferred: origin = .inferred
+        case .modelCache, .given: origin = format == .sqlite ? .storeModelCache : .storeDocument
+        }
+        return ModelFile(
+            url: storeURL, format: origin, versions: [.init(name: "store", model: reader.model)],
+            currentVersionName: "store")
+    }
+
+    /// What to say about the version of a given model file that was used, when the file has several.
+    public static func versionNote(_ given: ModelLoading.StoreModel) -> String? {
+        guard given.file.versions.count > 1 else { return nil }
+        if given.chosenByHashes {
+            return "Model version: \(given.versionName) (the version whose hashes the store records; the current "
+                + "version is \(given.file.currentVersionName))"
+        }
+        return "Model version: \(given.versionName) (the current version)"
+    }
+
     /// `{"format", "uuid", "metadata", "counts": {"Entity": n, …}, "model": {…}}`: each object is counted
     /// under its own entity only, not its parents'.
     public static func json(
         format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile
     ) -> JSONValue {
-        var modelJSON = ModelReport.json(for: model)
-        if case .object(var members) = modelJSON {
-            members.removeAll { $0.0 == "source" || $0.0 == "format" }
-            modelJSON = .object(members)
-        }
+        // The model's `source` and `format` say where it came from: the file given, or the store itself.
+        let modelJSON = ModelReport.json(for: model)
         return .object([
             ("format", .string(format)),
             ("uuid", .string(metadata.identifier)),
@@ -22,8 +49,11 @@ public enum StoreReport {
     }
 
     /// The same for people.
+    ///
+    /// - Parameter modelNote: a line to print before the model (which version of a given file was used).
     public static func text(
-        path: String, format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile
+        path: String, format: String, metadata: StoreMetadata, counts: [String: Int], model: ModelFile,
+        modelNote: String? = nil
     ) -> String {
         var out = "Store \(path) (\(format))\n"
         out += "UUID: \(metadata.identifier)\n"
@@ -44,7 +74,9 @@ public enum StoreReport {
         for name in counts.keys.sorted() {
             out += "  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(counts[name]!)\n"
         }
-        out += "\n" + ModelReport.text(for: model)
+        out += "\n"
+        if let modelNote { out += modelNote + "\n" }
+        out += ModelReport.text(for: model)
         return out
     }
 

@@ -59,7 +59,9 @@ struct ConvertCommand: ParsableCommand {
     func run(_ context: CommandContext) throws {
         let inputURL = URL(fileURLWithPath: input.path)
         let outputURL = URL(fileURLWithPath: output.path)
-        let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
+        let chosenModel = try model.map {
+            try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: inputURL).model
+        }
         var options = Conversion.Options(
             format: format, model: chosenModel, overwrite: force, verify: verify,
             missingExternalData: omitMissingExternalData ? .omit : .fail)

@@ -38,14 +38,11 @@ struct InspectCommand: ParsableCommand {
             let prefix = try? FileHandle(forReadingFrom: url).read(upToCount: 4096),
             let format = StoreFormat.detect(prefix: prefix)
         {
-            let reader = try StoreFormats.reader(
-                for: url, format: format,
-                model: try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current })
+            let given = try model.map { try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: url) }
+            let reader = try StoreFormats.reader(for: url, format: format, model: given?.model)
             let counts = try StoreInspection.counts(reader)
             for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") }
-            let file = ModelFile(
-                url: url, format: format == .sqlite ? .storeModelCache : .storeDocument,
-                versions: [.init(name: "store", model: reader.model)], currentVersionName: "store")
+            let file = StoreReport.modelFile(of: reader, at: url, format: format, given: given)
             if json {
                 context.print(
                     StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file)
@@ -53,8 +50,9 @@ struct InspectCommand: ParsableCommand {
             } else {
                 context.print(
                     StoreReport.text(
-                        path: path.path, format: format.rawValue, metadata: reader.metadata, counts: counts, model: file
-                    ),
+                        path: path.path, format: format.rawValue, metadata: reader.metadata, counts: counts,
+                        model: file,
+                        modelNote: given.flatMap(StoreReport.versionNote)),
                     terminator: "")
             }
             return

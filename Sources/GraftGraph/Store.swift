@@ -99,10 +99,24 @@ public protocol StoreReader {
     var keyOffsets: [Int: Int64] { get }
     /// Calls `body` with every object in the document, each exactly once.
     func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
+    /// Where `model` came from.
+    var modelSource: ModelSource { get }
 }
 
 extension StoreReader {
     public var objectCount: Int? { nil }
+    public var modelSource: ModelSource { .given }
+}
+
+/// Where a store reader's model came from.
+public enum ModelSource: String, Sendable, Equatable {
+    /// Given by the caller (`--model`).
+    case given
+    /// The model the store keeps of itself: a SQLite store's `Z_MODELCACHE`, or the compiled model Graft
+    /// keeps in an XML or binary document's metadata.
+    case modelCache
+    /// Inferred from the store's own layout, as its warnings say.
+    case inferred
 }
 
 /// Writes a whole document from a stream of snapshots.
@@ -117,4 +131,10 @@ public protocol StoreWriter {
     mutating func finish() throws
     /// Abandons the document, removing anything written so far.
     mutating func cancel()
+    /// Things worth telling the user that did not stop the write.
+    var warnings: [String] { get }
+}
+
+extension StoreWriter {
+    public var warnings: [String] { [] }
 }

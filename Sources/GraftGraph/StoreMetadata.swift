@@ -115,10 +115,12 @@ public struct StoreMetadata: Hashable, Sendable {
         return Set(recorded.keys).union(computed.keys).filter { recorded[$0] != computed[$0] }.sorted()
     }
 
-    /// Checks that the store was written with `model`.
+    /// Checks that the store was written with `model`, when it records version hashes.
     ///
     /// - Throws: `GraftError.modelMismatch` naming every entity whose hash differs.
     public func check(against model: Model, path: String) throws {
+        // A store that records no hashes (a Core Data 1.0 document) cannot be checked this way.
+        guard !versionHashes.isEmpty else { return }
         let differing = entitiesDiffering(from: model)
         guard !differing.isEmpty else { return }
         let recorded = versionHashes

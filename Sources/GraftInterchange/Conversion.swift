@@ -139,7 +139,7 @@ public enum Conversion {
         progress?(done, total)
         var report = Report(
             inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],
-            warnings: StoreFormats.warnings(of: reader))
+            warnings: StoreFormats.warnings(of: reader) + writer.warnings)
         if options.verify {
             let written = try StoreFormats.reader(for: output, format: outputFormat, model: reader.model)
             // The input again, exactly as it was read (a model inferred from an XML document is inferred

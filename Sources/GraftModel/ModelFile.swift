@@ -21,6 +21,8 @@ public struct ModelFile: Sendable {
         case storeModelCache = "store model cache"
         /// A model carried inside a store document (XML or binary store written by Graft).
         case storeDocument = "store document"
+        /// A model inferred from a store's own layout (its tables, or an XML document's type information).
+        case inferred = "inferred from the store"
     }
 
     /// One version of the model.

@@ -224,6 +224,11 @@ struct SQLPredicateTranslator {
     private func countExpression(_ relationship: RelationshipDescription) -> String? {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return nil }
         switch storage {
+        case .virtualColumn(let virtual):
+            // Owners after the first are in a join table the count would also have to read.
+            guard virtual.overflow == nil else { return nil }
+            return
+                "(SELECT count(*) FROM \(SQLiteName.quoted(schema.tables[virtual.table].name)) c WHERE c.\(SQLiteName.quoted(virtual.column)) = \(alias).Z_PK)"
         case .inverseColumn(let table, let column, _):
             return
                 "(SELECT count(*) FROM \(SQLiteName.quoted(schema.tables[table].name)) c WHERE c.\(SQLiteName.quoted(column)) = \(alias).Z_PK)"

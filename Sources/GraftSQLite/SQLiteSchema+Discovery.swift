@@ -68,12 +68,19 @@ extension SQLiteSchema {
     private static func matchEntities(_ rows: [EntityRow], model: Model, path: String) throws -> [Int] {
         let descriptions = model.descriptions
         func superName(_ row: EntityRow) -> String? { rows.first { $0.number == row.superNumber }?.name }
+        // Core Data 1.0 wrote entity names in lower case: names match exactly, else ignoring case.
+        func row(named name: String) -> EntityRow? {
+            rows.first { $0.name == name } ?? rows.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        }
+        func sameName(_ a: String?, _ b: String?) -> Bool {
+            a == b || (a != nil && b != nil && a!.caseInsensitiveCompare(b!) == .orderedSame)
+        }
         // By name, when every model entity is present under its own name with the same parent.
         var byName = Array(repeating: -1, count: descriptions.count)
         var namesAgree = true
         for entity in descriptions {
-            guard let row = rows.first(where: { $0.name == entity.name }),
-                superName(row) == entity.superentityIndex.map({ descriptions[$0].name })
+            guard let row = row(named: entity.name),
+                sameName(superName(row), entity.superentityIndex.map({ descriptions[$0].name }))
             else {
                 namesAgree = false
                 break
@@ -88,7 +95,7 @@ extension SQLiteSchema {
             return row.superNumber == (entity.superentityIndex.map { $0 + 1 } ?? 0)
         }
         if shapeAgrees && rows.count == descriptions.count { return byNumber }
-        let missing = descriptions.filter { entity in !rows.contains { $0.name == entity.name } }.map(\.name)
+        let missing = descriptions.filter { row(named: $0.name) == nil }.map(\.name)
         throw GraftError(
             .modelMismatch,
             "the store's entities (\(rows.map(\.name).joined(separator: ", "))) do not match the model's"
@@ -113,6 +120,7 @@ extension SQLiteSchema {
             }
             let oldName = tables[index].name
             tables[index].name = found.name
+            claimedTables.insert(found.name.uppercased())
             let present = Set(found.columns.map { $0.uppercased() })
             var renamed: [String: String] = [:]
             for columnIndex in tables[index].columns.indices {
@@ -180,8 +188,65 @@ extension SQLiteSchema {
         for index in joinTables.indices {
             try reconcileJoinTable(index, actual: actual, path: path)
         }
+        // To-manys without inverse: their column in the destination's table, and Graft's join table for
+        // further owners.
+        for entity in descriptions {
+            for relationship in entity.declaration.relationships
+            where relationship.isToMany && !relationship.isTransient {
+                guard let index = entity.relationshipIndexByName[relationship.name],
+                    case .virtualColumn(var virtual)? = toManyStorage[entity.index][index]
+                else { continue }
+                func found(_ role: ColumnRole) -> String? {
+                    tables[virtual.table].columns.first { $0.role == role && !$0.name.isEmpty }?.name
+                }
+                let owners = ownersJoinTable(entity: entity.index, relationship: index)
+                var join: JoinTable?
+                if let table = actual[owners.name.uppercased()],
+                    let source = table.columns.first(where: { $0.uppercased() == owners.sourceColumn }),
+                    let destination = table.columns.first(where: { $0.uppercased() == owners.destinationColumn })
+                {
+                    claimedTables.insert(table.name.uppercased())
+                    join = owners
+                    join!.name = table.name
+                    join!.sourceColumn = source
+                    join!.destinationColumn = destination
+                    join!.sourceOrderColumn = owners.sourceOrderColumn.flatMap { order in
+                        table.columns.first { $0.uppercased() == order }
+                    }
+                }
+                guard let column = found(.virtualToOne(entity: entity.index, relationship: index)) else {
+                    guard let join else {
+                        throw GraftError(
+                            .modelMismatch,
+                            "column \(virtual.column) for \(entity.name).\(relationship.name) (a to-many without inverse, "
+                                + "which Core Data keeps in the destination's table) is missing from table "
+                                + tables[virtual.table].name,
+                            context: [.file(path)])
+                    }
+                    // A store Graft wrote before it followed Core Data's layout: the join table holds them all.
+                    addJoinTable(join)
+                    continue
+                }
+                virtual.column = column
+                virtual.entityColumn = found(.virtualToOneEntity(entity: entity.index, relationship: index))
+                virtual.orderColumn = found(.virtualOrderKey(entity: entity.index, relationship: index))
+                if let join {
+                    virtual.overflow = joinTables.count
+                    joinTables.append(join)
+                }
+                for heir in [entity.index] + entity.descendantIndices {
+                    toManyStorage[heir][index] = .virtualColumn(virtual)
+                }
+            }
+        }
     }
 
+    /// Finds the join table of a many-to-many by the columns it must have.
+    ///
+    /// The table Core Data's naming rule predicts is taken when it has the columns; otherwise the table
+    /// named after the other side, and otherwise any table whose columns fit (stores migrated between
+    /// model versions keep older names, and for two sides of one entity the side that names the table
+    /// depends on the order of the entity's properties in Apple's compiled model), with a warning.
     private mutating func reconcileJoinTable(
         _ index: Int, actual: [String: (name: String, columns: [String])], path: String
     ) throws {
@@ -190,42 +255,83 @@ extension SQLiteSchema {
         let owner = descriptions[join.entity]
         let relationship = owner.relationships[join.relationship]
         let number = entityNumbers[join.entity]
-        var candidates = [join.name]
-        var otherNumber = entityNumbers[relationship.destinationIndex]
-        var inverseName = "INVERSE_" + relationship.name.uppercased()
-        if let inverse = join.inverse {
-            otherNumber = entityNumbers[inverse.entity]
-            inverseName = descriptions[inverse.entity].relationships[inverse.relationship].name.uppercased()
-            candidates.append("Z_\(otherNumber)" + inverseName)
-        }
-        guard let found = candidates.lazy.compactMap({ actual[$0.uppercased()] }).first else {
-            throw GraftError(
-                .modelMismatch,
-                "the store has no join table for \(owner.name).\(relationship.name) (looked for \(candidates.joined(separator: " or ")))",
-                context: [.file(path)])
-        }
-        func column(_ base: String, excluding: String? = nil) -> String? {
-            found.columns.first { name in
+        /// A column whose name is `base` followed by nothing or a numeric suffix.
+        func column(_ base: String, in columns: [String], excluding: String? = nil) -> String? {
+            let base = base.uppercased()
+            return columns.first { name in
                 let upper = name.uppercased()
                 guard upper.hasPrefix(base), upper != excluding?.uppercased() else { return false }
                 return upper.dropFirst(base.count).allSatisfy(\.isNumber)
             }
         }
-        let sourceBase = "Z_\(number)" + inverseName
-        let destinationBase = "Z_\(otherNumber)" + relationship.name.uppercased()
-        guard let source = column(sourceBase), let destination = column(destinationBase, excluding: source) else {
+        let sourceBase: String
+        let destinationBase: String
+        var candidates = [join.name]
+        if join.isReflexive {
+            sourceBase = "Z_\(number)" + relationship.name.uppercased()
+            destinationBase = "REFLEXIVE"
+        } else if let inverse = join.inverse {
+            let otherNumber = entityNumbers[inverse.entity]
+            let inverseName = descriptions[inverse.entity].relationships[inverse.relationship].name.uppercased()
+            sourceBase = "Z_\(number)" + inverseName
+            destinationBase = "Z_\(otherNumber)" + relationship.name.uppercased()
+            candidates.append("Z_\(otherNumber)" + inverseName)
+        } else {
+            return
+        }
+        func fits(_ table: (name: String, columns: [String])) -> (source: String, destination: String)? {
+            guard let source = column(sourceBase, in: table.columns),
+                let destination = column(destinationBase, in: table.columns, excluding: source)
+            else { return nil }
+            return (source, destination)
+        }
+        var found: (table: (name: String, columns: [String]), columns: (source: String, destination: String))?
+        for name in candidates {
+            if let table = actual[name.uppercased()], let columns = fits(table) {
+                found = (table, columns)
+                break
+            }
+        }
+        if found == nil {
+            let fitting = actual.values.filter { !claimedTables.contains($0.name.uppercased()) }
+                .compactMap { table in fits(table).map { (table, $0) } }
+                .sorted { $0.0.name < $1.0.name }
+            if fitting.count == 1 {
+                found = fitting[0]
+                warnings.append(
+                    "the join table of \(owner.name).\(relationship.name) is \(fitting[0].0.name), found by its columns "
+                        + "(\(fitting[0].1.source), \(fitting[0].1.destination)); Core Data's naming rule gives \(join.name)"
+                )
+            } else if fitting.count > 1 {
+                throw GraftError(
+                    .modelMismatch,
+                    "several tables could be the join table of \(owner.name).\(relationship.name): "
+                        + fitting.map(\.0.name).joined(separator: ", "),
+                    context: [.file(path)])
+            }
+        }
+        guard let (table, columns) = found else {
+            let present = candidates.compactMap { actual[$0.uppercased()]?.name }
             throw GraftError(
                 .modelMismatch,
-                "join table \(found.name) for \(owner.name).\(relationship.name) lacks columns \(sourceBase) and \(destinationBase)",
+                "the store has no join table for \(owner.name).\(relationship.name): no table has columns \(sourceBase) and "
+                    + "\(destinationBase)"
+                    + (present.isEmpty
+                        ? " (looked for \(candidates.joined(separator: " or ")) first)"
+                        : " (\(present.joined(separator: " and ")) lacks them)"),
                 context: [.file(path)])
         }
-        join.name = found.name
-        join.sourceColumn = source
-        join.destinationColumn = destination
-        join.sourceOrderColumn = join.sourceOrderColumn.flatMap { _ in column("Z_FOK_" + sourceBase.dropFirst(2)) }
-        join.destinationOrderColumn = join.destinationOrderColumn.flatMap { _ in
-            column("Z_FOK_" + destinationBase.dropFirst(2))
+        claimedTables.insert(table.name.uppercased())
+        join.name = table.name
+        join.sourceColumn = columns.source
+        join.destinationColumn = columns.destination
+        // The position a key column's object has in the other side is `Z_FOK_` + the column's base name.
+        func orderColumn(ofBase base: String) -> String? {
+            base == "REFLEXIVE"
+                ? column("FOK_REFLEXIVE", in: table.columns) : column("Z_FOK_" + base.dropFirst(2), in: table.columns)
         }
+        join.sourceOrderColumn = join.sourceOrderColumn.flatMap { _ in orderColumn(ofBase: destinationBase) }
+        join.destinationOrderColumn = join.destinationOrderColumn.flatMap { _ in orderColumn(ofBase: sourceBase) }
         joinTables[index] = join
         addJoinTable(join, replacing: index)
     }

@@ -34,6 +34,28 @@ struct SQLiteSchema {
         case toOneEntity(entity: Int, relationship: Int)
         /// The position in the inverse ordered to-many (`Z_FOK_NAME`).
         case orderKey(entity: Int, relationship: Int)
+        /// The owner's key for a to-many without inverse (`Z<n>NAME`, in the destination's table), by the
+        /// to-many's declaring entity and relationship index.
+        case virtualToOne(entity: Int, relationship: Int)
+        /// The owner's entity number for such a to-many, when its entity has subentities (`Z<n>_<n>NAME`).
+        case virtualToOneEntity(entity: Int, relationship: Int)
+        /// The position in such a to-many when it is ordered (`Z_FOK_<n>NAME`).
+        case virtualOrderKey(entity: Int, relationship: Int)
+    }
+
+    /// Where a to-many without inverse keeps its owners: a hidden to-one in the destination's table (Core
+    /// Data's layout, which holds one owner per related object) and, when a document relates an object to
+    /// several owners, a join table for the owners after the first (Graft's, which Core Data does not read).
+    struct VirtualColumn {
+        var table: Int
+        var column: String
+        var entityColumn: String?
+        var orderColumn: String?
+        /// The join table with the further owners, by index, when the store has one.
+        var overflow: Int?
+
+        /// The columns a row's owner is written to (key, entity number, position), those the store has.
+        var ownerColumns: [String] { [column, entityColumn, orderColumn].compactMap { $0 } }
     }
 
     struct Column {
@@ -56,8 +78,10 @@ struct SQLiteSchema {
         var sourceOrderColumn: String?
         /// Order of the source objects in the inverse, when the inverse is ordered.
         var destinationOrderColumn: String?
-        /// The inverse relationship, if there is one: (entity, relationship).
+        /// The inverse relationship, unless the relationship is its own inverse: (entity, relationship).
         var inverse: (entity: Int, relationship: Int)?
+        /// Whether the relationship is its own inverse: each pair is one row, the second key in `REFLEXIVE`.
+        var isReflexive = false
     }
 
     /// How the objects of a to-many relationship are found.
@@ -66,6 +90,19 @@ struct SQLiteSchema {
         case inverseColumn(table: Int, column: String, orderColumn: String?)
         /// A join table; `ownColumn` holds this side's keys, `otherColumn` the related keys.
         case joinTable(index: Int, ownColumn: String, otherColumn: String, orderColumn: String?)
+        /// A to-many without inverse: a column Core Data adds to the destination's table holding the owner's
+        /// key (and its entity number, and the position when ordered).
+        case virtualColumn(VirtualColumn)
+
+        /// The table and column that hold the owner's key in the related rows, when the to-many is kept in
+        /// the destination's table (its inverse's column or a virtual one).
+        var ownerColumn: (table: Int, column: String, orderColumn: String?)? {
+            switch self {
+            case .inverseColumn(let table, let column, let order): return (table, column, order)
+            case .virtualColumn(let virtual): return (virtual.table, virtual.column, virtual.orderColumn)
+            case .joinTable: return nil
+            }
+        }
     }
 
     let model: Model
@@ -93,6 +130,10 @@ struct SQLiteSchema {
     var toManyStorage: [[ToManyStorage?]]
     /// Extra `CREATE INDEX` statements (foreign keys, entity column, uniqueness, fetch indexes).
     var indexStatements: [String]
+    /// What discovery found different from Core Data's naming rules (tables found by their columns).
+    var warnings: [String] = []
+    /// Tables already matched to an entity or a join table (upper-cased), while discovering.
+    var claimedTables: Set<String> = []
 
     /// The model index of the entity with Core Data number `number`.
     @inline(__always)
@@ -192,67 +233,21 @@ struct SQLiteSchema {
             tables.append(table)
         }
 
-        // To-manys: through the inverse to-one's column, or a join table.
-        var joinColumnNames: Set<String> = []
-        func joinColumn(_ base: String) -> String {
-            var name = base
-            var suffix = 1
-            while joinColumnNames.contains(name) {
-                name = base + String(suffix)
-                suffix += 1
-            }
-            joinColumnNames.insert(name)
-            return name
-        }
+        // To-manys with a to-one inverse are kept in the inverse's column.
         for entity in descriptions {
             for (index, relationship) in entity.relationships.enumerated()
             where relationship.isToMany && !relationship.isTransient {
-                guard entity.declaration.relationships.contains(where: { $0.name == relationship.name }) else {
-                    continue  // inherited: filled in below from the declaring entity
-                }
-                if let inverseIndex = relationship.inverseIndex {
-                    let destination = descriptions[relationship.destinationIndex]
-                    let inverse = destination.relationships[inverseIndex]
-                    if !inverse.isToMany {
-                        let columns = toOneColumns[destination.index][inverseIndex]!
-                        let storage = ToManyStorage.inverseColumn(
-                            table: tableOfEntity[destination.index], column: columns.key, orderColumn: columns.order)
-                        for heir in [entity.index] + entity.descendantIndices { toManyStorage[heir][index] = storage }
-                        continue
-                    }
-                    // Many-to-many: the side with the lower entity number names the table (for a
-                    // relationship to the same entity, the one whose name sorts first).
-                    let destinationDeclarer = Self.declaringEntity(of: inverse.name, from: destination, in: model)
-                    let number = entityNumbers[entity.index]
-                    let otherNumber = entityNumbers[destinationDeclarer.index]
-                    let thisFirst =
-                        number < otherNumber || (number == otherNumber && relationship.name <= inverse.name)
-                    guard thisFirst else { continue }
-                    let join = JoinTable(
-                        name: "Z_\(number)" + relationship.name.uppercased(), entity: entity.index, relationship: index,
-                        sourceColumn: joinColumn("Z_\(number)" + inverse.name.uppercased()),
-                        destinationColumn: joinColumn("Z_\(otherNumber)" + relationship.name.uppercased()),
-                        sourceOrderColumn: relationship.isOrdered ? "Z_FOK_\(number)" + inverse.name.uppercased() : nil,
-                        destinationOrderColumn: inverse.isOrdered
-                            ? "Z_FOK_\(otherNumber)" + relationship.name.uppercased() : nil,
-                        inverse: (destinationDeclarer.index, inverseIndex))
-                    addJoinTable(join)
-                } else {
-                    // A to-many without inverse (no Apple-written sample; Graft's choice).
-                    let number = entityNumbers[entity.index]
-                    let destination = descriptions[relationship.destinationIndex]
-                    let join = JoinTable(
-                        name: "Z_\(number)" + relationship.name.uppercased(), entity: entity.index, relationship: index,
-                        sourceColumn: joinColumn("Z_\(number)INVERSE_" + relationship.name.uppercased()),
-                        destinationColumn: joinColumn(
-                            "Z_\(entityNumbers[destination.index])" + relationship.name.uppercased()),
-                        sourceOrderColumn: relationship.isOrdered
-                            ? "Z_FOK_\(number)INVERSE_" + relationship.name.uppercased() : nil,
-                        destinationOrderColumn: nil, inverse: nil)
-                    addJoinTable(join)
-                }
+                guard let inverseIndex = relationship.inverseIndex else { continue }
+                let destination = descriptions[relationship.destinationIndex]
+                guard !destination.relationships[inverseIndex].isToMany,
+                    let columns = toOneColumns[destination.index][inverseIndex]
+                else { continue }
+                toManyStorage[entity.index][index] = .inverseColumn(
+                    table: tableOfEntity[destination.index], column: columns.key, orderColumn: columns.order)
             }
         }
+        deriveManyToManys()
+        deriveVirtualToOnes()
         indexStatements = deriveIndexes(style: indexStyle)
     }
 

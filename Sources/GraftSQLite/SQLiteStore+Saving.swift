@@ -150,6 +150,8 @@ extension SQLiteStore {
                     let storage = schema.toManyStorage[entity.index][relationship.index]
                 else { continue }
                 switch storage {
+                case .virtualColumn(let virtual):
+                    try writeOwners(of: snapshot, relationship, refs: refs, virtual)
                 case .inverseColumn(let table, _, let orderColumn):
                     guard let orderColumn else { continue }
                     let statement = try self.statement(
@@ -214,14 +216,91 @@ extension SQLiteStore {
             }
         }
 
+        /// Releases the rows `owner` holds in a to-many without inverse, but for the keys in `kept`.
+        private mutating func releaseOwned(
+            by owner: Int64, _ virtual: SQLiteSchema.VirtualColumn, except kept: [Int64]
+        )
+            throws
+        {
+            let table = SQLiteName.quoted(schema.tables[virtual.table].name)
+            let keep = kept.map(String.init).joined(separator: ", ")
+            let clear = try statement(
+                "UPDATE \(table) SET \(virtual.ownerColumns.map { "\(SQLiteName.quoted($0)) = NULL" }.joined(separator: ", ")) WHERE \(SQLiteName.quoted(virtual.column)) = ?"
+                    + (kept.isEmpty ? "" : " AND Z_PK NOT IN (\(keep))"))
+            try clear.bind(owner, at: 1)
+            try clear.run()
+            if let overflow = virtual.overflow {
+                let join = schema.joinTables[overflow]
+                let remove = try statement(
+                    "DELETE FROM \(SQLiteName.quoted(join.name)) WHERE \(SQLiteName.quoted(join.sourceColumn)) = ?")
+                try remove.bind(owner, at: 1)
+                try remove.run()
+            }
+        }
+
+        /// A to-many without inverse keeps its owner in each related row (Core Data's layout): the rows no
+        /// longer related are released and the related ones claimed, with the owner's entity number and
+        /// position where the store has columns for them. A row another object already owns is recorded in
+        /// Graft's join table for further owners when the store has one, and refused otherwise.
+        private mutating func writeOwners(
+            of snapshot: Snapshot, _ relationship: RelationshipDescription, refs: [ObjectRef],
+            _ virtual: SQLiteSchema.VirtualColumn
+        ) throws {
+            let owner = snapshot.ref.key
+            try releaseOwned(by: owner, virtual, except: refs.map(\.key))
+            let table = SQLiteName.quoted(schema.tables[virtual.table].name)
+            let current = try statement("SELECT \(SQLiteName.quoted(virtual.column)) FROM \(table) WHERE Z_PK = ?")
+            let claim = try statement(
+                "UPDATE \(table) SET \(virtual.ownerColumns.map { "\(SQLiteName.quoted($0)) = ?" }.joined(separator: ", ")) WHERE Z_PK = ?"
+            )
+            for (position, ref) in refs.enumerated() {
+                try current.bind(ref.key, at: 1)
+                let holder: Int64? = try current.step() && !current.isNull(0) ? current.int64(0) : nil
+                current.reset()
+                if let holder, holder != owner {
+                    guard let overflow = virtual.overflow else {
+                        throw GraftError(
+                            .validationFailed,
+                            "\(model.descriptions[ref.entity].name) p\(ref.key) already belongs to p\(holder) in "
+                                + "\(relationship.name), a to-many without inverse: the store keeps one owner per object",
+                            context: [
+                                .object("\(model.descriptions[snapshot.ref.entity].name) p\(owner)"),
+                                .key(relationship.name),
+                            ])
+                    }
+                    let join = schema.joinTables[overflow]
+                    let add = try statement(
+                        "INSERT OR IGNORE INTO \(SQLiteName.quoted(join.name)) (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) VALUES (?, ?)"
+                    )
+                    try add.bind(owner, at: 1)
+                    try add.bind(ref.key, at: 2)
+                    try add.run()
+                    continue
+                }
+                var values = [owner]
+                if virtual.entityColumn != nil { values.append(Int64(schema.entityNumbers[snapshot.ref.entity])) }
+                if virtual.orderColumn != nil {
+                    values.append(SQLiteStoreWriter.firstOrderKey + Int64(position) * SQLiteStoreWriter.orderKeyStep)
+                }
+                for (offset, value) in values.enumerated() { try claim.bind(value, at: Int32(offset + 1)) }
+                try claim.bind(ref.key, at: Int32(values.count + 1))
+                try claim.run()
+            }
+        }
+
         mutating func delete(_ ref: ObjectRef) throws {
             let entity = model.descriptions[ref.entity]
             let table = schema.tables[schema.tableOfEntity[entity.index]].name
             let statement = try self.statement("DELETE FROM \(SQLiteName.quoted(table)) WHERE Z_PK = ?")
             try statement.bind(ref.key, at: 1)
             try statement.run()
-            // Join rows that mention the object.
+            // Join rows that mention the object, and the rows that name it as their owner in a to-many
+            // without inverse.
             for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                if case .virtualColumn(let virtual)? = schema.toManyStorage[entity.index][relationship.index] {
+                    try releaseOwned(by: ref.key, virtual, except: [])
+                    continue
+                }
                 guard
                     case .joinTable(let index, let own, let other, _)? = schema.toManyStorage[entity.index][
                         relationship.index]

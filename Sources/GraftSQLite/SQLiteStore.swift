@@ -58,7 +58,8 @@ public final class SQLiteStore: PersistentStore {
     /// - Throws: `GraftError.fileNotFound`, `.malformedInput`, `.notFound` (no model), `.modelMismatch`.
     public static func open(_ url: URL, model: Model?) throws -> SQLiteStore {
         let database = try SQLiteDatabase.openForWriting(url)
-        let (metadata, chosen) = try SQLiteStoreFile.read(database, url: url).metadataAndModel(model)
+        let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
+        let (metadata, chosen) = (choice.metadata, choice.model)
         try database.execute("PRAGMA foreign_keys = OFF")
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
         return SQLiteStore(url: url, model: chosen, metadata: metadata, database: database, schema: schema)
@@ -69,7 +70,8 @@ public final class SQLiteStore: PersistentStore {
     /// - Throws: as ``open(_:model:)``.
     public static func openForReading(_ url: URL, model: Model?) throws -> SQLiteStore {
         let database = try SQLiteDatabase.openForReading(url)
-        let (metadata, chosen) = try SQLiteStoreFile.read(database, url: url).metadataAndModel(model)
+        let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
+        let (metadata, chosen) = (choice.metadata, choice.model)
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
         return SQLiteStore(
             url: url, model: chosen, metadata: metadata, database: database, schema: schema, isReadOnly: true)
@@ -110,7 +112,8 @@ public final class SQLiteStore: PersistentStore {
         guard let storage = schema.toManyStorage[entity.index][index] else { return [] }
         let destination = model.descriptions[relationship.destinationIndex]
         switch storage {
-        case .inverseColumn(let table, let column, let order):
+        case .inverseColumn, .virtualColumn:
+            let (table, column, order) = storage.ownerColumn!
             let orderBy = order.map { "\(SQLiteName.quoted($0)), " } ?? ""
             let statement = try database.prepare(
                 "SELECT Z_PK, Z_ENT FROM \(SQLiteName.quoted(schema.tables[table].name)) WHERE \(SQLiteName.quoted(column)) = ? ORDER BY \(orderBy)Z_PK"
@@ -144,6 +147,7 @@ public final class SQLiteStore: PersistentStore {
                     refs.append(ObjectRef(entity: found, key: statement.int64(0)))
                 }
             }
+            if pairs.count > 1 { SQLiteStoreReader.removeRepeats(from: &refs) }
             return refs
         }
     }

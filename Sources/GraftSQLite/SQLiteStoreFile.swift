@@ -59,15 +59,46 @@ public struct SQLiteStoreFile {
         return SQLiteStoreFile(url: url, identifier: identifier, metadata: metadata, modelCache: cache)
     }
 
-    /// The store's metadata, and the model to read it with: `model` (checked against the store's version
-    /// hashes) or, when `nil`, the store's model cache.
-    func metadataAndModel(_ model: Model?) throws -> (StoreMetadata, Model) {
+    /// The model a store is read with, where it came from, and what the reader should say about it.
+    struct ChosenModel {
+        var metadata: StoreMetadata
+        var model: Model
+        var source: ModelSource
+        var warnings: [String] = []
+    }
+
+    /// The store's metadata and the model to read it with: `model` when given (checked against the
+    /// store's version hashes, when it records any); else the store's model cache; else, when the store
+    /// has none or it cannot be decoded, a model inferred from the store's tables.
+    func chooseModel(_ model: Model?, database: SQLiteDatabase) throws -> ChosenModel {
         let metadata = StoreMetadata(identifier: identifier, values: self.metadata)
         if let model {
-            try metadata.check(against: model, path: url.relativePath)
-            return (metadata, model)
+            var chosen = ChosenModel(metadata: metadata, model: model, source: .given)
+            if metadata.versionHashes.isEmpty {
+                // Core Data 1.0 documents record none: only the tables can tell whether the model fits.
+                chosen.warnings.append(
+                    "the store records no version hashes, so the model given cannot be checked against them; it is "
+                        + "checked against the store's tables only")
+            } else {
+                try metadata.check(against: model, path: url.relativePath)
+            }
+            return chosen
         }
-        return (metadata, try cachedModel())
+        var warnings: [String] = []
+        if let modelCache, !modelCache.isEmpty {
+            do {
+                let (cached, cacheWarnings) = try decodeModelCache(modelCache)
+                return ChosenModel(metadata: metadata, model: cached, source: .modelCache, warnings: cacheWarnings)
+            } catch let error as GraftError {
+                warnings.append(
+                    "the store's model cache cannot be read (\(error.message)); the model was inferred from its tables instead"
+                )
+            }
+        }
+        let inferred = try SQLiteModelInference.infer(
+            database: database, path: url.relativePath, metadata: self.metadata)
+        return ChosenModel(
+            metadata: metadata, model: inferred.model, source: .inferred, warnings: warnings + inferred.warnings)
     }
 
     /// The version hashes the metadata records (`NSStoreModelVersionHashes`), by entity name.
@@ -90,11 +121,17 @@ public struct SQLiteStoreFile {
                 .notFound, "the store has no model cache (Z_MODELCACHE); give its model with --model",
                 context: [.file(url.relativePath)])
         }
+        return try decodeModelCache(modelCache).model
+    }
+
+    /// Inflates and reads a model cache, with what the reader had to overlook.
+    private func decodeModelCache(_ cache: Data) throws -> (model: Model, warnings: [String]) {
+        let path = "\(url.relativePath) (Z_MODELCACHE)"
         do {
-            let archive = try RawDeflate.inflate(modelCache)
-            return try CompiledModelReader.read(archive, path: "\(url.relativePath) (Z_MODELCACHE)")
+            let archive = try RawDeflate.inflate(cache)
+            return (try CompiledModelReader.read(archive, path: path), [])
         } catch let error as GraftError {
-            throw error.context.isEmpty ? error.inFile("\(url.relativePath) (Z_MODELCACHE)") : error
+            throw error.context.isEmpty ? error.inFile(path) : error
         }
     }
 

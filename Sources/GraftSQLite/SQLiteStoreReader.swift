@@ -20,6 +20,7 @@ import GraftModel
 public final class SQLiteStoreReader: StoreReader {
     public let model: Model
     public let metadata: StoreMetadata
+    public let modelSource: ModelSource
     let database: SQLiteDatabase
     let schema: SQLiteSchema
     let url: URL
@@ -56,10 +57,12 @@ public final class SQLiteStoreReader: StoreReader {
 
     /// Opens a store for reading.
     ///
-    /// - Parameter model: the model to read with; `nil` uses the model the store keeps in its model cache.
+    /// - Parameter model: the model to read with; `nil` uses the model the store keeps in its model cache,
+    ///   or, for a store without one (or whose cache cannot be decoded), a model inferred from its tables
+    ///   (`warnings` say what that model cannot know).
     /// - Throws: `GraftError.fileNotFound`, `.malformedInput` (not a Core Data store, corrupt),
-    ///   `.notFound` (no model given and no model cache), `.modelMismatch` (the given model's version hashes
-    ///   differ from the store's, naming the entities).
+    ///   `.modelMismatch` (the given model's version hashes differ from the store's, naming the entities,
+    ///   or its tables do not fit the model).
     public init(
         url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
         danglingReferences: DanglingReferences = .keep
@@ -67,11 +70,14 @@ public final class SQLiteStoreReader: StoreReader {
         self.url = url
         self.missingExternalData = missingExternalData
         let database = try SQLiteDatabase.openForReading(url)
-        let (metadata, chosen) = try SQLiteStoreFile.read(database, url: url).metadataAndModel(model)
+        let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
+        let (metadata, chosen) = (choice.metadata, choice.model)
         self.model = chosen
         self.metadata = metadata
+        self.modelSource = choice.source
         self.database = database
         self.schema = try SQLiteSchema.discover(in: database, model: chosen)
+        warnings = choice.warnings + schema.warnings
         if danglingReferences == .drop { try findDanglingReferences() }
     }
 
@@ -315,32 +321,10 @@ public final class SQLiteStoreReader: StoreReader {
         let destination = model.descriptions[relationship.destinationIndex]
         let destinationTable = schema.tables[schema.tableOfEntity[destination.index]]
         let fixed = destination.descendantIndices.isEmpty ? destination.index : nil
-        switch storage {
-        case .inverseColumn(let table, let column, let orderColumn):
-            let source = schema.tables[table]
-            let order = orderColumn.map { "\(quoted($0)), " } ?? ""
-            // Each related row's entity comes from the table's entity numbers, read once, when it can:
-            // selecting Z_ENT here would look every row up in the table (the rows come in the order of
-            // the foreign key's index, which holds only the key and Z_PK).
-            let numbers = try entityNumbers(ofTable: table, cache: &cache)
-            let selected = numbers == nil ? "Z_PK, Z_ENT" : "Z_PK"
-            let sql =
-                "SELECT \(quoted(column)), \(selected) FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
-            return [
-                try RelatedCursor(
-                    statement: database.prepare(sql), fixedEntity: nil, entityNumbers: numbers, schema: schema,
-                    label: "\(entity.name).\(relationship.name)")
-            ]
-        case .joinTable(let index, let ownColumn, let otherColumn, let orderColumn):
-            let join = schema.joinTables[index]
-            var pairs = [(ownColumn, otherColumn, orderColumn)]
-            // A relationship that is its own inverse is stored once per pair: read both directions.
-            if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
-                pairs = [
-                    (join.sourceColumn, join.destinationColumn, nil), (join.destinationColumn, join.sourceColumn, nil),
-                ]
-            }
-            return try pairs.map { own, other, order in
+        let label = "\(entity.name).\(relationship.name)"
+        func joinCursors(_ join: SQLiteSchema.JoinTable, _ pairs: [(String, String, String?)]) throws -> [RelatedCursor]
+        {
+            try pairs.map { own, other, order in
                 let orderBy = order.map { "j.\(quoted($0)), " } ?? ""
                 let sql: String
                 if fixed == nil {
@@ -351,9 +335,44 @@ public final class SQLiteStoreReader: StoreReader {
                         "SELECT j.\(quoted(own)), j.\(quoted(other)) FROM \(quoted(join.name)) j ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
                 }
                 return try RelatedCursor(
-                    statement: database.prepare(sql), fixedEntity: fixed, schema: schema,
-                    label: "\(entity.name).\(relationship.name)")
+                    statement: database.prepare(sql), fixedEntity: fixed, schema: schema, label: label)
             }
+        }
+        switch storage {
+        case .inverseColumn, .virtualColumn:
+            let (table, column, orderColumn) = storage.ownerColumn!
+            let source = schema.tables[table]
+            let order = orderColumn.map { "\(quoted($0)), " } ?? ""
+            // Each related row's entity comes from the table's entity numbers, read once, when it can:
+            // selecting Z_ENT here would look every row up in the table (the rows come in the order of
+            // the foreign key's index, which holds only the key and Z_PK).
+            let numbers = try entityNumbers(ofTable: table, cache: &cache)
+            let selected = numbers == nil ? "Z_PK, Z_ENT" : "Z_PK"
+            let sql =
+                "SELECT \(quoted(column)), \(selected) FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
+            var cursors = [
+                try RelatedCursor(
+                    statement: database.prepare(sql), fixedEntity: nil, entityNumbers: numbers, schema: schema,
+                    label: label)
+            ]
+            // Owners after the first, in Graft's join table.
+            if case .virtualColumn(let virtual) = storage, let overflow = virtual.overflow {
+                let join = schema.joinTables[overflow]
+                cursors += try joinCursors(join, [(join.sourceColumn, join.destinationColumn, join.sourceOrderColumn)])
+            }
+            return cursors
+        case .joinTable(let index, let ownColumn, let otherColumn, let orderColumn):
+            let join = schema.joinTables[index]
+            // A relationship that is its own inverse is stored once per pair: read both directions.
+            if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) {
+                return try joinCursors(
+                    join,
+                    [
+                        (join.sourceColumn, join.destinationColumn, nil),
+                        (join.destinationColumn, join.sourceColumn, nil),
+                    ])
+            }
+            return try joinCursors(join, [(ownColumn, otherColumn, orderColumn)])
         }
     }
 
@@ -420,11 +439,21 @@ public final class SQLiteStoreReader: StoreReader {
             }
             try decoder.read(rows, key: key, plan: current.plan, into: &current.snapshot, missing: missing) {
                 relationship, key, refs in
-                for cursor in current.cursors[relationship] { try cursor.take(key, into: &refs) }
+                let cursors = current.cursors[relationship]
+                for cursor in cursors { try cursor.take(key, into: &refs) }
+                // A relationship that is its own inverse is read in both directions, and older stores
+                // keep each pair in both: each related object once.
+                if cursors.count > 1 { Self.removeRepeats(from: &refs) }
                 return true
             }
             try body(self.missing.isEmpty ? current.snapshot : withoutMissingReferences(current.snapshot))
         }
+    }
+
+    /// Keeps the first of each repeated reference, in order.
+    static func removeRepeats(from refs: inout [ObjectRef]) {
+        var seen = Set<ObjectRef>()
+        refs.removeAll { !seen.insert($0).inserted }
     }
 
     private func withoutMissingReferences(_ snapshot: Snapshot) -> Snapshot {

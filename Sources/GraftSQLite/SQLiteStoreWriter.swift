@@ -39,6 +39,29 @@ public final class SQLiteStoreWriter: StoreWriter {
     /// Order keys for rows of ordered to-manys with a to-one inverse: (table, key) → (column, order).
     private var pendingOrders: [OrderUpdate] = []
     private var pendingJoinOrders: [JoinOrderUpdate] = []
+    /// Owners of objects in to-manys without inverse, whose key goes in the related row's hidden column.
+    private var pendingOwners: [OwnerUpdate] = []
+    /// The owner recorded for each related row of a to-many without inverse, to refuse a second one.
+    private var ownerOfRow: [OwnedRow: Int64] = [:]
+
+    /// Inserts into Graft's join tables for further owners, created when first needed, by declaring
+    /// entity and relationship.
+    private var furtherOwners: [SQLiteSchema.Side: SQLiteStatement] = [:]
+    public private(set) var warnings: [String] = []
+
+    private struct OwnerUpdate {
+        var virtual: SQLiteSchema.VirtualColumn
+        var key: Int64
+        var owner: Int64
+        var ownerEntityNumber: Int64
+        var order: Int64
+    }
+
+    private struct OwnedRow: Hashable {
+        var table: Int
+        var column: String
+        var key: Int64
+    }
 
     private struct OrderUpdate {
         var table: Int
@@ -202,6 +225,22 @@ public final class SQLiteStoreWriter: StoreWriter {
     ) throws {
         guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return }
         switch storage {
+        case .virtualColumn(let virtual):
+            // Core Data keeps the owner in the related row, which has room for one owner: the first is
+            // written there, any further one in Graft's join table for further owners.
+            for (position, ref) in refs.enumerated() {
+                let order = Self.firstOrderKey + Int64(position) * Self.orderKeyStep
+                let row = OwnedRow(table: virtual.table, column: virtual.column, key: ref.key)
+                if let owner = ownerOfRow[row], owner != key {
+                    try recordFurtherOwner(key, of: ref, in: relationship, of: entity, order: order, first: owner)
+                    continue
+                }
+                ownerOfRow[row] = key
+                pendingOwners.append(
+                    OwnerUpdate(
+                        virtual: virtual, key: ref.key, owner: key,
+                        ownerEntityNumber: Int64(schema.entityNumbers[entity.index]), order: order))
+            }
         case .inverseColumn(let table, _, let orderColumn):
             guard let orderColumn else { return }
             for (position, ref) in refs.enumerated() {
@@ -231,6 +270,37 @@ public final class SQLiteStoreWriter: StoreWriter {
         }
     }
 
+    /// Records `owner` as a further owner of `ref` in a to-many without inverse, in Graft's join table
+    /// (created on first use), and says so once per relationship.
+    private func recordFurtherOwner(
+        _ owner: Int64, of ref: ObjectRef, in relationship: RelationshipDescription, of entity: EntityDescription,
+        order: Int64, first: Int64
+    ) throws {
+        let side = schema.side(of: relationship, from: entity)
+        if furtherOwners[side] == nil {
+            guard let database else { return }
+            let join = schema.ownersJoinTable(entity: side.entity, relationship: side.relationship)
+            var columns = [join.sourceColumn, join.destinationColumn]
+            if let order = join.sourceOrderColumn { columns.append(order) }
+            try database.execute(
+                "CREATE TABLE \(join.name) ( \(columns.map { "\($0) INTEGER" }.joined(separator: ", ")), PRIMARY KEY (\(join.sourceColumn), \(join.destinationColumn)) )"
+            )
+            furtherOwners[side] = try database.prepare(
+                "INSERT OR IGNORE INTO \(join.name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+            )
+            warnings.append(
+                "\(model.descriptions[side.entity].name).\(relationship.name) has no inverse and relates "
+                    + "\(model.descriptions[ref.entity].name) p\(ref.key) to both p\(first) and p\(owner): Core Data's "
+                    + "layout keeps one owner per object (p\(first) here), so further owners are kept in \(join.name), "
+                    + "which Graft reads and Core Data does not")
+        }
+        let statement = furtherOwners[side]!
+        try statement.bind(owner, at: 1)
+        try statement.bind(ref.key, at: 2)
+        if relationship.isOrdered { try statement.bind(order, at: 3) }
+        try statement.run()
+    }
+
     public func finish() throws {
         guard let database else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
         do {
@@ -240,6 +310,7 @@ public final class SQLiteStoreWriter: StoreWriter {
             try database.execute("COMMIT")
             inserts.removeAll()
             joinInserts.removeAll()
+            furtherOwners.removeAll()
             try database.execute("PRAGMA journal_mode = WAL")
             database.close()
             self.database = nil
@@ -254,6 +325,7 @@ public final class SQLiteStoreWriter: StoreWriter {
     public func cancel() {
         inserts.removeAll()
         joinInserts.removeAll()
+        furtherOwners.removeAll()
         database?.close()
         database = nil
         for suffix in ["", "-journal", "-wal", "-shm"] {
@@ -284,8 +356,29 @@ public final class SQLiteStoreWriter: StoreWriter {
             try statement.bind(update.destination, at: 3)
             try statement.run()
         }
+        for update in pendingOwners {
+            let virtual = update.virtual
+            let assignments = virtual.ownerColumns.map { "\($0) = ?" }
+            let sql =
+                "UPDATE \(schema.tables[virtual.table].name) SET \(assignments.joined(separator: ", ")) WHERE Z_PK = ?"
+            if updates[sql] == nil { updates[sql] = try database.prepare(sql) }
+            let statement = updates[sql]!
+            var parameter: Int32 = 1
+            for value in [
+                update.owner, virtual.entityColumn.map { _ in update.ownerEntityNumber },
+                virtual.orderColumn.map { _ in update.order },
+            ] {
+                guard let value else { continue }
+                try statement.bind(value, at: parameter)
+                parameter += 1
+            }
+            try statement.bind(update.key, at: parameter)
+            try statement.run()
+        }
         pendingOrders.removeAll()
         pendingJoinOrders.removeAll()
+        pendingOwners.removeAll()
+        ownerOfRow.removeAll()
     }
 
     private func writeBookkeeping(_ database: SQLiteDatabase) throws {

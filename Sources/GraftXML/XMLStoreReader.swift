@@ -29,15 +29,9 @@ import GraftModel
 /// try reader.forEachSnapshot { snapshot in print(snapshot.ref) }
 /// ```
 public final class XMLStoreReader: StoreReader {
-    /// Where the model came from.
-    public enum ModelSource: Sendable, Equatable {
-        /// Given by the caller.
-        case given
-        /// The compiled model in the metadata's `GraftModelCache`.
-        case modelCache
-        /// Inferred from the document.
-        case inferred
-    }
+    /// Where the model came from: given, the compiled model in the metadata's `GraftModelCache`, or
+    /// inferred from the document.
+    public typealias ModelSource = GraftGraph.ModelSource
 
     public let url: URL
     public let model: Model

@@ -29,6 +29,16 @@ public enum Corpus {
     }
 
     public static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+
+    /// Every SQLite database in the corpus (told by its header, whatever its extension: `.sqlite`,
+    /// `.wiredatabase`, a document such as `.review`), its `-wal` and `-shm` files left out.
+    public static let sqliteStores: [String] = paths { url in
+        guard !url.lastPathComponent.hasSuffix("-wal"), !url.lastPathComponent.hasSuffix("-shm"),
+            let handle = FileHandle(forReadingAtPath: url.path)
+        else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
+    }
 }
 
 /// The project's own files (examples, formats).

@@ -6,8 +6,7 @@ import Testing
 /// Every corpus store through every format and back, compared object by object with the original.
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct ConversionCorpusTests {
-    static let sqliteStores = Corpus.paths { $0.pathExtension == "sqlite" || $0.pathExtension == "wiredatabase" }
-        .filter { !$0.contains("Recipes") && !$0.contains("CoreDataBooks") }
+    static let sqliteStores = Corpus.sqliteStores
 
     static let xmlStores = Corpus.paths {
         ["xml", "mslice"].contains($0.pathExtension) && $0.path.contains("xml-stores")
