@@ -12,6 +12,7 @@ enum ArchiveKey: UInt8, CaseIterable {
     case entityName
     case relatedNodes
     case attributeValues
+    case attributesByName
     case keys
     case objects
     case time
@@ -41,6 +42,7 @@ enum ArchiveKey: UInt8, CaseIterable {
         case .entityName: return Node.entityName
         case .relatedNodes: return Node.relatedNodes
         case .attributeValues: return Node.attributeValues
+        case .attributesByName: return BinaryStoreLayout.attributesByNameKey
         case .keys: return Value.keys
         case .objects: return Value.objects
         case .time: return Value.time
@@ -76,6 +78,8 @@ final class ArchiveView {
     let top: [String: Int]
     /// Per property-list object: 0 not yet seen, else an `ArchiveKey` raw value.
     private var keyCodes: [UInt8]
+    /// The last `$objects` entry found to be an `NSNull` (Foundation archives its one instance once).
+    private var knownNull: Int?
 
     init(_ plist: PlistView) throws {
         self.plist = plist
@@ -182,6 +186,27 @@ final class ArchiveView {
             let name = try field(.className, in: classFields)
         else { return nil }
         return plist.string(try plist.object(name))
+    }
+
+    /// Whether a value (already followed from its UID) is an archived `NSNull`.
+    func isNull(_ reference: Int) throws -> Bool {
+        if reference == knownNull { return true }
+        guard case .dictionary(let start, let count) = try plist.object(reference), count == 1,
+            try className(of: Fields(start: start, count: count)) == BinaryStoreLayout.nullClassChain[0]
+        else { return false }
+        knownNull = reference
+        return true
+    }
+
+    /// The keys and values of an archived `NSDictionary` (`NS.keys`, `NS.objects`), references not
+    /// followed; `nil` when the object is not a dictionary.
+    func entries(of reference: Int) throws -> (keys: Int, objects: Int, count: Int)? {
+        guard let fields = try fields(of: reference), let keysField = try field(.keys, in: fields),
+            let objectsField = try field(.objects, in: fields),
+            case .array(let keys, let count) = try plist.object(keysField),
+            case .array(let objects, let objectCount) = try plist.object(objectsField), count == objectCount
+        else { return nil }
+        return (keys, objects, count)
     }
 
     /// The elements of an archived `NSArray` (or set), references not followed.

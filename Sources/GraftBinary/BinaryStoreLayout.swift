@@ -1,18 +1,21 @@
 import Foundation
+import GraftCore
+import GraftGraph
 import GraftModel
 
 /// Every decision about the binary store's layout, in one place.
 ///
 /// No Apple-written binary store has been available to check against: the header, the key names and
-/// the node layout follow what is known of Apple's framework behaviour, and everything the known facts
-/// leave open is decided here (see `Formats/binary-store.md`, which marks each rule as known or
-/// decided). The reader and the writer take every constant, key name and value encoding from this
+/// the node layout follow the framework's own reading and node classes as their public decompiled text
+/// shows them (`NSBinaryObjectStoreFile`, `NSStoreMapNode`, `NSDictionaryMapNode`, `NSDictionaryStoreMap`,
+/// `-[NSEntityDescription _createCachesAndOptimizeState]`), and everything they leave open is decided
+/// here (see `Formats/binary-store.md`, which marks each rule as known or decided). The reader and the writer take every constant, key name and value encoding from this
 /// type, so a correction from a real sample is a change to this file.
 ///
 /// For example:
 ///
 /// ```swift
-/// let slots = BinaryStoreLayout.attributeSlots(of: employee)   // which attribute each value is
+/// let slots = BinaryStoreLayout.AttributeSlots(entity: employee, model: model)  // which property each slot is
 /// let form = BinaryStoreLayout.archivedForm(of: .decimal)       // .decimalNumber
 /// ```
 public enum BinaryStoreLayout {
@@ -72,28 +75,120 @@ public enum BinaryStoreLayout {
         public static let entityName = "NSEntityName"
         /// Relationship name → `NSArray` of the related objects' primary keys (`NSNumber`).
         public static let relatedNodes = "NSRelatedNodes"
-        /// `NSArray` of attribute values in ``attributeSlots(of:)`` order, `$null` where empty.
+        /// `NSArray` with one slot per property (``AttributeSlots``), `NSNull` where there is no value.
         public static let attributeValues = "NSAttributeValues"
     }
 
-    /// Graft's decision on which attributes `NSAttributeValues` holds and in what order: every
-    /// non-transient attribute of the entity, inherited ones included, sorted by name (Unicode
-    /// scalar order). Models with equal version hashes have the same slots, because the hash covers
-    /// exactly the non-transient attributes and their names.
+    /// The older node field Core Data reads when `NSAttributeValues` is absent: a dictionary from
+    /// property name to value. Accepted when reading, never written.
+    public static let attributesByNameKey = "NSAttributes"
+    /// The class of the placeholder in every slot without a value: `NSNull`, one shared instance (as
+    /// `-[NSDictionaryMapNode encodeWithCoder:]` puts `[NSNull null]` there). `$null` is read too.
+    public static let nullClassChain = ["NSNull", "NSObject"]
+
+    /// Which properties `NSAttributeValues` has slots for, and how a node's array is read.
     ///
-    /// - Returns: indexes into `entity.attributes`, one per slot.
-    public static func attributeSlots(of entity: EntityDescription) -> [Int] {
-        entity.attributes.indices.filter { !entity.attributes[$0].isTransient }
-            .sorted {
-                entity.attributes[$0].name.unicodeScalars.lexicographicallyPrecedes(
-                    entity.attributes[$1].name.unicodeScalars)
+    /// Known from Apple's node classes: `-[NSDictionaryStoreMap addObject:objectIDMap:]` makes the array
+    /// as long as the entity's property search mapping (every property: attributes, transient ones
+    /// included, relationships and fetched properties) and fills only the stored attributes;
+    /// `-[NSDictionaryMapNode encodeWithCoder:]` writes `NSNull` in every other slot. The order is
+    /// `Model.flattenedProperties(of:)`, in which the stored attributes come first.
+    public struct AttributeSlots: Sendable {
+        /// Core Data's slots: one per property, in property order.
+        public let properties: [PropertyReference]
+        /// The stored attributes, which are the first slots: attribute index and archived form.
+        public let storedAttributes: [(index: Int, form: ArchivedForm)]
+        /// The fewest slots Core Data writes for an entity of this version hash: the stored attributes and
+        /// the stored relationships, which the hash covers. Transient properties and fetched properties
+        /// are not covered, so a model with equal hashes may have more or fewer of them; their slots are
+        /// always null, and the reader takes any number of them.
+        public let minimumCount: Int
+        /// Graft's first layout (documents written before Core Data's order was known): one slot per
+        /// stored attribute, sorted by name (Unicode scalar order).
+        public let legacyStoredAttributes: [(index: Int, form: ArchivedForm)]
+        /// Whether an array with one slot per stored attribute may be either layout and the two orders
+        /// differ (a subentity without stored relationships whose own attributes sort among the
+        /// inherited ones); the document's layout (``documentLayout(metadata:)``) decides.
+        public let isAmbiguous: Bool
+
+        public init(entity: EntityDescription, model: Model) {
+            properties = model.flattenedProperties(of: entity)
+            storedAttributes = properties.compactMap { property in
+                guard case .attribute(let index) = property, entity.group(of: property) == .storedAttributes else {
+                    return nil
+                }
+                return (index, archivedForm(of: entity.attributes[index].type))
             }
+            let storedRelationships = entity.relationships.filter { !$0.isTransient }.count
+            minimumCount = storedAttributes.count + storedRelationships
+            legacyStoredAttributes = entity.attributes.indices
+                .filter { !entity.attributes[$0].isTransient }
+                .sorted {
+                    entity.attributes[$0].name.unicodeScalars.lexicographicallyPrecedes(
+                        entity.attributes[$1].name.unicodeScalars)
+                }
+                .map { ($0, archivedForm(of: entity.attributes[$0].type)) }
+            isAmbiguous =
+                storedRelationships == 0
+                && legacyStoredAttributes.map { $0.index } != storedAttributes.map { $0.index }
+        }
+
+        /// The layout of a node's `NSAttributeValues` array of `count` slots, or `nil` when it fits
+        /// neither: `count` equal to the stored attributes is Graft's first layout when Core Data's needs
+        /// more slots (for the stored relationships), and either when it does not (the document's layout
+        /// decides only if the two orders differ); `count` of at least ``minimumCount`` is Core Data's.
+        public func layout(forCount count: Int, document: AttributeValuesLayout) -> AttributeValuesLayout? {
+            if count == legacyStoredAttributes.count
+                && (count < minimumCount || (isAmbiguous && document == .storedAttributesByName))
+            {
+                return .storedAttributesByName
+            }
+            return count >= minimumCount ? .propertyOrder : nil
+        }
     }
 
-    /// Graft's decision on which relationships `NSRelatedNodes` holds: every non-transient
-    /// relationship, empty ones included (as an empty array), in `entity.relationships` order. A
-    /// to-one is an array of zero or one key; an ordered to-many lists its keys in order. Keys name
-    /// no entity: a key is unique in the whole document, and the related node names its own entity.
+    /// The two layouts of `NSAttributeValues` that Graft reads.
+    public enum AttributeValuesLayout: Sendable, Equatable {
+        /// Core Data's: ``AttributeSlots/properties``. Graft writes this one.
+        case propertyOrder
+        /// Graft's first layout: ``AttributeSlots/legacyStoredAttributes``.
+        case storedAttributesByName
+    }
+
+    /// Graft's decision: the metadata key marking a document Graft wrote in Core Data's layout, with the
+    /// value ``layoutVersion``. Core Data ignores metadata keys it does not know (and keeps them).
+    public static let layoutMetadataKey = "GraftBinaryLayout"
+    /// 2: `NSAttributeValues` in property order (1, never written, would be Graft's first layout).
+    public static let layoutVersion: Int64 = 2
+
+    /// The layout of a document whose arrays could be either (see ``AttributeSlots/isAmbiguous``),
+    /// from its metadata: Core Data's when Graft marked it so (``layoutMetadataKey``); Graft's first
+    /// layout when it carries Graft's model (`GraftModelCache`, which every document Graft wrote before
+    /// had and Core Data never writes) without the mark; otherwise Core Data's, whose documents carry
+    /// neither.
+    ///
+    /// - Throws: `GraftError.unsupportedFormat` for a layout version Graft does not know.
+    public static func documentLayout(metadata: PropertyList.Dictionary) throws -> AttributeValuesLayout {
+        if let mark = metadata[layoutMetadataKey] {
+            guard mark.int64Value == layoutVersion else {
+                throw GraftError(
+                    .unsupportedFormat,
+                    "the document says its nodes have layout \(mark.int64Value.map(String.init) ?? "of another kind") "
+                        + "(\(layoutMetadataKey)); this Graft reads "
+                        + "layout \(layoutVersion)",
+                    context: [.key(layoutMetadataKey)])
+            }
+            return .propertyOrder
+        }
+        return metadata[StoreMetadata.graftModelKey] != nil ? .storedAttributesByName : .propertyOrder
+    }
+
+    /// Which relationships `NSRelatedNodes` holds (known from `-[NSDictionaryStoreMap
+    /// addObject:objectIDMap:]` and `-[NSStoreMapNode encodeWithCoder:]`): the stored relationships that
+    /// hold something, a to-one as an array of its one key, a to-many as an array of its keys (an ordered
+    /// one in order); an empty relationship has no entry, and a node without entries has no
+    /// `NSRelatedNodes`. When reading, a missing entry is empty. Keys name no entity: a key is unique in
+    /// the whole document, and the related node names its own entity.
     public static func storedRelationships(of entity: EntityDescription) -> [Int] {
         entity.relationships.indices.filter { !entity.relationships[$0].isTransient }
     }

@@ -26,6 +26,8 @@ public struct BinaryStoreReader: StoreReader {
     private let mapping: MappedFile
     private let index: NodeIndex
     private let offsets: [Int: Int64]
+    /// The layout of attribute arrays that could be read either way (see `BinaryStoreLayout`).
+    private let layout: BinaryStoreLayout.AttributeValuesLayout
 
     /// Every node's key, entity and place in the map, in map order.
     private struct NodeIndex {
@@ -79,8 +81,12 @@ public struct BinaryStoreReader: StoreReader {
         do {
             (data, mapping) = try Self.readFile(url)
             header = try BinaryStoreHeader(decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
-            metadata = try Self.readMetadata(
+            var metadata = try Self.readMetadata(
                 data.subdata(in: header.metadataRange), offset: header.metadataRange.lowerBound)
+            layout = try BinaryStoreLayout.documentLayout(metadata: metadata.values)
+            // The mark describes this file's nodes, not the store: it is not handed on.
+            metadata.values[BinaryStoreLayout.layoutMetadataKey] = nil
+            self.metadata = metadata
             if let model {
                 self.model = model
             } else {
@@ -238,7 +244,8 @@ public struct BinaryStoreReader: StoreReader {
         }
         do {
             try data.withUnsafeBytes { raw in
-                var decoder = NodeDecoder(archive: try Self.mapArchive(raw, header: header), model: model)
+                var decoder = NodeDecoder(
+                    archive: try Self.mapArchive(raw, header: header), model: model, layout: layout)
                 // One snapshot per entity, its storage reused node to node.
                 var snapshots: [Snapshot?] = Array(repeating: nil, count: model.descriptions.count)
                 for position in index.keys.indices {
@@ -271,10 +278,12 @@ extension ArchivedObject {
 private struct NodeDecoder {
     let archive: ArchiveView
     let model: Model
-    /// Relationship-name string objects already read.
+    /// Name string objects (property and relationship names) already read.
     var names: [Int: String] = [:]
-    /// Per entity: `NSAttributeValues` slots (attribute index and archived form), resolved once.
-    let slots: [[(index: Int, form: BinaryStoreLayout.ArchivedForm)]]
+    /// Per entity: `NSAttributeValues` slots, resolved once.
+    let slots: [BinaryStoreLayout.AttributeSlots]
+    /// The document's layout, for arrays that could be read either way.
+    let layout: BinaryStoreLayout.AttributeValuesLayout
     /// Per entity: the relationship index each relationship-name object names (and the name), found on
     /// first sight.
     var relationshipByName: [[Int: (index: Int, name: String)]]
@@ -285,14 +294,11 @@ private struct NodeDecoder {
 
     var plist: PlistView { archive.plist }
 
-    init(archive: ArchiveView, model: Model) {
+    init(archive: ArchiveView, model: Model, layout: BinaryStoreLayout.AttributeValuesLayout) {
         self.archive = archive
         self.model = model
-        slots = model.descriptions.map { entity in
-            BinaryStoreLayout.attributeSlots(of: entity).map {
-                (index: $0, form: BinaryStoreLayout.archivedForm(of: entity.attributes[$0].type))
-            }
-        }
+        self.layout = layout
+        slots = model.descriptions.map { BinaryStoreLayout.AttributeSlots(entity: $0, model: model) }
         relationshipByName = Array(repeating: [:], count: model.descriptions.count)
         var accepted: [Bool] = []
         acceptRows = model.descriptions.map { entity in
@@ -322,29 +328,17 @@ private struct NodeDecoder {
         }
         guard let fields = try archive.fields(of: node) else { throw failure("the node is not an archived object") }
 
-        // Attributes.
-        let slots = self.slots[entityIndex]
-        if let valuesField = try archive.field(.attributeValues, in: fields),
+        // Attributes: an array of slots (NSAttributeValues), or a dictionary by name (NSAttributes).
+        if let valuesField = try archive.field(.attributeValues, in: fields)
+            ?? archive.field(
+                .attributesByName, in: fields),
             let values = try archive.follow(valuesField, context: place())
         {
-            let (start, count) = try archive.elements(of: values, context: "\(place()) NSAttributeValues")
-            guard count == slots.count else {
-                throw failure(
-                    "NSAttributeValues has \(count) values, but \(entity.name) has \(slots.count) stored attributes",
-                    key: BinaryStoreLayout.NodeKey.attributeValues)
-            }
-            for (position, slot) in slots.enumerated() {
-                guard let value = try archive.follow(plist.element(position, from: start), context: place()) else {
-                    continue
-                }
-                do {
-                    snapshot.attributes[slot.index] = try decodeValue(value, form: slot.form, depth: 0)
-                } catch let error as ValueMismatch {
-                    let attribute = entity.attributes[slot.index]
-                    throw failure(
-                        "holds \(error.found) where a \(attribute.type) value belongs", key: attribute.name,
-                        code: .typeMismatch)
-                }
+            if let entries = try archive.entries(of: values) {
+                try readAttributes(byName: entries, into: &snapshot, entity: entity, failure: failure)
+            } else {
+                try readAttributes(
+                    slots: values, into: &snapshot, entity: entityIndex, place: place(), failure: failure)
             }
         }
 
@@ -352,12 +346,7 @@ private struct NodeDecoder {
         if let relatedField = try archive.field(.relatedNodes, in: fields),
             let related = try archive.follow(relatedField, context: place())
         {
-            guard let relatedFields = try archive.fields(of: related),
-                let keysField = try archive.field(.keys, in: relatedFields),
-                let objectsField = try archive.field(.objects, in: relatedFields),
-                case .array(let keysStart, let count) = try plist.object(keysField),
-                case .array(let objectsStart, let objectsCount) = try plist.object(objectsField), count == objectsCount
-            else {
+            guard let (keysStart, objectsStart, count) = try archive.entries(of: related) else {
                 throw failure("NSRelatedNodes is not a dictionary", key: BinaryStoreLayout.NodeKey.relatedNodes)
             }
             for entry in 0..<count {
@@ -370,7 +359,7 @@ private struct NodeDecoder {
                 if let known = relationshipByName[entityIndex][nameObject] {
                     (relationshipIndex, name) = known
                 } else {
-                    name = try relationshipName(nameObject) {
+                    name = try string(nameObject) {
                         failure(
                             "NSRelatedNodes has a key that is not a string",
                             key: BinaryStoreLayout.NodeKey.relatedNodes)
@@ -425,7 +414,104 @@ private struct NodeDecoder {
         }
     }
 
-    private mutating func relationshipName(_ object: Int, failure: () -> GraftError) throws -> String {
+    /// Reads `NSAttributeValues` as an array: in Core Data's layout the stored attributes are the
+    /// first slots and every other slot is null; in Graft's first layout every slot is a stored
+    /// attribute, by name.
+    private func readAttributes(
+        slots values: Int, into snapshot: inout Snapshot, entity entityIndex: Int, place: String,
+        failure: (String, String?, GraftError.Code) -> GraftError
+    ) throws {
+        let entity = model.descriptions[entityIndex]
+        let slots = self.slots[entityIndex]
+        let key = BinaryStoreLayout.NodeKey.attributeValues
+        let (start, count) = try archive.elements(of: values, context: "\(place) \(key)")
+        guard let layout = slots.layout(forCount: count, document: self.layout) else {
+            throw failure(
+                "\(key) has \(count) values; \(entity.name) has \(slots.properties.count) properties, so Core Data "
+                    + "writes one slot for each (at least \(slots.minimumCount) for its stored attributes and "
+                    + "relationships), and Graft's first layout had \(slots.legacyStoredAttributes.count), one per "
+                    + "stored attribute", key, .malformedInput)
+        }
+        let stored = layout == .propertyOrder ? slots.storedAttributes : slots.legacyStoredAttributes
+        for (position, slot) in stored.enumerated() {
+            guard let value = try archive.follow(plist.element(position, from: start), context: place),
+                try !archive.isNull(value)
+            else { continue }
+            snapshot.attributes[slot.index] = try decodeAttribute(value, slot: slot, entity: entity, failure: failure)
+        }
+        for position in stored.count..<count {
+            guard let value = try archive.follow(plist.element(position, from: start), context: place),
+                try !archive.isNull(value)
+            else { continue }
+            let owner =
+                position < slots.properties.count
+                ? "is the slot of \(Self.describe(slots.properties[position], of: entity))"
+                : "is beyond the \(slots.properties.count) properties of \(entity.name)"
+            throw failure(
+                "slot \(position) holds a value, but it \(owner); Core Data fills only the first "
+                    + "\(stored.count) slots (the stored attributes) and leaves the others null", key, .malformedInput)
+        }
+    }
+
+    /// Reads attribute values given by property name (`NSAttributes`, or a dictionary under
+    /// `NSAttributeValues`): names the entity does not have are a model mismatch, and only stored
+    /// attributes may hold a value.
+    private mutating func readAttributes(
+        byName entries: (keys: Int, objects: Int, count: Int), into snapshot: inout Snapshot,
+        entity: EntityDescription, failure: (String, String?, GraftError.Code) -> GraftError
+    ) throws {
+        let key = BinaryStoreLayout.attributesByNameKey
+        for entry in 0..<entries.count {
+            guard let nameObject = try archive.follow(plist.element(entry, from: entries.keys), context: key) else {
+                throw failure("the attribute dictionary has a $null key", key, .malformedInput)
+            }
+            let name = try string(nameObject) {
+                failure("the attribute dictionary has a key that is not a string", key, .malformedInput)
+            }
+            guard let property = entity.property(named: name) else {
+                throw failure(
+                    "the node has a value for '\(name)', which \(entity.name) does not have", name, .modelMismatch)
+            }
+            guard let value = try archive.follow(plist.element(entry, from: entries.objects), context: name),
+                try !archive.isNull(value)
+            else { continue }
+            guard case .attribute(let index) = property, entity.group(of: property) == .storedAttributes else {
+                throw failure(
+                    "holds a value for \(Self.describe(property, of: entity)), which Core Data does not store in "
+                        + "a node's attributes", name, .malformedInput)
+            }
+            let slot = (index: index, form: BinaryStoreLayout.archivedForm(of: entity.attributes[index].type))
+            snapshot.attributes[index] = try decodeAttribute(value, slot: slot, entity: entity, failure: failure)
+        }
+    }
+
+    /// Decodes a stored attribute's value, a mismatch reported against the attribute.
+    private func decodeAttribute(
+        _ value: Int, slot: (index: Int, form: BinaryStoreLayout.ArchivedForm), entity: EntityDescription,
+        failure: (String, String?, GraftError.Code) -> GraftError
+    ) throws -> Value {
+        do {
+            return try decodeValue(value, form: slot.form, depth: 0)
+        } catch let error as ValueMismatch {
+            let attribute = entity.attributes[slot.index]
+            throw failure("holds \(error.found) where a \(attribute.type) value belongs", attribute.name, .typeMismatch)
+        }
+    }
+
+    /// "the relationship 'department'", "the transient attribute 'cache'", … for messages.
+    private static func describe(_ property: PropertyReference, of entity: EntityDescription) -> String {
+        let kind: String
+        switch entity.group(of: property) {
+        case .storedAttributes: kind = "the attribute"
+        case .transientAttributes: kind = "the transient attribute"
+        case .storedToOnes, .storedToManys, .storedOrderedToManys: kind = "the relationship"
+        case .transientToOnes, .transientToManys, .transientOrderedToManys: kind = "the transient relationship"
+        case .fetchedProperties: kind = "the fetched property"
+        }
+        return "\(kind) '\(entity.name(of: property))'"
+    }
+
+    private mutating func string(_ object: Int, failure: () -> GraftError) throws -> String {
         if let known = names[object] { return known }
         guard let name = plist.string(try plist.object(object)) else { throw failure() }
         names[object] = name

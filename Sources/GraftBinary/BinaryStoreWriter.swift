@@ -101,19 +101,19 @@ private final class WriterState {
 
     /// How each entity's nodes are written, resolved once.
     private final class EntityPlan {
-        /// `NSAttributeValues`: the attribute index and archived form of each slot.
+        /// `NSAttributeValues`: the attribute index and archived form of each of the first slots (the
+        /// stored attributes), and how many null slots follow (every other property).
         let attributes: [(index: Int, form: BinaryStoreLayout.ArchivedForm)]
+        let nullSlots: Int
         /// `NSRelatedNodes`: each stored relationship, and where its row of `accepted` starts.
         let relationships: [(index: Int, isToMany: Bool, accepts: Int)]
         /// The shared name references, made on first use (the entity's, then each relationship's).
         var nameRef: ArchiveStream.Ref?
         var relationshipNameRefs: [ArchiveStream.Ref?]
 
-        init(
-            attributes: [(index: Int, form: BinaryStoreLayout.ArchivedForm)],
-            relationships: [(index: Int, isToMany: Bool, accepts: Int)]
-        ) {
-            self.attributes = attributes
+        init(slots: BinaryStoreLayout.AttributeSlots, relationships: [(index: Int, isToMany: Bool, accepts: Int)]) {
+            attributes = slots.storedAttributes
+            nullSlots = slots.properties.count - slots.storedAttributes.count
             self.relationships = relationships
             relationshipNameRefs = Array(repeating: nil, count: relationships.count)
         }
@@ -122,7 +122,8 @@ private final class WriterState {
     private let plans: [EntityPlan]
     /// Whether a relationship may hold an object of each entity (the destination and its subentities).
     private let accepted: [Bool]
-    @exclusivity(unchecked) private var emptyArray: ArchiveStream.Ref?
+    /// The reference to the one archived `NSNull`, made on first use.
+    @exclusivity(unchecked) private var nullObject: ArchiveStream.Ref?
     /// Scratch lists reused node to node.
     @exclusivity(unchecked) private var values: [ArchiveStream.Ref] = []
     @exclusivity(unchecked) private var names: [ArchiveStream.Ref] = []
@@ -141,6 +142,13 @@ private final class WriterState {
         fieldNames: [
             BinaryStoreLayout.NodeKey.primaryKey, BinaryStoreLayout.NodeKey.entityName,
             BinaryStoreLayout.NodeKey.relatedNodes, BinaryStoreLayout.NodeKey.attributeValues,
+        ])
+    /// A node whose relationships are all empty, which has no `NSRelatedNodes`.
+    private let unrelatedNodeLayout = ArchiveStream.Layout(
+        classChain: BinaryStoreLayout.nodeClassChain,
+        fieldNames: [
+            BinaryStoreLayout.NodeKey.primaryKey, BinaryStoreLayout.NodeKey.entityName,
+            BinaryStoreLayout.NodeKey.attributeValues,
         ])
     private let decimalLayout = ArchiveStream.Layout(
         classChain: BinaryStoreLayout.decimalClassChain,
@@ -185,9 +193,7 @@ private final class WriterState {
         }
         var accepted: [Bool] = []
         plans = model.descriptions.map { entity in
-            let attributes = BinaryStoreLayout.attributeSlots(of: entity).map {
-                (index: $0, form: BinaryStoreLayout.archivedForm(of: entity.attributes[$0].type))
-            }
+            let slots = BinaryStoreLayout.AttributeSlots(entity: entity, model: model)
             let relationships = BinaryStoreLayout.storedRelationships(of: entity).map { index in
                 let relationship = entity.relationships[index]
                 let destination = model.destination(of: relationship)
@@ -195,7 +201,7 @@ private final class WriterState {
                 accepted += model.descriptions.map { model.isKind($0, of: destination) }
                 return (index: index, isToMany: relationship.isToMany, accepts: row)
             }
-            return EntityPlan(attributes: attributes, relationships: relationships)
+            return EntityPlan(slots: slots, relationships: relationships)
         }
         self.accepted = accepted
         var ordinals: [Int: Int] = [:]
@@ -267,7 +273,7 @@ private final class WriterState {
         values.removeAll(keepingCapacity: true)
         for slot in plan.attributes {
             guard let value = snapshot.attributes[slot.index] else {
-                values.append(try stream.null())
+                values.append(try null())
                 continue
             }
             guard let encoded = try encode(value, as: slot.form) else {
@@ -278,6 +284,10 @@ private final class WriterState {
                     key: attribute.name)
             }
             values.append(encoded)
+        }
+        if plan.nullSlots > 0 {
+            let null = try null()
+            values.append(contentsOf: repeatElement(null, count: plan.nullSlots))
         }
         let valueArray = try stream.array(values)
         let attributeValues = try stream.reference(to: stream.object(arrayLayout, valueArray))
@@ -302,6 +312,7 @@ private final class WriterState {
                 }
                 for target in targets { try appendTargetKey(target, of: ref, slot: slot, entity: entity) }
             }
+            if targetKeys.isEmpty { continue }
             if let name = plan.relationshipNameRefs[position] {
                 names.append(name)
             } else {
@@ -309,12 +320,14 @@ private final class WriterState {
                 plan.relationshipNameRefs[position] = name
                 names.append(name)
             }
-            lists.append(targetKeys.isEmpty ? try sharedEmptyArray() : try newArray(targetKeys))
+            lists.append(try newArray(targetKeys))
         }
-        let nameArray = try stream.array(names)
-        let listArray = try stream.array(lists)
-        let related = try stream.reference(
-            to: stream.object(dictionaryLayout) { $0 == 0 ? nameArray : listArray })
+        var related: ArchiveStream.Ref?
+        if !names.isEmpty {
+            let nameArray = try stream.array(names)
+            let listArray = try stream.array(lists)
+            related = try stream.reference(to: stream.object(dictionaryLayout) { $0 == 0 ? nameArray : listArray })
+        }
 
         let primaryKey = keyIntegers[entry]
         let entityName: ArchiveStream.Ref
@@ -324,12 +337,23 @@ private final class WriterState {
             entityName = try stream.sharedName(entity.name)
             plan.nameRef = entityName
         }
-        let node = try stream.object(nodeLayout) { field in
-            switch field {
-            case 0: return primaryKey
-            case 1: return entityName
-            case 2: return related
-            default: return attributeValues
+        let node: ArchiveStream.UID
+        if let related {
+            node = try stream.object(nodeLayout) { field in
+                switch field {
+                case 0: return primaryKey
+                case 1: return entityName
+                case 2: return related
+                default: return attributeValues
+                }
+            }
+        } else {
+            node = try stream.object(unrelatedNodeLayout) { field in
+                switch field {
+                case 0: return primaryKey
+                case 1: return entityName
+                default: return attributeValues
+                }
             }
         }
         nodes[entry] = try stream.reference(to: node)
@@ -406,10 +430,11 @@ private final class WriterState {
         return index
     }
 
-    private func sharedEmptyArray() throws -> ArchiveStream.Ref {
-        if let emptyArray { return emptyArray }
-        let ref = try newArray([])
-        emptyArray = ref
+    /// The reference to the document's one `NSNull`, archived on first use.
+    private func null() throws -> ArchiveStream.Ref {
+        if let nullObject { return nullObject }
+        let ref = try stream.reference(to: stream.object(classChain: BinaryStoreLayout.nullClassChain, fields: []))
+        nullObject = ref
         return ref
     }
 
@@ -510,6 +535,7 @@ private final class WriterState {
         var finished = StoreMetadata.make(
             for: model, storeType: .binary, identifier: metadata.identifier, keeping: metadata.values)
         DocumentKeys.record(appliedOffsets, model: model, in: &finished)
+        finished.values[BinaryStoreLayout.layoutMetadataKey] = .integer(BinaryStoreLayout.layoutVersion)
         let values = finished.values
         var archiver = KeyedArchiver()
         let root = archiver.encodePropertyList(.dictionary(values))

@@ -50,39 +50,22 @@ import Testing
         return header.encoded + map + metadata
     }
 
-    /// One node of a hand-built object map.
-    struct Node: Sendable {
-        var key: Int64
-        var entity: String
-        var values: [PropertyList?]
-        var related: [String: [Int64]] = [:]
-        var filedUnder: Int64? = nil
+    typealias Node = HandMade.Node
+
+    static func handMap(_ nodes: [Node]) -> Data { HandMade.map(nodes) }
+
+    /// A Project node as Core Data writes it: deadline, title, then `NSNull` for its two relationships.
+    static func project(_ key: Int64, title: HandMade.Slot = "Apollo", related: [String: [Int64]]? = nil) -> Node {
+        Node(key: key, entity: "Project", attributes: .slots([.nsNull, title, .nsNull, .nsNull]), related: related)
     }
 
-    /// An object map built with GraftCore's own `KeyedArchiver`, independent of `BinaryStoreWriter`.
-    static func handMap(_ nodes: [Node]) -> Data {
-        var archiver = KeyedArchiver()
-        var entries: [(key: KeyedArchiver.UID, value: KeyedArchiver.UID)] = []
-        for node in nodes {
-            let values = archiver.encodeArray(node.values.map { $0.map { archiver.encodePropertyList($0) } ?? .null })
-            let related = archiver.encodeDictionary(
-                node.related.keys.sorted().map { name in
-                    (archiver.encode(name), archiver.encodeArray(node.related[name]!.map { archiver.encode($0) }))
-                })
-            let object = archiver.encodeObject(
-                classChain: BinaryStoreLayout.nodeClassChain,
-                fields: [
-                    "NSPrimaryKey64": .integer(node.key), "NSEntityName": .reference(archiver.encode(node.entity)),
-                    "NSRelatedNodes": .reference(related), "NSAttributeValues": .reference(values),
-                ])
-            entries.append((archiver.encode(node.filedUnder ?? node.key), object))
-        }
-        let map = archiver.encodeDictionary(entries)
-        return archiver.finish(top: ["mapData": map]).encode(format: .binary)
-    }
-
-    static func project(_ key: Int64, title: PropertyList? = "Apollo", related: [String: [Int64]] = [:]) -> Node {
-        Node(key: key, entity: "Project", values: [nil, title], related: related)
+    /// A Department node as Core Data writes it: budget, code, location, name, then `NSNull` for
+    /// `employees`, `projects` and the fetched property `recentHires`.
+    static func department(_ key: Int64, related: [String: [Int64]]? = nil) -> Node {
+        Node(
+            key: key, entity: "Department",
+            attributes: .slots([.value(.integer(250)), 7, "Lab", "Science", .nsNull, .nsNull, .nsNull]),
+            related: related)
     }
 
     struct Corruption: CustomTestStringConvertible, Sendable {
@@ -147,7 +130,7 @@ import Testing
             assemble(map: valid.bytes.subdata(in: valid.header.mapRange), metadata: Data("junk, not a plist".utf8))
         },
         Corruption(name: "node naming an unknown entity", code: .malformedInput, fragment: "names the entity 'Ghost'") {
-            assemble(map: handMap([Node(key: 1, entity: "Ghost", values: [])]))
+            assemble(map: handMap([Node(key: 1, entity: "Ghost", attributes: .slots([]))]))
         },
         Corruption(name: "relationship to a missing key", code: .malformedInput, fragment: "primary key 99") {
             assemble(map: handMap([project(1, related: ["department": [99]])]))
@@ -158,8 +141,7 @@ import Testing
             assemble(map: handMap([project(1, related: ["department": [2]]), project(2)]))
         },
         Corruption(name: "to-one holding two objects", code: .malformedInput, fragment: "to-one relationship holds 2") {
-            let department = Node(key: 3, entity: "Department", values: [nil, 1, nil, "D"])
-            return assemble(map: handMap([project(1, related: ["department": [3, 3]]), department]))
+            assemble(map: handMap([project(1, related: ["department": [3, 3]]), department(3)]))
         },
         Corruption(name: "unknown relationship", code: .modelMismatch, fragment: "relationship 'sponsor'") {
             assemble(map: handMap([project(1, related: ["sponsor": []])]))
@@ -168,7 +150,7 @@ import Testing
             assemble(map: handMap([project(1, title: 5)]))
         },
         Corruption(name: "wrong number of values", code: .malformedInput, fragment: "has 3 values") {
-            assemble(map: handMap([Node(key: 1, entity: "Project", values: [nil, "A", "B"])]))
+            assemble(map: handMap([Node(key: 1, entity: "Project", attributes: .slots([.nsNull, "A", "B"]))]))
         },
         Corruption(name: "duplicate key", code: .malformedInput, fragment: "appears twice") {
             assemble(map: handMap([project(1), project(1)]))
@@ -245,9 +227,10 @@ import Testing
     @Test func handBuiltArchiveIsRead() throws {
         // GraftCore's KeyedArchiver shares scalars and uses the smallest reference sizes: a different
         // writer from BinaryStoreWriter, whose output the reader must take as well.
-        let department = Node(
-            key: 3, entity: "Department", values: [.integer(250), 7, "Lab", "Science"], related: ["projects": [2, 1]])
-        let map = Self.handMap([Self.project(1, related: ["department": [3]]), Self.project(2, title: "B"), department])
+        let map = Self.handMap([
+            Self.project(1, related: ["department": [3]]), Self.project(2, title: "B"),
+            Self.department(3, related: ["projects": [2, 1]]),
+        ])
         let scratch = Scratch()
         let url = scratch.url("hand.binary")
         try Self.assemble(map: map).write(to: url)

@@ -6,7 +6,7 @@ import GraftModel
 import GraftTestSupport
 import Testing
 
-/// The layout decisions that depend on the model: which attributes have slots, in which order.
+/// The layout decisions that depend on the model: which properties have slots, in which order.
 @Suite struct LayoutTests {
     /// The same entity declared with its attributes in two orders, plus a transient attribute.
     static func model(reversed: Bool, transient: Bool) throws -> Model {
@@ -22,11 +22,17 @@ import Testing
         ])
     }
 
-    @Test func slotsAreStoredAttributesSortedByName() throws {
+    @Test func slotsFollowThePropertyOrder() throws {
         let model = try Self.model(reversed: false, transient: true)
         let thing = try #require(model.entity(named: "Thing"))
-        let names = BinaryStoreLayout.attributeSlots(of: thing).map { thing.attributes[$0].name }
-        #expect(names == ["Mid", "alpha", "name", "zeta"])
+        let slots = BinaryStoreLayout.AttributeSlots(entity: thing, model: model)
+        // Inherited first, then the entity's own by name; the transient attribute after the stored ones.
+        #expect(slots.properties.map { thing.name(of: $0) } == ["name", "Mid", "alpha", "zeta", "cache"])
+        #expect(slots.storedAttributes.map { thing.attributes[$0.index].name } == ["name", "Mid", "alpha", "zeta"])
+        // Graft's first layout, still read: the stored attributes sorted by name.
+        #expect(
+            slots.legacyStoredAttributes.map { thing.attributes[$0.index].name } == ["Mid", "alpha", "name", "zeta"])
+        #expect(slots.isAmbiguous)
     }
 
     @Test(arguments: [false, true])
