@@ -20,6 +20,7 @@ import GraftModel
 public struct BinaryStoreReader: StoreReader {
     public let url: URL
     public let model: Model
+    public let modelSource: ModelSource
     public let metadata: StoreMetadata
     public let header: BinaryStoreHeader
     private let data: Data
@@ -89,6 +90,7 @@ public struct BinaryStoreReader: StoreReader {
             self.metadata = metadata
             if let model {
                 self.model = model
+                modelSource = .given
             } else {
                 guard let carried = try metadata.carriedModel() else {
                     throw GraftError(
@@ -97,6 +99,7 @@ public struct BinaryStoreReader: StoreReader {
                             + "give its model with --model")
                 }
                 self.model = carried
+                modelSource = .modelCache
             }
             try metadata.check(against: self.model, path: path)
             offsets = try DocumentKeys.offsets(in: metadata, model: self.model)

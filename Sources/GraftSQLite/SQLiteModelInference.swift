@@ -331,7 +331,8 @@ enum SQLiteModelInference {
         warnings.append(
             "the model was inferred from the store's tables (it has no model cache): property names are in lower "
                 + "case (the store keeps them in capitals), attribute types are those the columns declare (INTEGER is "
-                + "Integer 64, FLOAT is Double, VARCHAR is String, BLOB is Binary), every property is optional, delete "
+                + "Integer 64, FLOAT is Double, VARCHAR is String, BLOB is Binary), a property shared by an inheritance "
+                + "tree's table belongs to the entity whose objects have values for it, every property is optional, delete "
                 + "rules are Nullify, destinations of to-ones are told from their names and keys, and to-manys whose "
                 + "inverse is a to-one are not known (the store keeps only the to-one); give the model with --model to "
                 + "read it exactly")

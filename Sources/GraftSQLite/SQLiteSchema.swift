@@ -356,7 +356,7 @@ struct SQLiteSchema {
         for table in tables {
             for column in table.columns {
                 switch column.role {
-                case .toOne:
+                case .toOne, .virtualToOne:
                     statements.append(
                         "CREATE INDEX \(table.name)_\(column.name)_INDEX ON \(table.name) (\(column.name))")
                 default:

@@ -15,16 +15,20 @@ extension SQLiteStore {
                 .invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
         }
         try database.execute("BEGIN IMMEDIATE")
+        let schemaBefore = schema
         do {
             var writer = RowWriter(store: self)
             for snapshot in changes.inserted { try writer.insert(snapshot) }
             for snapshot in changes.updated { try writer.update(snapshot) }
+            // Rows leave their old owners in to-manys without inverse before new owners claim them.
+            for snapshot in changes.updated { try writer.releaseOwnedRows(snapshot) }
             for snapshot in changes.inserted + changes.updated { try writer.writeToManys(snapshot) }
             for ref in changes.deleted { try writer.delete(ref) }
             try writer.recordHighestKeys(changes.inserted)
             try database.execute("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
+            schema = schemaBefore
             throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
         }
     }
@@ -216,6 +220,17 @@ extension SQLiteStore {
             }
         }
 
+        /// Releases the rows an object no longer relates in its loaded to-manys without inverse.
+        mutating func releaseOwnedRows(_ snapshot: Snapshot) throws {
+            let entity = model.descriptions[snapshot.ref.entity]
+            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
+                guard case .toMany(let refs) = snapshot.relationships[relationship.index],
+                    case .virtualColumn(let virtual)? = schema.toManyStorage[entity.index][relationship.index]
+                else { continue }
+                try releaseOwned(by: snapshot.ref.key, virtual, except: refs.map(\.key))
+            }
+        }
+
         /// Releases the rows `owner` holds in a to-many without inverse, but for the keys in `kept`.
         private mutating func releaseOwned(
             by owner: Int64, _ virtual: SQLiteSchema.VirtualColumn, except kept: [Int64]
@@ -241,7 +256,8 @@ extension SQLiteStore {
         /// A to-many without inverse keeps its owner in each related row (Core Data's layout): the rows no
         /// longer related are released and the related ones claimed, with the owner's entity number and
         /// position where the store has columns for them. A row another object already owns is recorded in
-        /// Graft's join table for further owners when the store has one, and refused otherwise.
+        /// Graft's join table for further owners (created on first use), which Graft reads and Core Data
+        /// does not.
         private mutating func writeOwners(
             of snapshot: Snapshot, _ relationship: RelationshipDescription, refs: [ObjectRef],
             _ virtual: SQLiteSchema.VirtualColumn
@@ -258,17 +274,7 @@ extension SQLiteStore {
                 let holder: Int64? = try current.step() && !current.isNull(0) ? current.int64(0) : nil
                 current.reset()
                 if let holder, holder != owner {
-                    guard let overflow = virtual.overflow else {
-                        throw GraftError(
-                            .validationFailed,
-                            "\(model.descriptions[ref.entity].name) p\(ref.key) already belongs to p\(holder) in "
-                                + "\(relationship.name), a to-many without inverse: the store keeps one owner per object",
-                            context: [
-                                .object("\(model.descriptions[snapshot.ref.entity].name) p\(owner)"),
-                                .key(relationship.name),
-                            ])
-                    }
-                    let join = schema.joinTables[overflow]
+                    let join = try store.ownersJoinTable(of: relationship, from: model.descriptions[snapshot.ref.entity])
                     let add = try statement(
                         "INSERT OR IGNORE INTO \(SQLiteName.quoted(join.name)) (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) VALUES (?, ?)"
                     )
@@ -332,5 +338,32 @@ extension SQLiteStore {
                 try statement.run()
             }
         }
+    }
+}
+
+extension SQLiteStore {
+    /// Graft's join table for the owners after the first of objects in a to-many without inverse,
+    /// created (in the save's transaction) when the store does not have it yet.
+    fileprivate func ownersJoinTable(
+        of relationship: RelationshipDescription, from entity: EntityDescription
+    ) throws -> SQLiteSchema.JoinTable {
+        guard case .virtualColumn(var virtual)? = schema.toManyStorage[entity.index][relationship.index] else {
+            throw GraftError(.invalidOperation, "\(entity.name).\(relationship.name) is not a to-many without inverse")
+        }
+        if let overflow = virtual.overflow { return schema.joinTables[overflow] }
+        let side = schema.side(of: relationship, from: entity)
+        let join = schema.ownersJoinTable(entity: side.entity, relationship: side.relationship)
+        var columns = [join.sourceColumn, join.destinationColumn]
+        if let order = join.sourceOrderColumn { columns.append(order) }
+        try database.execute(
+            "CREATE TABLE \(SQLiteName.quoted(join.name)) ( \(columns.map { "\(SQLiteName.quoted($0)) INTEGER" }.joined(separator: ", ")), PRIMARY KEY (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) )"
+        )
+        virtual.overflow = schema.joinTables.count
+        schema.joinTables.append(join)
+        let declarer = model.descriptions[side.entity]
+        for heir in [declarer.index] + declarer.descendantIndices {
+            schema.toManyStorage[heir][side.relationship] = .virtualColumn(virtual)
+        }
+        return join
     }
 }

@@ -25,7 +25,9 @@ public final class SQLiteStore: PersistentStore {
     /// Whether the store was opened with ``openForReading(_:model:)``: saving throws.
     public let isReadOnly: Bool
     let database: SQLiteDatabase
-    let schema: SQLiteSchema
+    /// Where everything is; a save can add Graft's join table for further owners of a to-many without
+    /// inverse.
+    var schema: SQLiteSchema
     /// The last key handed out per root entity.
     private var lastKeys: [Int: Int64] = [:]
     private var rowStatements: [Int: SQLiteStatement] = [:]
