@@ -127,3 +127,42 @@ struct InspectTests {
         #expect(extra.status == 64)
     }
 }
+
+/// Where `graft inspect` says a store's model came from.
+@Suite(.enabled(if: GraftExecutable.url != nil, "the graft executable was not found; run `swift build` first"))
+struct InspectModelSourceTests {
+    func graft(_ arguments: String...) throws -> InspectTests.Result { try InspectTests().run(arguments) }
+
+    @Test func aGivenModelIsNamedNotCalledTheStoresCache() throws {
+        let store = "examples/Company/Company.sqlite"
+        let own = try graft("inspect", store)
+        #expect(own.output.contains("\nModel examples/Company/Company.sqlite (store model cache)\n"))
+        let given = try graft("inspect", store, "--model", "examples/Company/Company.xcdatamodeld")
+        #expect(given.status == 0, "\(given.error)")
+        #expect(given.output.contains("\nModel version: Company 2 (the current version)\n"))
+        #expect(given.output.contains("\nModel examples/Company/Company.xcdatamodeld (xcdatamodeld)\n"))
+        #expect(!given.output.contains("store model cache"))
+    }
+
+    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
+    func theVersionAStoreWasWrittenWithIsChosenAndNamed() throws {
+        let folder = "wibosco-migration/CoreDataMigration-Example"
+        let result = try graft(
+            "inspect", Corpus.url(folder + "Tests/Resources/SQLite/CoreDataMigration_Example_2.sqlite").path, "--model",
+            Corpus.url(folder + "/CoreData/Model/CoreDataMigration_Example.xcdatamodeld").path)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(
+            result.output.contains(
+                "Model version: CoreDataMigration_Example 2 (the version whose hashes the store records; the current version is CoreDataMigration_Example 4)"
+            ))
+    }
+
+    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
+    func aStoreWithoutAModelCacheIsReadWithAnInferredModel() throws {
+        let result = try graft("inspect", Corpus.url("plaso/test_data/ios/kik.sqlite").path)
+        #expect(result.status == 0, "\(result.error)")
+        #expect(result.error.hasPrefix("warning: the model was inferred from the store's tables"))
+        #expect(result.output.contains("(inferred from the store)"))
+        #expect(result.output.contains("  KikMessage          60\n"))
+    }
+}
