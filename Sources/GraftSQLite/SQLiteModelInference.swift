@@ -61,7 +61,7 @@ enum SQLiteModelInference {
     static func infer(
         database: SQLiteDatabase, path: String, metadata: PropertyList.Dictionary
     ) throws -> Result {
-        let rows = try SQLiteSchema.entityRows(in: database).filter { $0.number < 16000 }
+        let rows = try SQLiteSchema.entityRows(in: database).filter { $0.number < SQLiteSchema.frameworkEntityNumbers }
         guard !rows.isEmpty else {
             throw GraftError(.malformedInput, "Z_PRIMARYKEY lists no entities", context: [.file(path)])
         }

@@ -12,6 +12,10 @@ extension SQLiteSchema {
         var maxKey: Int64
     }
 
+    /// Entity numbers from here on are the framework's own entities (persistent history's `CHANGE`,
+    /// `TRANSACTION`, `TRANSACTIONSTRING` are 16001–16003), kept in tables named `A` + the name.
+    static let frameworkEntityNumbers = 16001
+
     /// Reads `Z_PRIMARYKEY`.
     static func entityRows(in database: SQLiteDatabase) throws -> [EntityRow] {
         guard try database.hasTable("Z_PRIMARYKEY") else {
@@ -41,9 +45,17 @@ extension SQLiteSchema {
     /// - Throws: `GraftError.modelMismatch` when the store's tables do not fit the model, naming the entity,
     ///   property, table or column.
     static func discover(in database: SQLiteDatabase, model: Model) throws -> SQLiteSchema {
-        let rows = try entityRows(in: database).filter { $0.number < 16000 }  // 16001…: persistent history
+        let all = try entityRows(in: database)
+        let rows = all.filter { $0.number < frameworkEntityNumbers }
         let numbers = try matchEntities(rows, model: model, path: database.path)
         var schema = SQLiteSchema(model: model, numbers: numbers)
+        let framework = all.filter { $0.number >= frameworkEntityNumbers }
+        if !framework.isEmpty {
+            let listed = framework.map { "\($0.name) in A\($0.name.uppercased())" }.joined(separator: ", ")
+            schema.warnings.append(
+                "the store keeps Core Data's own bookkeeping entities (\(listed)), for persistent history or CloudKit "
+                    + "mirroring; they are not part of the model and are not read")
+        }
         let actual = try actualColumns(in: database)
         try schema.reconcile(with: actual, rows: rows, path: database.path)
         return schema

@@ -274,7 +274,8 @@ extension SQLiteStore {
                 let holder: Int64? = try current.step() && !current.isNull(0) ? current.int64(0) : nil
                 current.reset()
                 if let holder, holder != owner {
-                    let join = try store.ownersJoinTable(of: relationship, from: model.descriptions[snapshot.ref.entity])
+                    let join = try store.ownersJoinTable(
+                        of: relationship, from: model.descriptions[snapshot.ref.entity])
                     let add = try statement(
                         "INSERT OR IGNORE INTO \(SQLiteName.quoted(join.name)) (\(SQLiteName.quoted(join.sourceColumn)), \(SQLiteName.quoted(join.destinationColumn))) VALUES (?, ?)"
                     )

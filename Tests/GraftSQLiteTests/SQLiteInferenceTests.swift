@@ -60,20 +60,26 @@ import Testing
         #expect(relationship("Department", "employees") == nil)
 
         // Every object, with the same values where the types agree.
-        let original = try allSnapshots(SQLiteStoreReader(url: Project.url("examples/Company/Company.sqlite"), model: model))
+        let original = try allSnapshots(
+            SQLiteStoreReader(url: Project.url("examples/Company/Company.sqlite"), model: model))
         let read = try allSnapshots(reader)
         #expect(read.count == original.count)
         for (ref, snapshot) in original {
             let entity = model.descriptions[ref.entity]
             let again = try #require(read[ObjectRef(entity: inferred.entity(named: entity.name)!.index, key: ref.key)])
             let inferredEntity = inferred.descriptions[again.ref.entity]
-            for (index, attribute) in entity.attributes.enumerated() where [.string, .date, .decimal].contains(attribute.type) {
+            for (index, attribute) in entity.attributes.enumerated()
+            where [.string, .date, .decimal].contains(attribute.type) {
                 let other = try #require(inferredEntity.attributeIndexByName[attribute.name.lowercased()])
-                #expect(again.attributes[other] == snapshot.attributes[index], "\(entity.name) p\(ref.key).\(attribute.name)")
+                #expect(
+                    again.attributes[other] == snapshot.attributes[index],
+                    "\(entity.name) p\(ref.key).\(attribute.name)")
             }
             for relationship in entity.relationships where !relationship.isToMany {
                 let other = try #require(inferredEntity.relationshipIndexByName[relationship.name.lowercased()])
-                #expect(again.relationships[other].refs.map(\.key) == snapshot.relationships[relationship.index].refs.map(\.key))
+                #expect(
+                    again.relationships[other].refs.map(\.key)
+                        == snapshot.relationships[relationship.index].refs.map(\.key))
             }
         }
     }

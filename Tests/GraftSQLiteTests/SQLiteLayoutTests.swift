@@ -66,7 +66,10 @@ import Testing
         #expect(lists.sourceOrderColumn == nil)
         // Album.assets (ordered): Album is met before Asset.
         let assets = try #require(joins["Z_5ASSETS"])
-        #expect([assets.sourceColumn, assets.destinationColumn, assets.sourceOrderColumn] == ["Z_5ALBUMS", "Z_2ASSETS", "Z_FOK_2ASSETS"])
+        #expect(
+            [assets.sourceColumn, assets.destinationColumn, assets.sourceOrderColumn] == [
+                "Z_5ALBUMS", "Z_2ASSETS", "Z_FOK_2ASSETS",
+            ])
         // A relationship that is its own inverse pairs its column with REFLEXIVE.
         let merge = try #require(joins["Z_6MERGECANDIDATES"])
         #expect([merge.sourceColumn, merge.destinationColumn] == ["Z_6MERGECANDIDATES", "REFLEXIVE"])
@@ -80,7 +83,9 @@ import Testing
     /// Objects of every kind, related every way.
     func documentSnapshots() -> [Snapshot] {
         let model = Self.albums
-        func snapshot(_ entity: String, _ key: Int64, _ values: [String: Value] = [:], _ related: [String: [ObjectRef]] = [:])
+        func snapshot(
+            _ entity: String, _ key: Int64, _ values: [String: Value] = [:], _ related: [String: [ObjectRef]] = [:]
+        )
             -> Snapshot
         {
             let description = model.entity(named: entity)!
@@ -93,7 +98,9 @@ import Testing
             }
             return snapshot
         }
-        func ref(_ entity: String, _ key: Int64) -> ObjectRef { ObjectRef(entity: model.entity(named: entity)!.index, key: key) }
+        func ref(_ entity: String, _ key: Int64) -> ObjectRef {
+            ObjectRef(entity: model.entity(named: entity)!.index, key: key)
+        }
         return [
             snapshot("AlbumList", 1, ["title": .string("Top")], ["albums": [ref("Album", 2), ref("GenericAlbum", 1)]]),
             snapshot("GenericAlbum", 1, ["name": .string("All")], ["albumLists": [ref("AlbumList", 1)]]),
@@ -143,11 +150,17 @@ import Testing
             return result
         }
         // A reflexive pair is one row, the lower key first.
-        #expect(try rows("SELECT Z_6MERGECANDIDATES, REFLEXIVE FROM Z_6MERGECANDIDATES ORDER BY 1, 2") == [[1, 2], [1, 3]])
+        #expect(
+            try rows("SELECT Z_6MERGECANDIDATES, REFLEXIVE FROM Z_6MERGECANDIDATES ORDER BY 1, 2") == [
+                [1, 2], [1, 3],
+            ])
         // The owner of each contributor is in the contributor's row.
         #expect(try rows("SELECT Z_PK, Z2CONTRIBUTORS FROM ZCONTRIBUTOR ORDER BY Z_PK") == [[1, 1], [2, 1]])
         // Positions in the album's ordered assets: b.jpg first.
-        #expect(try rows("SELECT Z_2ASSETS, Z_FOK_2ASSETS FROM Z_5ASSETS ORDER BY Z_FOK_2ASSETS") == [[2, 2048], [1, 3072]])
+        #expect(
+            try rows("SELECT Z_2ASSETS, Z_FOK_2ASSETS FROM Z_5ASSETS ORDER BY Z_FOK_2ASSETS") == [
+                [2, 2048], [1, 3072],
+            ])
     }
 
     @Test func aSecondOwnerOfAnObjectWithoutInverseIsKeptAndSaidSo() throws {
@@ -156,7 +169,9 @@ import Testing
         let asset = Self.albums.entity(named: "Asset")!
         let contributors = asset.relationshipIndexByName["contributors"]!
         // b.jpg shares Ann with a.jpg: Core Data's layout has room for one owner.
-        snapshots[4].relationships[contributors] = .toMany([ObjectRef(entity: Self.albums.entity(named: "Contributor")!.index, key: 1)])
+        snapshots[4].relationships[contributors] = .toMany([
+            ObjectRef(entity: Self.albums.entity(named: "Contributor")!.index, key: 1)
+        ])
         let warnings = try write(snapshots, to: url)
         #expect(warnings.count == 1)
         #expect(warnings.first?.contains("Asset.contributors has no inverse") == true)
@@ -188,10 +203,15 @@ import Testing
         // directions of a reflexive pair.
         let database = try SQLiteDatabase.openForWriting(url)
         try database.execute("ALTER TABLE Z_4ALBUMLISTS RENAME TO Z_9OLDNAME")
-        try database.execute("INSERT INTO Z_6MERGECANDIDATES SELECT REFLEXIVE, Z_6MERGECANDIDATES FROM Z_6MERGECANDIDATES")
+        try database.execute(
+            "INSERT INTO Z_6MERGECANDIDATES SELECT REFLEXIVE, Z_6MERGECANDIDATES FROM Z_6MERGECANDIDATES")
         database.close()
         let reader = try SQLiteStoreReader(url: url, model: nil)
-        #expect(reader.warnings.contains { $0.contains("AlbumList.albums is Z_9OLDNAME, found by its columns") || $0.contains("GenericAlbum.albumLists is Z_9OLDNAME") })
+        #expect(
+            reader.warnings.contains {
+                $0.contains("AlbumList.albums is Z_9OLDNAME, found by its columns")
+                    || $0.contains("GenericAlbum.albumLists is Z_9OLDNAME")
+            })
         try expectSame(snapshots, url)
         // Without the table, the error says which columns were looked for.
         let broken = try SQLiteDatabase.openForWriting(url)
@@ -225,8 +245,12 @@ import Testing
         let asset = Self.albums.entity(named: "Asset")!
         let person = Self.albums.entity(named: "Person")!
         let contributor = Self.albums.entity(named: "Contributor")!.index
-        expected[4].relationships[asset.relationshipIndexByName["contributors"]!] = .toMany([ObjectRef(entity: contributor, key: 2)])
-        expected[7].relationships[person.relationshipIndexByName["mergeCandidates"]!] = .toMany([ObjectRef(entity: person.index, key: 2)])
+        expected[4].relationships[asset.relationshipIndexByName["contributors"]!] = .toMany([
+            ObjectRef(entity: contributor, key: 2)
+        ])
+        expected[7].relationships[person.relationshipIndexByName["mergeCandidates"]!] = .toMany([
+            ObjectRef(entity: person.index, key: 2)
+        ])
         expected[9].relationships[person.relationshipIndexByName["mergeCandidates"]!] = .toMany([])
         try expectSame(expected, url)
         #expect(try SQLiteDatabase.openForReading(url).hasTable("Z_2CONTRIBUTORS"))

@@ -14,7 +14,8 @@ import Testing
         let url = folder.appendingPathComponent("store.\(format.rawValue)")
         let model = try #require(try ModelFile.load(Self.models).version(named: version))
         var writer = try StoreFormats.writer(
-            for: url, format: format, model: model, metadata: StoreMetadata.make(for: model, storeType: format.storeType),
+            for: url, format: format, model: model,
+            metadata: StoreMetadata.make(for: model, storeType: format.storeType),
             overwrite: false)
         try writer.finish()
         return url
