@@ -37,17 +37,8 @@ extension SQLiteSchema {
     mutating func deriveManyToManys() {
         let descriptions = model.descriptions
         var done: Set<Side> = []
-        var columnNames: Set<String> = []
-        func unique(_ base: String) -> String {
-            var name = base
-            var suffix = 1
-            while columnNames.contains(name) {
-                name = base + String(suffix)
-                suffix += 1
-            }
-            columnNames.insert(name)
-            return name
-        }
+        var columnNames = UniqueNames()
+        func unique(_ base: String) -> String { columnNames.claim(base) }
         for visited in visitOrder {
             for relationship in visited.relationships where relationship.isToMany && !relationship.isTransient {
                 guard let inverseIndex = relationship.inverseIndex else { continue }
@@ -101,17 +92,8 @@ extension SQLiteSchema {
                 let destination = descriptions[entity.relationships[index].destinationIndex]
                 let tableIndex = tableOfEntity[destination.index]
                 let name = "\(entityNumbers[entity.index])" + relationship.name.uppercased()
-                var used = Set(tables[tableIndex].columns.map(\.name))
-                func claim(_ base: String) -> String {
-                    var candidate = base
-                    var suffix = 1
-                    while used.contains(candidate) {
-                        candidate = base + String(suffix)
-                        suffix += 1
-                    }
-                    used.insert(candidate)
-                    return candidate
-                }
+                var names = UniqueNames(Set(tables[tableIndex].columns.map(\.name)))
+                func claim(_ base: String) -> String { names.claim(base) }
                 let keyColumn = claim("Z" + name)
                 tables[tableIndex].columns.append(
                     Column(

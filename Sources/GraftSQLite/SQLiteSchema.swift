@@ -174,17 +174,8 @@ struct SQLiteSchema {
                     Column(name: "Z_ENT", type: "INTEGER", role: .entity),
                     Column(name: "Z_OPT", type: "INTEGER", role: .version),
                 ])
-            var used: Set<String> = ["Z_PK", "Z_ENT", "Z_OPT"]
-            func claim(_ base: String) -> String {
-                var name = base
-                var suffix = 1
-                while used.contains(name) {
-                    name = base + String(suffix)
-                    suffix += 1
-                }
-                used.insert(name)
-                return name
-            }
+            var names = UniqueNames(["Z_PK", "Z_ENT", "Z_OPT"])
+            func claim(_ base: String) -> String { names.claim(base) }
             let tableIndex = tables.count
             for member in members {
                 tableOfEntity[member] = tableIndex
@@ -249,6 +240,25 @@ struct SQLiteSchema {
         deriveManyToManys()
         deriveVirtualToOnes()
         indexStatements = deriveIndexes(style: indexStyle)
+    }
+
+    /// Names made unique the way Core Data's name generator makes them: a name already taken gets the
+    /// first free numeric suffix (`ZTEXT`, `ZTEXT1`).
+    struct UniqueNames {
+        private var used: Set<String>
+
+        init(_ used: Set<String> = []) { self.used = used }
+
+        mutating func claim(_ base: String) -> String {
+            var name = base
+            var suffix = 1
+            while used.contains(name) {
+                name = base + String(suffix)
+                suffix += 1
+            }
+            used.insert(name)
+            return name
+        }
     }
 
     /// How Core Data names indexes of indexed attributes and compound indexes.
