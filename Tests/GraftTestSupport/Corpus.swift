@@ -29,6 +29,17 @@ public enum Corpus {
     }
 
     public static func url(_ relative: String) -> URL { root.appendingPathComponent(relative) }
+
+    /// Every SQLite database in the corpus, recognised by its first 16 bytes (`SQLite format 3` and a
+    /// NUL), not by its extension: stores are named `.sqlite`, `.wiredatabase`, `.review`, … Sorted,
+    /// relative to the root.
+    public static var sqliteStores: [String] {
+        paths(where: { url in
+            guard let handle = try? FileHandle(forReadingFrom: url) else { return false }
+            defer { try? handle.close() }
+            return (try? handle.read(upToCount: 16)) == Data("SQLite format 3\0".utf8)
+        })
+    }
 }
 
 /// The project's own files (examples, formats).
