@@ -249,20 +249,28 @@ struct PasteCorpusTests {
         let broken = try StoreValidation.check(source).violations.map { Self.kind($0.violation) }.sorted()
         let model = try #require(try copied.model())
         #expect(model.versionHashes == reader.model.versionHashes)
-        // Every encoding, each into a format in turn (over the corpus every pair comes up).
-        let formats = StoreFormat.allCases
-        for (offset, encoding) in ClipboardEncoding.allCases.enumerated() {
-            let clipboard = try ClipboardEncoding.decode(try encoding.encode(copied))
-            #expect(clipboard == copied)
-            let format = formats[(offset + path.count) % formats.count]
+        // Every encoding gives back the clipboard copied, so pasting any of them is pasting each of them:
+        // into a new store of every format (SQLite included), each from an encoding in turn (over the
+        // corpus every pair comes up).
+        var decoded: [ClipboardEncoding: Clipboard] = [:]
+        for encoding in ClipboardEncoding.allCases {
+            decoded[encoding] = try ClipboardEncoding.decode(try encoding.encode(copied))
+            #expect(decoded[encoding] == copied, "\(encoding)")
+        }
+        let encodings = ClipboardEncoding.allCases
+        for (offset, format) in StoreFormat.allCases.enumerated() {
+            let encoding = encodings[(offset + path.count) % encodings.count]
+            let clipboard = try #require(decoded[encoding])
             let url = folder.appendingPathComponent("copy-\(encoding.rawValue).\(format.rawValue)")
             let report = try Paster(options: PasteOptions(validates: false)).paste(
                 clipboard, intoNewStoreAt: url, format: format)
             let written = try StoreFormats.openForReading(url, model: model)
             try expectPasted(clipboard, report, in: written)
             // The pasted objects break what the store's own objects break, no more and no less.
-            #expect(report.violations.map(Self.kind).sorted() == broken, "\(encoding)")
-            #expect(try StoreValidation.check(written).violations.map { Self.kind($0.violation) }.sorted() == broken)
+            #expect(report.violations.map(Self.kind).sorted() == broken, "\(encoding) → \(format)")
+            #expect(
+                try StoreValidation.check(written).violations.map { Self.kind($0.violation) }.sorted() == broken,
+                "\(encoding) → \(format)")
         }
     }
 }
