@@ -15,7 +15,9 @@ struct CopyCommand: ParsableCommand {
 
             The document goes to standard output, or to -o FILE (written atomically). Its encoding comes \
             from --format, else from FILE's extension (.json, .xml, .plist, .bplist), else JSON. The store \
-            is only read, never changed.
+            is only read, never changed. A binary value whose external file is missing (Core Data keeps \
+            large values beside a SQLite store, and copies of stores often leave them behind) stops the \
+            copy, unless --omit-missing-external-data copies it as no value, with a warning.
             """,
         examples: [
             CommandExample(
@@ -64,6 +66,11 @@ struct CopyCommand: ParsableCommand {
                 \.model, name: "model", valueName: "path",
                 help: "The model to read the store with (by default, its own)."),
             .flag(
+                \.omitMissingExternalData, name: "omit-missing-external-data",
+                help:
+                    "Copy binary values whose external file is missing as no value, with a warning, instead of failing."
+            ),
+            .flag(
                 \.noModel, name: "no-model",
                 help: "Leave the source model out of the clipboard (a paste into a new store then needs --model)."),
             .flag(
@@ -87,6 +94,7 @@ struct CopyCommand: ParsableCommand {
     var output: PathArgument?
     var force = false
     var model: PathArgument?
+    var omitMissingExternalData = false
     var noModel = false
     var plan = false
     var quiet = false
@@ -142,7 +150,7 @@ struct CopyCommand: ParsableCommand {
             guard let copied = try copy(from: storeURL, model: chosenModel, context) else { return }
             clipboard = copied
         } catch let error as GraftError {
-            throw error.namingFile(storeURL.relativePath)
+            throw Copier.namingOmitOption(error).namingFile(storeURL.relativePath)
         }
         if let outputURL {
             try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
@@ -162,16 +170,18 @@ struct CopyCommand: ParsableCommand {
 
     /// The clipboard, or nil when `--plan` printed what a copy would take instead.
     private func copy(from storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws -> Clipboard? {
+        let missingExternalData: Copier.MissingExternalData = omitMissingExternalData ? .omit : .fail
         if all && stop.isEmpty && depth == nil && !plan {
             // Everything: one streaming pass over the document.
-            let reader = try StoreFormats.reader(
-                for: storeURL, format: try StoreFormat.detect(storeURL), model: chosenModel, danglingReferences: .drop)
+            let reader = try Copier.reader(for: storeURL, model: chosenModel, missingExternalData: missingExternalData)
             try selection.check(against: reader.model)
             let clipboard = try Copier.copyAll(from: reader, includesModel: !noModel)
             if !quiet { for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") } }
             return clipboard
         }
-        let source = try StoreFormats.openForReading(storeURL, model: chosenModel)
+        let opened = try Copier.openStore(storeURL, model: chosenModel, missingExternalData: missingExternalData)
+        if !quiet { for warning in opened.warnings { context.printError("warning: \(warning)") } }
+        let source = opened.store
         let copier = Copier(source: StoreSource(source), includesModel: !noModel)
         let selection = selection
         let copyPlan = try copier.plan(selection)

@@ -18,6 +18,7 @@ public struct GraftCommand: ParsableCommand {
             ConvertCommand.self,
             CopyCommand.self,
             PasteCommand.self,
+            ValidateCommand.self,
             HelpCommand.self,
         ])
 

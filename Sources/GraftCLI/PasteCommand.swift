@@ -12,7 +12,10 @@ struct PasteCommand: ParsableCommand {
             them are rewired, and references link to the target's object with the same identity (or, \
             pasting back into the store copied from, the same URI). A copy whose identity already exists is \
             handled by --on-conflict. The result is validated as a whole before anything is written, and \
-            every problem is reported at once; on any failure the store is left exactly as it was.
+            every problem is reported at once, saying which rules the copied objects already broke in \
+            the clipboard; on any failure the store is left exactly as it was. --no-validate pastes \
+            objects that break the model's rules (as real stores' objects sometimes do) as they are, with \
+            a warning for each rule broken.
 
             --into names an existing store (SQLite is saved in one transaction; XML and binary documents \
             are rewritten atomically) or a new one, whose format comes from its extension and whose model \
@@ -53,6 +56,9 @@ struct PasteCommand: ParsableCommand {
                 \.identities, name: "identity", valueName: "Entity=attr[,attr]",
                 help: "The attributes that identify this entity's objects (by default, its uniqueness constraint)."),
             .flag(\.dryRun, name: "dry-run", short: "n", help: "Report what would be done, and write nothing."),
+            .flag(
+                \.noValidate, name: "no-validate",
+                help: "Paste objects that break the model's rules as they are, with a warning for each rule broken."),
             .option(
                 \.idMap, name: "id-map", valueName: "file",
                 help: "Write the id map to this file as JSON instead of printing it."),
@@ -67,6 +73,7 @@ struct PasteCommand: ParsableCommand {
     var dangling: DanglingPolicy = .fail
     var identities: [IdentityAttributes] = []
     var dryRun = false
+    var noValidate = false
     var idMap: PathArgument?
     var quiet = false
 
@@ -78,7 +85,8 @@ struct PasteCommand: ParsableCommand {
 
     var options: PasteOptions {
         var options = PasteOptions(
-            dangling: dangling, identities: IdentityAttributes.dictionary(identities), dryRun: dryRun)
+            dangling: dangling, identities: IdentityAttributes.dictionary(identities), dryRun: dryRun,
+            validates: !noValidate)
         for rule in conflicts {
             if let entity = rule.entity {
                 options.onConflictByEntity[entity] = rule.policy
@@ -131,6 +139,7 @@ struct PasteCommand: ParsableCommand {
         guard !quiet else { return }
         for note in report.notes { context.printError("note: \(note)") }
         for dropped in report.dangling { context.printError("dropped link to: \(dropped)") }
+        for violation in report.violations { context.printError("warning: \(violation)") }
         context.printError(Self.summary(report, store: into!.path, created: isNew))
     }
 
@@ -167,6 +176,9 @@ struct PasteCommand: ParsableCommand {
         }
         parts.append("linked \(Wording.counted(report.linked, "reference"))")
         if !report.dangling.isEmpty { parts.append("dropped \(Wording.counted(report.dangling.count, "link"))") }
+        if !report.violations.isEmpty {
+            parts.append("\(Wording.counted(report.violations.count, "rule")) broken (pasted as they are)")
+        }
         return "Pasted into \(store)\(created ? " (new)" : ""): " + parts.joined(separator: ", ")
     }
 
@@ -179,6 +191,11 @@ struct PasteCommand: ParsableCommand {
         text += "Would link \(Wording.counted(report.linked, "reference")) to existing objects\n"
         text += "Would drop \(Wording.counted(report.dangling.count, "link"))\(report.dangling.isEmpty ? "" : ":")\n"
         for dropped in report.dangling { text += "  \(dropped)\n" }
+        if !report.violations.isEmpty {
+            text +=
+                "Would break \(Wording.counted(report.violations.count, "rule")), pasting the objects as they are:\n"
+            for violation in report.violations { text += "  \(violation)\n" }
+        }
         for note in report.notes { text += "Note: \(note)\n" }
         return text
     }

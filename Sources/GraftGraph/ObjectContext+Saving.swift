@@ -7,10 +7,12 @@ extension ObjectContext {
     /// New objects get permanent IDs; afterwards every object is unchanged and deleted objects leave the
     /// context. If validation or the store fails, nothing is written and the context is as before.
     ///
+    /// - Parameter validating: `false` saves without validating, for a caller that has checked the
+    ///   changes itself (a paste, which may be told to keep objects that break rules as they are).
     /// - Throws: `GraftError.validationFailed` listing every failure, or the store's error.
-    public func save() throws {
+    public func save(validating: Bool = true) throws {
         guard hasChanges else { return }
-        try validate()
+        if validating { try validate() }
         let inserted = insertedObjects
         let updated = updatedObjects
         let deleted = deletedObjects

@@ -2,6 +2,71 @@ import Foundation
 import GraftCore
 import GraftModel
 
+/// One rule an object breaks: which object and property, which rule, and what is wrong, in words.
+///
+/// Validation of a context (``ObjectContext/validate()``), of a paste and of a whole store (`graft
+/// validate`) all report what they find as these, made by the same checks.
+///
+/// For example:
+///
+/// ```swift
+/// for violation in context.ruleViolations(for: department) {
+///     print(violation.property, violation.rule, violation.message)   // employees minimumCount holds 2 objects, …
+/// }
+/// ```
+public struct RuleViolation: Hashable, Sendable, CustomStringConvertible {
+    /// The kinds of rule a model sets for its objects.
+    public enum Rule: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
+        /// A required attribute with no value, or a required relationship that is empty.
+        case required
+        /// A value of another type than its attribute's.
+        case type
+        /// An integer outside the range of its attribute's type (Integer 16, 32 or 64).
+        case range
+        /// A value, string length or data size below its attribute's minimum.
+        case minimum
+        /// A value, string length or data size above its attribute's maximum.
+        case maximum
+        /// A string that does not match its attribute's regular expression.
+        case pattern
+        /// A relationship holding an object of an entity that is not its destination (or a subentity).
+        case destination
+        /// A to-many holding fewer objects than its minimum count.
+        case minimumCount
+        /// A to-many holding more objects than its maximum count.
+        case maximumCount
+        /// Values of a uniqueness constraint that another object of the same inheritance tree has too.
+        case uniqueness
+
+        public var description: String { rawValue }
+    }
+
+    /// The object's entity.
+    public var entity: String
+    /// The object, as the caller names it (`Department p3`, a URI, a clipboard id).
+    public var object: String
+    /// The attribute or relationship (for a uniqueness constraint, its attributes joined by ", ").
+    public var property: String
+    public var rule: Rule
+    /// What is wrong: "holds 2 objects, fewer than the minimum 3".
+    public var message: String
+
+    public init(entity: String, object: String, property: String, rule: Rule, message: String) {
+        self.entity = entity
+        self.object = object
+        self.property = property
+        self.rule = rule
+        self.message = message
+    }
+
+    /// The violation as an error naming the object and the key.
+    public var error: GraftError {
+        GraftError(.validationFailed, message, context: [.object(object), .key(property)])
+    }
+
+    public var description: String { error.description }
+}
+
 extension ObjectContext {
     /// Checks every pending object against the model and reports every failure at once.
     ///
@@ -30,31 +95,38 @@ extension ObjectContext {
 
     /// Every rule `object` breaks, each error naming the object and the key.
     public func validationErrors(for object: ManagedObject) -> [GraftError] {
+        ruleViolations(for: object).map(\.error)
+    }
+
+    /// Every rule `object` breaks, each naming the object by its label (`Department p3`).
+    public func ruleViolations(for object: ManagedObject) -> [RuleViolation] {
         guard let storage = object.storage else { return [] }
-        var errors: [GraftError] = []
-        func fail(_ key: String, _ message: String) {
-            errors.append(GraftError(.validationFailed, message, context: [.object(object.label), .key(key)]))
+        let entity = object.entity
+        var found: [RuleViolation] = []
+        func fail(_ key: String, _ broken: RuleViolation.Broken) {
+            found.append(
+                RuleViolation(
+                    entity: entity.name, object: object.label, property: key, rule: broken.rule,
+                    message: broken.message))
         }
-        for (index, attribute) in object.entity.attributes.enumerated() {
-            guard let value = storage.attributes[index] else {
-                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
-                continue
+        for (index, attribute) in entity.attributes.enumerated() {
+            for broken in AttributeRules.broken(storage.attributes[index], for: attribute) {
+                fail(attribute.name, broken)
             }
-            for message in AttributeRules.violations(of: value, for: attribute) { fail(attribute.name, message) }
         }
-        for (index, relationship) in object.entity.relationships.enumerated() {
+        for (index, relationship) in entity.relationships.enumerated() {
             let contents = storage.relationships[index]
             if case .unloaded = contents { continue }
             let targets = contents.objects
             let destination = model.destination(of: relationship)
             for target in targets where !model.isKind(target.entity, of: destination) {
-                fail(relationship.name, "holds \(target.label), which is not \(Wording.withArticle(destination.name))")
+                fail(relationship.name, RelationshipRules.wrongDestination(target.entity, destination))
             }
-            if let message = RelationshipRules.violation(count: targets.count, for: relationship.declaration) {
-                fail(relationship.name, message)
+            if let broken = RelationshipRules.broken(count: targets.count, for: relationship.declaration) {
+                fail(relationship.name, broken)
             }
         }
-        return errors
+        return found
     }
 
     /// Deny rules a deleted object still breaks (its relationship holds objects that are not deleted).
@@ -75,100 +147,224 @@ extension ObjectContext {
     }
 }
 
-/// The rules a relationship's contents must follow.
-public enum RelationshipRules {
-    /// What is wrong with a relationship holding `count` objects, or `nil` when nothing is: optionality, and
-    /// a to-many's minimum and maximum counts (an empty optional to-many is always allowed).
-    public static func violation(count: Int, for relationship: Relationship) -> String? {
-        if !relationship.isToMany {
-            return count == 0 && !relationship.isOptional ? "is required but is empty" : nil
+extension RuleViolation {
+    /// A rule broken and what is wrong, before it is said of which object.
+    public struct Broken: Hashable, Sendable {
+        public var rule: Rule
+        public var message: String
+
+        public init(_ rule: Rule, _ message: String) {
+            self.rule = rule
+            self.message = message
         }
-        if count == 0 && relationship.isOptional { return nil }
-        let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
-        if count < minimum {
-            return "holds \(Wording.counted(count, "object")), fewer than the minimum \(minimum)"
-        }
-        if relationship.maxCount > 0 && count > relationship.maxCount {
-            return "holds \(count) objects, more than the maximum \(relationship.maxCount)"
-        }
-        return nil
     }
 
-    /// Every rule a snapshot breaks, each error naming `label` (the object) and the key: attribute rules,
-    /// required attributes and relationships, and relationship counts.
-    public static func violations(of snapshot: Snapshot, in model: Model, label: String) -> [GraftError] {
+    /// Every rule a snapshot breaks, each naming `object` (`label` of the object) and the key: attribute
+    /// rules, required attributes and relationships, relationship counts and destinations. Transient
+    /// properties, which snapshots do not hold, and to-manys left `.unloaded` are not checked.
+    public static func find(in snapshot: Snapshot, model: Model, object label: String) -> [RuleViolation] {
         let entity = model.descriptions[snapshot.ref.entity]
-        var errors: [GraftError] = []
-        func fail(_ key: String, _ message: String) {
-            errors.append(GraftError(.validationFailed, message, context: [.object(label), .key(key)]))
+        var found: [RuleViolation] = []
+        func fail(_ key: String, _ broken: Broken) {
+            found.append(
+                RuleViolation(
+                    entity: entity.name, object: label, property: key, rule: broken.rule, message: broken.message))
         }
         for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
-            guard let value = snapshot.attributes[index] else {
-                if !attribute.isOptional { fail(attribute.name, "is required but has no value") }
-                continue
+            for broken in AttributeRules.broken(snapshot.attributes[index], for: attribute) {
+                fail(attribute.name, broken)
             }
-            for message in AttributeRules.violations(of: value, for: attribute) { fail(attribute.name, message) }
         }
         for relationship in entity.relationships where !relationship.isTransient {
             let value = snapshot.relationships[relationship.index]
             if case .unloaded = value { continue }
             let destination = model.destination(of: relationship)
-            for target in value.refs where !model.isKind(model.descriptions[target.entity], of: destination) {
+            let refs = value.refs
+            for target in refs where !model.isKind(model.descriptions[target.entity], of: destination) {
                 fail(
                     relationship.name,
-                    "holds \(Wording.withArticle(model.descriptions[target.entity].name)), which is not \(Wording.withArticle(destination.name))"
-                )
+                    RelationshipRules.wrongDestination(model.descriptions[target.entity], destination))
             }
-            if let message = violation(count: value.refs.count, for: relationship.declaration) {
-                fail(relationship.name, message)
+            if let broken = RelationshipRules.broken(count: refs.count, for: relationship.declaration) {
+                fail(relationship.name, broken)
             }
         }
-        return errors
+        return found
+    }
+}
+
+/// The rules a relationship's contents must follow.
+public enum RelationshipRules {
+    /// What is wrong with a relationship holding `count` objects, or `nil` when nothing is: optionality, and
+    /// a to-many's minimum and maximum counts (an empty optional to-many is always allowed).
+    public static func broken(count: Int, for relationship: Relationship) -> RuleViolation.Broken? {
+        if !relationship.isToMany {
+            return count == 0 && !relationship.isOptional ? .init(.required, "is required but is empty") : nil
+        }
+        if count == 0 && relationship.isOptional { return nil }
+        let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+        if count < minimum {
+            return .init(
+                count == 0 && !relationship.isOptional ? .required : .minimumCount,
+                "holds \(Wording.counted(count, "object")), fewer than the minimum \(minimum)")
+        }
+        if relationship.maxCount > 0 && count > relationship.maxCount {
+            return .init(.maximumCount, "holds \(count) objects, more than the maximum \(relationship.maxCount)")
+        }
+        return nil
+    }
+
+    /// A relationship holding an object of `entity`, which is not its `destination` nor a kind of it.
+    static func wrongDestination(_ entity: EntityDescription, _ destination: EntityDescription) -> RuleViolation.Broken
+    {
+        .init(
+            .destination,
+            "holds \(Wording.withArticle(entity.name)), which is not \(Wording.withArticle(destination.name))")
     }
 }
 
 /// The rules an attribute's value must follow.
 public enum AttributeRules {
-    /// Every rule `value` breaks for `attribute`, as messages ("is 70000, above the maximum 32767").
-    public static func violations(of value: Value, for attribute: Attribute) -> [String] {
-        var messages: [String] = []
+    /// Every rule the attribute's value breaks, `nil` (no value) included: required attributes, and the
+    /// rules of ``violations(of:for:)``.
+    public static func broken(_ value: Value?, for attribute: Attribute) -> [RuleViolation.Broken] {
+        guard let value else { return attribute.isOptional ? [] : [.init(.required, "is required but has no value")] }
+        return violations(of: value, for: attribute)
+    }
+
+    /// Every rule `value` breaks for `attribute` ("is 70000, above the maximum 32767"): type, integer
+    /// range, minimum and maximum (values, string lengths, data sizes, dates), regular expression.
+    public static func violations(of value: Value, for attribute: Attribute) -> [RuleViolation.Broken] {
+        var found: [RuleViolation.Broken] = []
         guard ValueConversion.matches(value, attribute.type) else {
-            return ["holds \(ValueConversion.describe(value)), but the attribute's type is \(attribute.type.modelName)"]
+            return [
+                .init(
+                    .type,
+                    "holds \(ValueConversion.describe(value)), but the attribute's type is \(attribute.type.modelName)")
+            ]
         }
         if case .integer(let number) = value, let range = attribute.type.integerRange, !range.contains(number) {
-            messages.append(
-                "is \(number), outside the \(attribute.type.modelName) range \(range.lowerBound)…\(range.upperBound)")
+            found.append(
+                .init(
+                    .range,
+                    "is \(number), outside the \(attribute.type.modelName) range \(range.lowerBound)…\(range.upperBound)"
+                ))
         }
         switch value {
         case .string(let text):
             let length = text.utf16.count
             if let minimum = attribute.minValue?.doubleValue, Double(length) < minimum {
-                messages.append("is \(length) characters long, shorter than the minimum \(Int(minimum))")
+                found.append(.init(.minimum, "is \(length) characters long, shorter than the minimum \(Int(minimum))"))
             }
             if let maximum = attribute.maxValue?.doubleValue, Double(length) > maximum {
-                messages.append("is \(length) characters long, longer than the maximum \(Int(maximum))")
+                found.append(.init(.maximum, "is \(length) characters long, longer than the maximum \(Int(maximum))"))
             }
             if let pattern = attribute.regularExpression, !RegularExpressions.wholeMatch(pattern, text) {
-                messages.append("'\(text)' does not match the pattern \(pattern)")
+                found.append(.init(.pattern, "'\(text)' does not match the pattern \(pattern)"))
             }
         case .data(let data) where attribute.type == .binary:
             if let minimum = attribute.minValue?.doubleValue, Double(data.count) < minimum {
-                messages.append("is \(data.count) bytes, fewer than the minimum \(Int(minimum))")
+                found.append(.init(.minimum, "is \(data.count) bytes, fewer than the minimum \(Int(minimum))"))
             }
             if let maximum = attribute.maxValue?.doubleValue, Double(data.count) > maximum {
-                messages.append("is \(data.count) bytes, more than the maximum \(Int(maximum))")
+                found.append(.init(.maximum, "is \(data.count) bytes, more than the maximum \(Int(maximum))"))
             }
         case .integer, .double, .decimal, .date:
             if let minimum = attribute.minValue, ValueOrder.compare(value, minimum) == .orderedAscending {
-                messages.append("is \(ValueText.format(value)), below the minimum \(ValueText.format(minimum))")
+                found.append(
+                    .init(.minimum, "is \(ValueText.format(value)), below the minimum \(ValueText.format(minimum))"))
             }
             if let maximum = attribute.maxValue, ValueOrder.compare(value, maximum) == .orderedDescending {
-                messages.append("is \(ValueText.format(value)), above the maximum \(ValueText.format(maximum))")
+                found.append(
+                    .init(.maximum, "is \(ValueText.format(value)), above the maximum \(ValueText.format(maximum))"))
             }
         default:
             break
         }
-        return messages
+        return found
+    }
+}
+
+/// Finds objects whose uniqueness-constraint values an earlier object of the same inheritance tree
+/// already has, one object at a time, keeping only the values it has seen (not the objects).
+///
+/// For example:
+///
+/// ```swift
+/// var check = UniquenessCheck(model: model)
+/// for (position, snapshot) in snapshots.enumerated() {
+///     for clash in check.add(snapshot, at: position) { print(position, "repeats", clash.earlier) }
+/// }
+/// ```
+public struct UniquenessCheck {
+    /// An object with the same values as an earlier one.
+    public struct Clash: Sendable {
+        /// The position of the earlier object, as given to ``add(_:at:)``.
+        public var earlier: Int
+        /// The constraint's attributes, and the values both objects have.
+        public var names: [String]
+        public var values: [Value]
+
+        /// The violation of the later object, saying which object was there first (`earlier`: "another
+        /// Department (x-coredata://…)").
+        public func violation(entity: String, object: String, earlier: String) -> RuleViolation {
+            UniquenessCheck.violation(names: names, values: values, entity: entity, object: object, earlier: earlier)
+        }
+    }
+
+    /// The violation of an object whose values `values` of the constraint `names` another object
+    /// (`earlier`, in words) has too.
+    public static func violation(
+        names: [String], values: [Value], entity: String, object: String, earlier: String
+    ) -> RuleViolation {
+        let shown = zip(names, values).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(separator: ", ")
+        return RuleViolation(
+            entity: entity, object: object, property: names.joined(separator: ", "), rule: .uniqueness,
+            message: "\(earlier) already has \(shown): the uniqueness constraint forbids a second")
+    }
+
+    /// Per entity, its constraints as attribute indices with the group they are checked in (the root
+    /// entity and the constraint's names: subentities share their root's constraints).
+    private let constraints: [[(group: String, names: [String], indices: [Int])]]
+    // Per group, the position of the first object with each combination of values (single values are
+    // kept apart from combinations, so that the common case makes no array per object).
+    private var takenSingle: [String: [Value: Int]] = [:]
+    private var takenCombined: [String: [[Value]: Int]] = [:]
+
+    public init(model: Model) {
+        constraints = model.descriptions.map { entity in
+            entity.uniquenessConstraints.compactMap { constraint in
+                let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
+                guard indices.count == constraint.count else { return nil }
+                return (
+                    "\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))", constraint,
+                    indices
+                )
+            }
+        }
+    }
+
+    /// Notes the snapshot's constraint values; returns the constraints whose values an earlier object had.
+    /// Objects with no value for one of a constraint's attributes are not checked against it.
+    public mutating func add(_ snapshot: Snapshot, at position: Int) -> [Clash] {
+        var clashes: [Clash] = []
+        for constraint in constraints[snapshot.ref.entity] {
+            let earlier: Int?
+            let values: [Value]
+            if constraint.indices.count == 1 {
+                guard let value = snapshot.attributes[constraint.indices[0]] else { continue }
+                earlier = takenSingle[constraint.group, default: [:]].updateValue(position, forKey: value)
+                if let earlier { takenSingle[constraint.group]![value] = earlier }
+                values = [value]
+            } else {
+                values = constraint.indices.compactMap { snapshot.attributes[$0] }
+                guard values.count == constraint.indices.count else { continue }
+                earlier = takenCombined[constraint.group, default: [:]].updateValue(position, forKey: values)
+                if let earlier { takenCombined[constraint.group]![values] = earlier }
+            }
+            if let earlier { clashes.append(Clash(earlier: earlier, names: constraint.names, values: values)) }
+        }
+        return clashes
     }
 }
 

@@ -63,9 +63,18 @@ struct ContextWork {
     let context: ObjectContext
     let plan: PastePlan
 
-    /// Performs the paste; returns clipboard id → the object it became, in document order. Throws `validationFailed` listing every rule the
-    /// touched objects break (the caller reverts).
-    func apply() throws -> [(id: String, object: ManagedObject)] {
+    /// What a paste through a context did.
+    struct Result {
+        /// Clipboard id → the object it became, in document order.
+        var objects: [(id: String, object: ManagedObject)]
+        /// The rules the objects break, when the paste goes ahead anyway (validation off).
+        var violations: [RuleViolation]
+    }
+
+    /// Performs the paste. Throws `validationFailed` listing every rule the objects the paste changed
+    /// break, unless validation is off (the caller reverts).
+    func apply() throws -> Result {
+        let pendingBefore = Set((context.insertedObjects + context.updatedObjects).map(ObjectIdentifier.init))
         var objects: [String: ManagedObject] = [:]
         objects.reserveCapacity(plan.clipboard.objects.count)
         var touched: [ObjectIdentifier: ManagedObject] = [:]
@@ -118,8 +127,19 @@ struct ContextWork {
                 }
             }
         }
-        try check(Array(touched.values))
-        return plan.clipboard.objects.compactMap { object in objects[object.id].map { (object.id, $0) } }
+        // Every object the paste changed: those it named, and those whose inverses changed with them.
+        for object in context.insertedObjects + context.updatedObjects
+        where !pendingBefore.contains(ObjectIdentifier(object)) {
+            touched[ObjectIdentifier(object)] = object
+        }
+        var clipboardIDs: [ObjectIdentifier: String] = [:]
+        for object in plan.clipboard.objects.reversed() {
+            if let pasted = objects[object.id] { clipboardIDs[ObjectIdentifier(pasted)] = object.id }
+        }
+        let violations = try check(Array(touched.values), clipboardIDs: clipboardIDs)
+        return Result(
+            objects: plan.clipboard.objects.compactMap { object in objects[object.id].map { (object.id, $0) } },
+            violations: violations)
     }
 
     /// Gives the object the copy's values: every attribute the clipboard's entity has, including the ones
@@ -139,23 +159,34 @@ struct ContextWork {
         }
     }
 
-    /// Validation of every object the paste touched, and uniqueness of new objects' identities.
-    private func check(_ touched: [ManagedObject]) throws {
-        var errors: [GraftError] = []
-        for object in touched.sorted(by: { $0.objectID < $1.objectID }) where !object.isDeleted {
-            errors += context.validationErrors(for: object)
+    /// Validation of every object the paste changed, and uniqueness of new objects' identities, settled
+    /// by the plan. Objects copied from the clipboard are named by their clipboard ids.
+    private func check(_ touched: [ManagedObject], clipboardIDs: [ObjectIdentifier: String]) throws -> [RuleViolation] {
+        func label(_ object: ManagedObject) -> String {
+            clipboardIDs[ObjectIdentifier(object)].map { "\($0) (\(object.entity.name))" } ?? object.label
         }
-        errors += try uniquenessErrors(touched)
-        guard !errors.isEmpty else { return }
-        throw rulesBroken(errors)
+        var found: [PasteViolation] = []
+        for object in touched.sorted(by: { $0.objectID < $1.objectID }) where !object.isDeleted {
+            for violation in context.ruleViolations(for: object) {
+                var violation = violation
+                violation.object = label(object)
+                found.append(PasteViolation(violation, clipboardID: clipboardIDs[ObjectIdentifier(object)]))
+            }
+        }
+        found += try uniquenessViolations(touched, label: label).map {
+            PasteViolation($0.violation, clipboardID: clipboardIDs[ObjectIdentifier($0.object)])
+        }
+        return try plan.settle(found)
     }
 
     /// New objects whose uniqueness-constraint values another object already has (an object that was
     /// there before, or another new one).
-    private func uniquenessErrors(_ touched: [ManagedObject]) throws -> [GraftError] {
+    private func uniquenessViolations(
+        _ touched: [ManagedObject], label: (ManagedObject) -> String
+    ) throws -> [(object: ManagedObject, violation: RuleViolation)] {
         let inserted = touched.filter(\.isInserted).sorted { $0.objectID < $1.objectID }
         let new = Set(inserted.map(ObjectIdentifier.init))
-        var errors: [GraftError] = []
+        var found: [(object: ManagedObject, violation: RuleViolation)] = []
         var groups: [String: (entity: EntityDescription, names: [String], objects: [ManagedObject])] = [:]
         for object in inserted {
             for constraint in object.entity.uniquenessConstraints
@@ -198,18 +229,17 @@ struct ContextWork {
                     }
                 }
                 if let other = taken[key] {
-                    let shown = zip(group.names, key).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(
-                        separator: ", ")
-                    errors.append(
-                        GraftError(
-                            .validationFailed,
-                            "\(other.isInserted ? "another pasted" : "an existing") \(other.entity.name) (\(other.uri)) already has \(shown): the uniqueness constraint forbids a second",
-                            context: [.object(object.label), .key(group.names.joined(separator: ", "))]))
+                    let earlier =
+                        "\(other.isInserted ? "another pasted" : "an existing") \(other.entity.name) (\(other.isInserted ? label(other) : other.uri))"
+                    let violation = UniquenessCheck.violation(
+                        names: group.names, values: key, entity: object.entity.name, object: label(object),
+                        earlier: earlier)
+                    found.append((object, violation))
                 }
                 taken[key] = object
             }
         }
-        return errors
+        return found
     }
 
 }

@@ -25,6 +25,8 @@ struct EmptyStorePaste {
     struct Result {
         var ids: [String]
         var snapshots: [Snapshot]
+        /// The rules the objects break, when the paste goes ahead anyway (validation off).
+        var violations: [RuleViolation]
 
         /// Clipboard id → the URI of the object it became.
         func idMap(model: Model, storeIdentifier: String) -> [(id: String, uri: String)] {
@@ -41,8 +43,8 @@ struct EmptyStorePaste {
     /// Builds and checks the objects.
     ///
     /// - Parameter allocateKeys: keys for `count` new objects of the tree rooted at an entity.
-    /// - Throws: `validationFailed` listing every rule the objects break; `malformedInput` when the
-    ///   clipboard's links contradict each other.
+    /// - Throws: `validationFailed` listing every rule the objects break, unless validation is off;
+    ///   `malformedInput` when the clipboard's links contradict each other.
     func build(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws -> Result {
         let model = plan.model
         // Per clipboard entity, resolved once: the mapping, and its properties in the clipboard's order.
@@ -182,20 +184,28 @@ struct EmptyStorePaste {
             throw GraftError(.malformedInput, "the clipboard's links contradict each other", underlying: errors)
         }
 
+        // Every rule the objects break, each with the clipboard object it came from (labels are made only
+        // for objects that break a rule).
+        var found: [PasteViolation] = []
+        var uniqueness = UniquenessCheck(model: model)
         for (at, snapshot) in snapshots.enumerated() {
-            let found = RelationshipRules.violations(of: snapshot, in: model, label: "")
-            // Labels are made only for objects that break a rule.
-            errors += found.map { error in
-                var error = error
-                error.context = error.context.map { $0 == .object("") ? .object(label(at)) : $0 }
-                return error
+            for violation in RuleViolation.find(in: snapshot, model: model, object: "") {
+                var violation = violation
+                violation.object = label(at)
+                found.append(PasteViolation(violation, clipboardID: id(at)))
+            }
+            for clash in uniqueness.add(snapshot, at: at) {
+                let earlier = model.descriptions[snapshots[clash.earlier].ref.entity].name
+                found.append(
+                    PasteViolation(
+                        clash.violation(
+                            entity: model.descriptions[snapshot.ref.entity].name, object: label(at),
+                            earlier: "another pasted \(earlier) (\(label(clash.earlier)))"),
+                        clipboardID: id(at)))
             }
         }
-        errors += uniquenessErrors(snapshots, label: label)
-        guard errors.isEmpty else {
-            throw rulesBroken(errors)
-        }
-        return Result(ids: sourceOf.map { objects[$0].id }, snapshots: snapshots)
+        let violations = try plan.settle(found)
+        return Result(ids: sourceOf.map { objects[$0].id }, snapshots: snapshots, violations: violations)
     }
 
     /// The target index of the property `name`, looking first where the previous one left off (objects
@@ -208,52 +218,5 @@ struct EmptyStorePaste {
         guard let found = properties.firstIndex(where: { $0.name == name }) else { return nil }
         cursor = found + 1
         return properties[found].index
-    }
-
-    /// Objects whose uniqueness-constraint values another pasted object of the same tree already has.
-    private func uniquenessErrors(_ snapshots: [Snapshot], label: (Int) -> String) -> [GraftError] {
-        let model = plan.model
-        // Per entity, its constraints as attribute indices with the group they are checked in.
-        let constraints: [[(group: String, names: [String], indices: [Int])]] = model.descriptions.map { entity in
-            entity.uniquenessConstraints.compactMap { constraint in
-                let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
-                guard indices.count == constraint.count else { return nil }
-                return (
-                    "\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))", constraint,
-                    indices
-                )
-            }
-        }
-        var errors: [GraftError] = []
-        // Per group, the position of the first object with each combination of values (single values
-        // are kept apart from combinations, so that the common case makes no array per object).
-        var takenSingle: [String: [Value: Int]] = [:]
-        var takenCombined: [String: [[Value]: Int]] = [:]
-        for (at, snapshot) in snapshots.enumerated() {
-            for constraint in constraints[snapshot.ref.entity] {
-                let other: Int?
-                let values: [Value]
-                if constraint.indices.count == 1 {
-                    guard let value = snapshot.attributes[constraint.indices[0]] else { continue }
-                    other = takenSingle[constraint.group, default: [:]].updateValue(at, forKey: value)
-                    if let other { takenSingle[constraint.group]![value] = other }
-                    values = [value]
-                } else {
-                    values = constraint.indices.compactMap { snapshot.attributes[$0] }
-                    guard values.count == constraint.indices.count else { continue }
-                    other = takenCombined[constraint.group, default: [:]].updateValue(at, forKey: values)
-                    if let other { takenCombined[constraint.group]![values] = other }
-                }
-                guard let other else { continue }
-                let shown = zip(constraint.names, values).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(
-                    separator: ", ")
-                errors.append(
-                    GraftError(
-                        .validationFailed,
-                        "another pasted \(model.descriptions[snapshots[other].ref.entity].name) (\(label(other))) already has \(shown): the uniqueness constraint forbids a second",
-                        context: [.object(label(at)), .key(constraint.names.joined(separator: ", "))]))
-            }
-        }
-        return errors
     }
 }

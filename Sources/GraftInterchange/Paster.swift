@@ -33,17 +33,22 @@ public struct PasteOptions: Sendable {
     public var identities: [String: [String]]
     /// Work out everything and check the result, report it, and write nothing.
     public var dryRun: Bool
+    /// Whether a result that breaks the model's rules is refused (the default: all or nothing). When
+    /// `false`, the objects are pasted as they are and every rule they break is listed in
+    /// ``PasteReport/violations`` (`graft paste --no-validate`), for data that is already imperfect.
+    public var validates: Bool
 
     public init(
         onConflict: ConflictPolicy = .fail, onConflictByEntity: [String: ConflictPolicy] = [:],
         dangling: DanglingPolicy = .fail,
-        identities: [String: [String]] = [:], dryRun: Bool = false
+        identities: [String: [String]] = [:], dryRun: Bool = false, validates: Bool = true
     ) {
         self.onConflict = onConflict
         self.onConflictByEntity = onConflictByEntity
         self.dangling = dangling
         self.identities = identities
         self.dryRun = dryRun
+        self.validates = validates
     }
 }
 
@@ -65,6 +70,9 @@ public struct PasteReport: Sendable {
     public var notes: [String] = []
     /// Clipboard id → URI of the object it became (or was merged into, or skipped for), in document order.
     public var idMap: [(id: String, uri: String)] = []
+    /// The rules the pasted objects break, pasted as they are because validation was off
+    /// (``PasteOptions/validates``); empty otherwise, since a paste that breaks rules is refused.
+    public var violations: [RuleViolation] = []
 }
 
 /// Pastes clipboard documents as new objects: into a store (saved in one step, all or nothing) or into
@@ -74,7 +82,9 @@ public struct PasteReport: Sendable {
 /// references link to the target's objects with the same identity (or, pasting back into the source
 /// store, the same URI). Conflicts follow the policy. Inverses are kept on both sides, existing objects
 /// included. The result is validated as a whole before anything is written; every violation is reported
-/// at once.
+/// at once, telling apart the rules the copied objects already broke in the clipboard from those the
+/// paste would break. With ``PasteOptions/validates`` off, the objects are pasted as they are and the
+/// violations are reported instead.
 ///
 /// A clipboard from another version of the model pastes when it can: entities, attributes and
 /// relationships are matched by name and by renaming identifier, attributes new in the target model get
@@ -105,6 +115,7 @@ public struct Paster {
             try plan.resolve(using: EmptyTarget(model: store.model, identifier: store.identifier))
             var report = plan.report(dryRun: options.dryRun)
             let result = try EmptyStorePaste(plan: plan).build { try store.allocateKeys(rootEntity: $0, count: $1) }
+            report.violations = result.violations
             if options.dryRun { return report }
             try store.save(StoreChanges(inserted: result.snapshots))
             report.idMap = result.idMap(model: store.model, storeIdentifier: store.identifier)
@@ -114,7 +125,8 @@ public struct Paster {
         context.isUndoEnabled = false
         var (report, objects) = try pasteObjects(clipboard, into: context)
         if options.dryRun { return report }
-        try context.save()
+        // The paste checked every object it changed, and settled what it found (`PastePlan.settle`).
+        try context.save(validating: false)
         // Saved objects have permanent IDs now.
         report.idMap = objects.map { ($0.id, $0.object.uri) }
         return report
@@ -151,6 +163,7 @@ public struct Paster {
             defer { next += Int64(count) }
             return (1...Int64(max(count, 1))).prefix(count).map { next + $0 }
         }
+        report.violations = result.violations
         if options.dryRun { return report }
         try StoreFormats.write(
             result.snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: false)
@@ -176,20 +189,23 @@ public struct Paster {
     ) throws -> (PasteReport, [(id: String, object: ManagedObject)]) {
         var plan = try PastePlan(clipboard: clipboard, model: context.model, options: options)
         try plan.resolve(using: ContextTarget(context: context))
-        let report = plan.report(dryRun: options.dryRun)
+        var report = plan.report(dryRun: options.dryRun)
         let work = ContextWork(context: context, plan: plan)
         if options.dryRun {
             // Carried out and checked like a real paste, then undone.
-            struct Undo: Error {}
+            struct Undo: Error { var violations: [RuleViolation] }
             do {
                 try context.atomically {
-                    _ = try work.apply()
-                    throw Undo()
+                    throw Undo(violations: try work.apply().violations)
                 }
-            } catch is Undo {}
+            } catch let undo as Undo {
+                report.violations = undo.violations
+            }
             return (report, [])
         }
-        return (report, try context.atomically { try work.apply() })
+        let result = try context.atomically { try work.apply() }
+        report.violations = result.violations
+        return (report, result.objects)
     }
 }
 
@@ -462,14 +478,6 @@ struct PastePlan {
         report.notes = notes
         return report
     }
-}
-
-/// The error a paste throws when the objects it would leave break rules: every one of them listed.
-func rulesBroken(_ errors: [GraftError]) -> GraftError {
-    GraftError(
-        .validationFailed,
-        "the pasted objects would break \(Wording.counted(errors.count, "rule")); nothing was pasted",
-        underlying: errors)
 }
 
 /// A store with no objects: nothing to find.

@@ -56,11 +56,14 @@ import Testing
         #expect(context.capturedErrorOutput == "")
     }
 
-    @Test func copyAndPasteHelp() {
-        for (command, expected) in [("copy", Golden.graftCopy), ("paste", Golden.graftPaste)] {
+    @Test func copyPasteAndValidateHelp() {
+        for (command, expected, golden) in [
+            ("copy", Golden.graftCopy, "graftCopy"), ("paste", Golden.graftPaste, "graftPaste"),
+            ("validate", Golden.graftValidate, "graftValidate"),
+        ] {
             let context = CommandContext.capturing()
             #expect(GraftCommandLine.main(["graft", command, "--help"], context: context) == 0)
-            expectGolden(context.capturedOutput ?? "", expected, named: command == "copy" ? "graftCopy" : "graftPaste")
+            expectGolden(context.capturedOutput ?? "", expected, named: golden)
         }
     }
 

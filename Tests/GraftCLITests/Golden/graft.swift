@@ -23,6 +23,8 @@ extension Golden {
                                   into a clipboard document.
           paste                   Paste a clipboard document into a store as new
                                   objects, all or nothing.
+          validate                List every rule of its model that a store's objects
+                                  break.
           help                    Show help for a subcommand.
 
           See 'graft <subcommand> --help' for detailed help.

@@ -13,14 +13,17 @@ extension Golden {
 
         The document goes to standard output, or to -o FILE (written atomically). Its
         encoding comes from --format, else from FILE's extension (.json, .xml, .plist,
-        .bplist), else JSON. The store is only read, never changed.
+        .bplist), else JSON. The store is only read, never changed. A binary value whose
+        external file is missing (Core Data keeps large values beside a SQLite store,
+        and copies of stores often leave them behind) stops the copy, unless
+        --omit-missing-external-data copies it as no value, with a warning.
 
         USAGE: graft copy [--entity <name>] [--where <predicate>] [--uri <uri> ...]
                [--key <Entity=key> ...] [--all] [--follow <relationship> ...]
                [--stop <entity|relationship> ...] [--depth <n>]
                [--identity <Entity=attr[,attr]> ...] [--format <encoding>]
-               [--output <file>] [--force] [--model <path>] [--no-model] [--plan]
-               [--quiet] <store>
+               [--output <file>] [--force] [--model <path>]
+               [--omit-missing-external-data] [--no-model] [--plan] [--quiet] <store>
 
         ARGUMENTS:
           <store>                 The store to copy from (SQLite, XML or binary).
@@ -53,6 +56,9 @@ extension Golden {
           --force                 Replace the output file if it exists.
           --model <path>          The model to read the store with (by default, its
                                   own).
+          --omit-missing-external-data
+                                  Copy binary values whose external file is missing as
+                                  no value, with a warning, instead of failing.
           --no-model              Leave the source model out of the clipboard (a paste
                                   into a new store then needs --model).
           --plan                  Print what would be copied and what would be

@@ -10,8 +10,10 @@ extension Golden {
         target's object with the same identity (or, pasting back into the store copied
         from, the same URI). A copy whose identity already exists is handled by
         --on-conflict. The result is validated as a whole before anything is written,
-        and every problem is reported at once; on any failure the store is left exactly
-        as it was.
+        and every problem is reported at once, saying which rules the copied objects
+        already broke in the clipboard; on any failure the store is left exactly as it
+        was. --no-validate pastes objects that break the model's rules (as real stores'
+        objects sometimes do) as they are, with a warning for each rule broken.
 
         --into names an existing store (SQLite is saved in one transaction; XML and
         binary documents are rewritten atomically) or a new one, whose format comes from
@@ -24,8 +26,8 @@ extension Golden {
 
         USAGE: graft paste [--into <store>] [--model <path>]
                [--on-conflict <policy> ...] [--dangling <policy>]
-               [--identity <Entity=attr[,attr]> ...] [--dry-run] [--id-map <file>]
-               [--quiet] [<file>]
+               [--identity <Entity=attr[,attr]> ...] [--dry-run] [--no-validate]
+               [--id-map <file>] [--quiet] [<file>]
 
         ARGUMENTS:
           <file>                  The clipboard document ('-' or absent: standard
@@ -44,6 +46,8 @@ extension Golden {
                                   The attributes that identify this entity's objects (by
                                   default, its uniqueness constraint).
           -n, --dry-run           Report what would be done, and write nothing.
+          --no-validate           Paste objects that break the model's rules as they
+                                  are, with a warning for each rule broken.
           --id-map <file>         Write the id map to this file as JSON instead of
                                   printing it.
           -q, --quiet             Print no summary.
