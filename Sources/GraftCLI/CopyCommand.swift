@@ -143,14 +143,16 @@ struct CopyCommand: ParsableCommand {
                 throw GraftError(error.code, error.message, context: [.other("--where")])
             }
         }
-        let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
         let storeURL = URL(fileURLWithPath: store.path)
+        let chosenModel = try model.map {
+            try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
+        }
         let clipboard: Clipboard
         do {
             guard let copied = try copy(from: storeURL, model: chosenModel, context) else { return }
             clipboard = copied
         } catch let error as GraftError {
-            throw Copier.namingOmitOption(error).namingFile(storeURL.relativePath)
+            throw error.namingFile(storeURL.relativePath)
         }
         if let outputURL {
             try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
@@ -180,7 +182,7 @@ struct CopyCommand: ParsableCommand {
             return clipboard
         }
         let opened = try Copier.openStore(storeURL, model: chosenModel, missingExternalData: missingExternalData)
-        if !quiet { for warning in opened.warnings { context.printError("warning: \(warning)") } }
+        defer { if !quiet { for warning in opened.warnings() { context.printError("warning: \(warning)") } } }
         let source = opened.store
         let copier = Copier(source: StoreSource(source), includesModel: !noModel)
         let selection = selection

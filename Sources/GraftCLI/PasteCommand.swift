@@ -100,8 +100,13 @@ struct PasteCommand: ParsableCommand {
     func run(_ context: CommandContext) throws {
         let clipboard = try readClipboard(context)
         let storeURL = URL(fileURLWithPath: into!.path)
-        let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
         let isNew = !FileAccess.kind(of: storeURL).exists
+        // An existing store is read with the version of the model it was written with.
+        let chosenModel = try model.map { path -> Model in
+            let url = URL(fileURLWithPath: path.path)
+            return isNew
+                ? try ModelLoading.load(url).current : try ModelLoading.model(at: url, forStoreAt: storeURL).model
+        }
         let paster = Paster(options: options)
         let report: PasteReport
         do {

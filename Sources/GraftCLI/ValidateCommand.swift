@@ -31,26 +31,36 @@ struct ValidateCommand: ParsableCommand {
                 \.model, name: "model", valueName: "path",
                 help: "The model to check the store against (by default, its own)."),
             .flag(\.json, name: "json", help: "Print JSON instead of text."),
+            .flag(
+                \.omitMissingExternalData, name: "omit-missing-external-data",
+                help: "Check values kept in missing external files as no value, with a warning, instead of stopping."),
         ]
     }
 
     var store: PathArgument = ""
     var model: PathArgument?
     var json = false
+    var omitMissingExternalData = false
 
     mutating func validate() throws {
         if store.isStandardStream { throw UsageError("validate reads a store file; '-' is not supported") }
     }
 
     func run(_ context: CommandContext) throws {
-        let chosenModel = try model.map { try ModelLoading.load(URL(fileURLWithPath: $0.path)).current }
         let storeURL = URL(fileURLWithPath: store.path)
+        let chosenModel = try model.map {
+            try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
+        }
         let report: StoreValidation.Report
+        let opened: any PersistentStore
         do {
-            report = try StoreValidation.check(try StoreFormats.openForReading(storeURL, model: chosenModel))
+            opened = try StoreFormats.openForReading(
+                storeURL, model: chosenModel, missingExternalData: omitMissingExternalData ? .omit : .fail)
+            report = try StoreValidation.check(opened)
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)
         }
+        for warning in StoreFormats.warnings(of: opened) { context.printError("warning: \(warning)") }
         if json {
             context.print(report.json.text(pretty: true))
         } else {

@@ -260,41 +260,36 @@ extension Copier {
     /// behind).
     public typealias MissingExternalData = SQLiteStoreReader.MissingExternalData
 
-    /// A store document opened for copying a selection from: the store, and what reading it had to say
-    /// that did not stop it.
+    /// A store document opened for copying a selection from: the store, and what reading it has had to
+    /// say that did not stop it.
     public struct OpenedStore {
         public let store: any PersistentStore
-        /// Values read as absent because their external file is missing, and the like.
-        public let warnings: [String]
+        /// How the model was found, values read as absent because their external file is missing, and
+        /// the like, so far (ask after the copy).
+        public let warnings: () -> [String]
     }
 
     /// Opens a store document to copy a selection from, never changing it.
     ///
-    /// With `missingExternalData` `.fail` this is `StoreFormats.openForReading(_:model:)`. With `.omit`,
-    /// a value whose external file is missing is read as no value, with a warning naming the file; the
-    /// document is then read whole, into memory, as XML and binary documents always are.
+    /// With `missingExternalData` `.omit`, a value whose external file is missing is read as no value,
+    /// with a warning naming the file (in the store's `warnings`, read after the copy); with `.fail` the
+    /// copy stops when such a value is read, with an error naming the option. XML and binary documents
+    /// keep no external files.
     ///
     /// For example:
     ///
     /// ```swift
     /// let opened = try Copier.openStore(url, model: nil, missingExternalData: .omit)
     /// let clipboard = try Copier(source: StoreSource(opened.store)).copy(selection)
-    /// opened.warnings.forEach { print("warning:", $0) }
+    /// opened.warnings().forEach { print("warning:", $0) }
     /// ```
     ///
-    /// - Throws: what `StoreFormats.openForReading(_:model:)` throws. (With `.fail`, a missing external
-    ///   file stops the copy when the value is read; ``namingOmitOption(_:)`` makes that error name the
-    ///   option.)
+    /// - Throws: what `StoreFormats.openForReading(_:model:)` throws.
     public static func openStore(
         _ url: URL, model: Model?, missingExternalData: MissingExternalData = .fail
     ) throws -> OpenedStore {
-        guard missingExternalData == .omit else {
-            return OpenedStore(store: try StoreFormats.openForReading(url, model: model), warnings: [])
-        }
-        let reader = try StoreFormats.reader(
-            for: url, format: try StoreFormat.detect(url), model: model, missingExternalData: .omit)
-        let store = try InMemoryStore(reading: reader)
-        return OpenedStore(store: store, warnings: StoreFormats.warnings(of: reader))
+        let store = try StoreFormats.openForReading(url, model: model, missingExternalData: missingExternalData)
+        return OpenedStore(store: store, warnings: { StoreFormats.warnings(of: store) })
     }
 
     /// A streaming reader for copying a whole document with ``copyAll(from:includesModel:)``: links to
@@ -309,22 +304,5 @@ extension Copier {
         try StoreFormats.reader(
             for: url, format: try StoreFormat.detect(url), model: model, missingExternalData: missingExternalData,
             danglingReferences: .drop)
-    }
-
-    /// `error`, when it is a store's refusal to read a value whose external file is missing, with the
-    /// option that reads such values as no value named; any other error as it is.
-    ///
-    /// Such an error is recognised by its code (`notFound`) and its place: a file in a Core Data
-    /// external-data folder (`_EXTERNAL_DATA`).
-    public static func namingOmitOption(_ error: GraftError) -> GraftError {
-        let option = "--omit-missing-external-data"
-        let external = error.context.contains {
-            if case .file(let path) = $0 { return path.split(separator: "/").contains("_EXTERNAL_DATA") }
-            return false
-        }
-        guard error.code == .notFound, external, !error.message.contains(option) else { return error }
-        var named = error
-        named.message += " (\(option) copies such values as no value, with a warning)"
-        return named
     }
 }

@@ -138,9 +138,14 @@ public enum StoreFormats {
 extension StoreFormats {
     /// A store to read and fetch from, never changed: SQLite stores are opened read-only (or read from a
     /// private copy when they have a `-wal`); XML and binary documents are read whole.
-    public static func openForReading(_ url: URL, model: Model?) throws -> any PersistentStore {
+    ///
+    /// - Parameter missingExternalData: for a SQLite store, what to do with a value whose external file is
+    ///   missing (an error when it is read, or no value and a warning in ``warnings(of:)-swift.type.method``).
+    public static func openForReading(
+        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+    ) throws -> any PersistentStore {
         switch try StoreFormat.detect(url) {
-        case .sqlite: return try SQLiteStore.openForReading(url, model: model)
+        case .sqlite: return try SQLiteStore.openForReading(url, model: model, missingExternalData: missingExternalData)
         case .binary: return try BinaryStore.open(url: url, model: model)
         case .xml: return try XMLStore.open(url: url, model: model)
         }
@@ -180,6 +185,11 @@ extension StoreFormats {
 
     /// What a reader had to say that did not stop it: values whose external file is missing, references
     /// left out, what a model inferred from an XML document could not know.
+    public static func warnings(of store: any PersistentStore) -> [String] {
+        (store as? SQLiteStore)?.warnings ?? []
+    }
+
+    /// What a reader had to say that did not stop it: how its model was found, values it read as absent.
     public static func warnings(of reader: any StoreReader) -> [String] {
         if let sqlite = reader as? SQLiteStoreReader { return sqlite.warnings }
         if let xml = reader as? XMLStoreReader { return xml.warnings }

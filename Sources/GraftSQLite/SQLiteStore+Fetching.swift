@@ -48,9 +48,10 @@ extension SQLiteStore {
         }
         for (offset, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(offset + 1)) }
         var snapshots: [Snapshot] = []
+        let missing = missingExternalFile
         try withDecoder(table: tableIndex) { decoder in
             while try statement.step() {
-                snapshots.append(try decoder.snapshot(of: statement) { _, _, _ in nil })
+                snapshots.append(try decoder.snapshot(of: statement, missing: missing) { _, _, _ in nil })
             }
         }
         return StoreFetchResult(

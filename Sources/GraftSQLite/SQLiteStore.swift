@@ -69,14 +69,36 @@ public final class SQLiteStore: PersistentStore {
 
     /// Opens a store to read and fetch from without changing it, its `-wal` or its `-shm` in any way.
     ///
+    /// - Parameter missingExternalData: what to do with a value whose external file is missing: stop
+    ///   with an error when it is read, or read it as no value and add a warning to `warnings`.
     /// - Throws: as ``open(_:model:)``.
-    public static func openForReading(_ url: URL, model: Model?) throws -> SQLiteStore {
+    public static func openForReading(
+        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+    ) throws -> SQLiteStore {
         let database = try SQLiteDatabase.openForReading(url)
         let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
         let (metadata, chosen) = (choice.metadata, choice.model)
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
-        return SQLiteStore(
+        let store = SQLiteStore(
             url: url, model: chosen, metadata: metadata, database: database, schema: schema, isReadOnly: true)
+        store.warnings = choice.warnings + schema.warnings
+        store.omitsMissingExternalData = missingExternalData == .omit
+        return store
+    }
+
+    /// Things worth telling the user that did not stop the store from opening or a value from being read:
+    /// how its model was found, values read as absent because their external file is missing.
+    public private(set) var warnings: [String] = []
+    /// Whether a value whose external file is missing is read as no value (with a warning).
+    private var omitsMissingExternalData = false
+
+    /// What reading a row does when a value's external file is missing: `nil` (an error) unless the store
+    /// was opened to omit such values.
+    var missingExternalFile: ((String) throws -> Void)? {
+        guard omitsMissingExternalData else { return nil }
+        return { [weak self] path in
+            self?.warnings.append("external file \(path) is missing; its value is read as no value")
+        }
     }
 
     /// Creates a new, empty store for `model` and opens it.
@@ -102,7 +124,7 @@ public final class SQLiteStore: PersistentStore {
             defer { statement.reset() }
             try statement.bind(ref.key, at: 1)
             guard try statement.step() else { return nil }
-            let snapshot = try decoder.snapshot(of: statement) { _, _, _ in nil }
+            let snapshot = try decoder.snapshot(of: statement, missing: missingExternalFile) { _, _, _ in nil }
             guard snapshot.ref.entity == ref.entity else { return nil }
             return snapshot
         }

@@ -176,7 +176,9 @@ enum SQLiteValues {
             let path = file?.relativePath ?? name
             guard let missing else {
                 throw GraftError(
-                    .notFound, "the value is kept in the external file \(path), which is missing",
+                    .notFound,
+                    "the value is kept in an external file that is missing (--omit-missing-external-data reads such "
+                        + "values as no value, with a warning)",
                     context: [.file(path)])
             }
             try missing(path)

@@ -157,7 +157,10 @@ struct SQLiteCorpusTests {
         let strict = try SQLiteStoreReader(url: url, model: nil)
         let error = try #require(throws: GraftError.self) { try strict.forEachSnapshot { _ in } }
         #expect(error.description.contains("User p1: imageMediumData"))
-        #expect(error.description.contains("_EXTERNAL_DATA/30084A1C-76CF-4976-8312-8E8EFCF6F510, which is missing"))
+        #expect(
+            error.description.contains(
+                "_EXTERNAL_DATA/30084A1C-76CF-4976-8312-8E8EFCF6F510: the value is kept in an external file that is missing (--omit-missing-external-data"
+            ))
         let lenient = try SQLiteStoreReader(url: url, model: nil, missingExternalData: .omit)
         try lenient.forEachSnapshot { _ in }
         #expect(!lenient.warnings.isEmpty)

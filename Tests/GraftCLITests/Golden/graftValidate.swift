@@ -15,7 +15,8 @@ extension Golden {
         check a store before copying from it (a paste refuses objects that break rules
         unless given --no-validate).
 
-        USAGE: graft validate [--model <path>] [--json] <store>
+        USAGE: graft validate [--model <path>] [--json] [--omit-missing-external-data]
+               <store>
 
         ARGUMENTS:
           <store>                 The store to check (SQLite, XML or binary).
@@ -24,6 +25,9 @@ extension Golden {
           --model <path>          The model to check the store against (by default, its
                                   own).
           --json                  Print JSON instead of text.
+          --omit-missing-external-data
+                                  Check values kept in missing external files as no
+                                  value, with a warning, instead of stopping.
           -h, --help              Show help information.
 
         EXAMPLES:
