@@ -60,9 +60,12 @@ public enum CompiledModelReader {
 
     /// A `.mom` file as a one-version `ModelFile`.
     static func loadFile(_ url: URL, data: Data) throws -> ModelFile {
-        let model = try read(data, path: url.relativePath)
+        var warnings: [String] = []
+        let model = try read(data, path: url.relativePath, warnings: &warnings)
         let name = url.deletingPathExtension().lastPathComponent
-        return ModelFile(url: url, format: .mom, versions: [.init(name: name, model: model)], currentVersionName: name)
+        return ModelFile(
+            url: url, format: .mom, versions: [.init(name: name, model: model)], currentVersionName: name,
+            warnings: warnings)
     }
 
     /// A `.momd` folder: every `.mom` inside, with the current version and recorded hashes from
@@ -79,10 +82,12 @@ public enum CompiledModelReader {
         guard !names.isEmpty else {
             throw GraftError(.malformedInput, "the .momd holds no .mom file", context: [.file(url.relativePath)])
         }
+        var warnings: [String] = []
         let versions = try names.map { name -> ModelFile.Version in
             let file = url.appendingPathComponent(name)
             return .init(
-                name: String(name.dropLast(4)), model: try read(FileAccess.read(file), path: file.relativePath))
+                name: String(name.dropLast(4)),
+                model: try read(FileAccess.read(file), path: file.relativePath, warnings: &warnings))
         }
         var current = versions[versions.count - 1].name
         var hashes: [String: [String: Data]] = [:]
@@ -116,7 +121,7 @@ public enum CompiledModelReader {
         }
         return ModelFile(
             url: url, format: .momd, versions: versions, currentVersionName: current, recordedVersionHashes: hashes,
-            recordedVersionChecksums: checksums)
+            recordedVersionChecksums: checksums, warnings: warnings)
     }
 
 }
