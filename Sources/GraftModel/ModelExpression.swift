@@ -147,7 +147,7 @@ extension ModelExpression {
             return text + " " + comparison.right.format
         case .compound(let type, let parts):
             func nested(_ part: ModelExpression) -> String {
-                if case .compound = part { return "(" + part.format + ")" }
+                if case .compound(let inner, _) = part, inner != .not { return "(" + part.format + ")" }
                 return part.format
             }
             switch type {
@@ -429,8 +429,9 @@ private struct ExpressionParser {
             {
                 return nil
             }
-            guard !word.hasSuffix("."), !word.contains("..") else { return nil }
-            return .keyPath(word.hasPrefix("#") ? String(word.dropFirst()) : word)
+            let path = word.hasPrefix("#") ? String(word.dropFirst()) : word
+            guard !path.isEmpty, !path.hasSuffix("."), !path.hasPrefix("."), !path.contains("..") else { return nil }
+            return .keyPath(path)
         default:
             return nil
         }

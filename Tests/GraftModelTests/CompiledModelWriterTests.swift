@@ -288,6 +288,74 @@ import Testing
         #expect(ours.keys == theirs.keys, "\(path): \(ours.difference(from: theirs))")
     }
 
+    @Test(arguments: [
+        (320, false, false), (358, true, false), (754, true, false), (847, true, true), (1347, true, true),
+    ])
+    func theStyleFollowsTheFrameworkVersion(version: Int, attributeFlags: Bool, fetchIndexes: Bool) throws {
+        let style = CompiledModelWriter.Style(frameworkVersion: version)
+        #expect(style.writesAttributeFlags == attributeFlags)
+        #expect(style.writesFetchIndexes == fetchIndexes)
+        let shape = try ArchiveShape(CompiledModelWriter.archive(try Self.everythingModel(), style: style))
+        #expect(shape.keys["NSAttributeDescription"]?.contains("NSFlagsKey") == attributeFlags)
+        #expect(shape.keys["NSEntityDescription"]?.contains("NSFetchIndexDescriptions") == fetchIndexes)
+        #expect(shape.keys["NSEntityDescription"]?.contains("NSCompoundIndexes") == true)
+        let cache = try RawDeflate.inflate(
+            CompiledModelWriter.modelCache(try Self.everythingModel(), frameworkVersion: version))
+        #expect(cache == CompiledModelWriter.archive(try Self.everythingModel(), style: style))
+    }
+
+    /// An archive's own keys give its style: Reviews's `.mom`, from before external storage, has no
+    /// attribute flags; what Graft writes matches its own style.
+    @Test func theStyleOfAnArchiveIsFoundInIt() throws {
+        #expect(CompiledModelWriter.Style(matching: CompiledModelWriter.archive(try Self.everythingModel())) == .newest)
+        let old = CompiledModelWriter.Style(writesAttributeFlags: false, writesFetchIndexes: false)
+        #expect(
+            CompiledModelWriter.Style(matching: CompiledModelWriter.archive(try Self.everythingModel(), style: old))
+                == old)
+        #expect(CompiledModelWriter.Style(matching: Data("not an archive".utf8)) == .newest)
+        guard Corpus.isAvailable else { return }
+        let mom = try Data(
+            contentsOf: Corpus.url("CocoaSampleCode/Reviews/Reviews.app/Contents/Resources/ReviewDocument.mom"))
+        #expect(!CompiledModelWriter.Style(matching: mom).writesAttributeFlags)
+    }
+
+    @Test func spotlightAndIndexExpressionsSurviveBothLayouts() throws {
+        var book = Entity(name: "Book", coreSpotlightDisplayName: "name")
+        book.attributes = [
+            Attribute(name: "name", type: .string, isIndexedBySpotlight: true),
+            Attribute(name: "kind", type: .integer16, isOptional: false),
+        ]
+        book.relationships = [
+            Relationship(name: "shelf", destination: "Shelf", inverse: "books", isIndexedBySpotlight: true)
+        ]
+        book.fetchIndexes = [
+            FetchIndex(
+                name: "byKindAndObject",
+                elements: [
+                    .init(property: "kind"),
+                    .init(property: "expression1", expression: .init(text: "SELF", resultType: .objectID)),
+                ], partialIndexPredicate: "kind != 0 AND name != nil")
+        ]
+        let shelf = Entity(
+            name: "Shelf",
+            relationships: [Relationship(name: "books", destination: "Book", inverse: "shelf", isToMany: true)])
+        let model = try Model(entities: [book, shelf])
+        for layout in Self.layouts {
+            let again = try CompiledModelReader.read(CompiledModelWriter.archive(model, layout: layout))
+            #expect(try Self.carried(again) == Self.carried(model), "\(layout)")
+            let shape = try ArchiveShape(CompiledModelWriter.archive(model, layout: layout))
+            #expect(shape.keys["NSExpressionDescription"]?.contains("NSExpression") == true)
+            #expect(shape.keys["NSFetchIndexElementDescription"]?.contains("NSIndexedProperty") == true)
+            #expect(shape.keys["NSCompoundPredicate"] != nil)
+            #expect(shape.keys["NSEntityDescription"]?.contains("NSCoreSpotlightDisplayName") == true)
+            #expect(shape.keys["NSRelationshipDescription"]?.contains("NSIndexedBySpotlight") == true)
+        }
+        let xml = try XcdatamodelReader.read(XcdatamodelWriter.contents(of: model))
+        #expect(xml.entity(named: "Book")?.declaration.coreSpotlightDisplayName == "name")
+        #expect(xml.entity(named: "Book")?.attribute(named: "name")?.isIndexedBySpotlight == true)
+        #expect(xml.entity(named: "Book")?.relationship(named: "shelf")?.isIndexedBySpotlight == true)
+    }
+
     @Test func theModelCacheListsInheritedPropertiesAndTheMomDoesNot() throws {
         let model = try #require(try Self.companyModels().last?.model)
         func managerProperties(_ layout: CompiledModelWriter.Layout) throws -> Set<String> {
