@@ -554,7 +554,8 @@ private struct ModelArchiveBuilder {
         var chain = Self.attributeChain
         if let derivation = attribute.derivationExpression {
             chain = Self.derivedAttributeChain
-            fields["NSDerivationExpression"] = expression(derivation).propertyList
+            // As -[NSDerivedAttributeDescription setDerivationExpression:] leaves it: `pages.@count` as `count:(pages)`.
+            fields["NSDerivationExpression"] = expression(DerivationExpression.normalized(derivation)).propertyList
             fields["NSFilteringPredicate"] = UID.null.propertyList
         }
         archiver.defineObject(uid, classChain: chain, fields: fields)

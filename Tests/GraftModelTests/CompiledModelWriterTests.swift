@@ -420,7 +420,8 @@ import Testing
     /// none); an empty version hash modifier; repeated version identifiers (a set); a to-many
     /// relationship whose maximum is 1 (it reads as a to-one, as Core Data reads it); the spelling of
     /// predicates and expressions (archived as objects, they read back in predicate format's own
-    /// form: `booleanAttribute = YES` as `booleanAttribute == 1`).
+    /// form: `booleanAttribute = YES` as `booleanAttribute == 1`, a derivation `pages.@count` as
+    /// `count:(pages)`, as Core Data keeps it).
     static func carried(_ model: Model) throws -> Model {
         func renaming(_ identifier: String?, _ name: String) -> String? { identifier == name ? nil : identifier }
         func modifier(_ text: String?) -> String? { text?.isEmpty == true ? nil : text }
@@ -442,7 +443,7 @@ import Testing
                 if attribute.type != .transformable { attribute.customClassName = nil }
                 attribute.renamingIdentifier = renaming(attribute.renamingIdentifier, attribute.name)
                 attribute.versionHashModifier = modifier(attribute.versionHashModifier)
-                attribute.derivationExpression = attribute.derivationExpression.map(expression)
+                attribute.derivationExpression = attribute.derivationExpression.map(DerivationExpression.normalized)
                 return attribute
             }
             entity.relationships = entity.relationships.sorted { $0.name < $1.name }.map { relationship in
