@@ -6,7 +6,9 @@ import GraftCore
 ///
 /// Both dictionary encodings are read (`NSDictionary` and `NSKnownKeysDictionary1`), as are old
 /// archives that list inherited properties as `_NSPropertyDescriptionProxy` entries and keep flags
-/// as `NSIsOptional`/`NSIsTransient`/`NSIsOrdered` booleans rather than the `_P` flag word.
+/// as `NSIsOptional`/`NSIsTransient`/`NSIsOrdered` booleans rather than the `_P` flag word. Archived
+/// `NSPredicate` and `NSExpression` objects (validation rules, derivations, partial indexes, fetch
+/// requests, Spotlight display names) are read into predicate-format text.
 ///
 /// For example:
 ///
