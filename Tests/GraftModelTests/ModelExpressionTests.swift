@@ -52,6 +52,26 @@ import Testing
         #expect(ModelExpression.parsePredicate(text) == nil)
     }
 
+    /// Any text either parses into something that prints and parses back the same, or is refused.
+    @Test func randomTextNeverTrapsAndWhatParsesIsStable() {
+        var random = RepeatableRandomNumberGenerator(seed: RepeatableRandomNumberGenerator.seed(default: 12))
+        let pieces = [
+            "a", "b.c", "SELF", "$V", "1", "-2.5", "\"s\"", "'t'", "nil", "==", "!=", "<", ">=", "AND", "OR", "NOT",
+            "(", ")", "{", "}", ",", ":", "[c]", "ANY", "IN", "MATCHES", "#", "\\", "@count", ".", " ",
+        ]
+        for _ in 0..<2000 {
+            let text = (0..<Int.random(in: 1...9, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+                .joined(separator: " ")
+            if let predicate = ModelExpression.parsePredicate(text) {
+                #expect(ModelExpression.parsePredicate(predicate.format) == predicate, "seed \(random.seed): \(text)")
+            }
+            if let expression = ModelExpression.parseExpression(text) {
+                #expect(
+                    ModelExpression.parseExpression(expression.format) == expression, "seed \(random.seed): \(text)")
+            }
+        }
+    }
+
     /// Archiving and reading back gives the same predicate, for every form.
     @Test(arguments: predicates.map(\.0) + expressions.map(\.0))
     func archivedObjectsReadBack(text: String) throws {
