@@ -6,7 +6,9 @@ import GraftCore
 ///
 /// Both dictionary encodings are read (`NSDictionary` and `NSKnownKeysDictionary1`), as are old
 /// archives that list inherited properties as `_NSPropertyDescriptionProxy` entries and keep flags
-/// as `NSIsOptional`/`NSIsTransient`/`NSIsOrdered` booleans rather than the `_P` flag word.
+/// as `NSIsOptional`/`NSIsTransient`/`NSIsOrdered` booleans rather than the `_P` flag word. Archived
+/// `NSPredicate` and `NSExpression` objects (validation rules, derivations, partial indexes, fetch
+/// requests, Spotlight display names) are read into predicate-format text.
 ///
 /// For example:
 ///
@@ -16,9 +18,32 @@ import GraftCore
 public enum CompiledModelReader {
     /// Reads one compiled model from the bytes of a `.mom` (or an inflated model cache).
     ///
+    /// Declarations Core Data accepts but does not act on (an ordered flag on a to-one, a negative
+    /// maximum count) are read as Core Data reads them; ``read(_:path:warnings:)`` says which.
+    ///
     /// - Throws: `GraftError.malformedInput` naming the entity or property that could not be read,
     ///   `GraftError.invalidModel` when the model contradicts itself.
     public static func read(_ data: Data, path: String? = nil) throws -> Model {
+        var warnings: [String] = []
+        return try read(data, path: path, warnings: &warnings)
+    }
+
+    /// Reads one compiled model, appending to `warnings` what it read leniently, as Core Data does:
+    /// an `ordered` flag on a to-one relationship (ignored), a negative maximum count (unbounded),
+    /// an archived predicate Graft cannot read (left out). Each warning names the entity and property.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// var warnings: [String] = []
+    /// let model = try CompiledModelReader.read(archive, path: "store.sqlite (Z_MODELCACHE)", warnings: &warnings)
+    /// for warning in warnings { print("warning:", warning) }
+    /// ```
+    ///
+    /// - Throws: as ``read(_:path:)``.
+    public static func read(_ data: Data, path: String? = nil, warnings: inout [String]) throws -> Model {
+        var reading = Reading()
+        defer { warnings += reading.warnings.map { (path.map { "\($0): " } ?? "") + $0 } }
         do {
             let archive = try KeyedArchive(data: data)
             guard let root = try archive.topObject(forKey: "root") else {
@@ -29,7 +54,7 @@ public enum CompiledModelReader {
                     .malformedInput,
                     "the archive holds \(root.className ?? "a plain value"), not an NSManagedObjectModel")
             }
-            return try model(from: root)
+            return try reading.model(from: root)
         } catch let error as GraftError {
             throw path.map { error.inFile($0) } ?? error
         }
@@ -37,9 +62,12 @@ public enum CompiledModelReader {
 
     /// A `.mom` file as a one-version `ModelFile`.
     static func loadFile(_ url: URL, data: Data) throws -> ModelFile {
-        let model = try read(data, path: url.relativePath)
+        var warnings: [String] = []
+        let model = try read(data, path: url.relativePath, warnings: &warnings)
         let name = url.deletingPathExtension().lastPathComponent
-        return ModelFile(url: url, format: .mom, versions: [.init(name: name, model: model)], currentVersionName: name)
+        return ModelFile(
+            url: url, format: .mom, versions: [.init(name: name, model: model)], currentVersionName: name,
+            warnings: warnings)
     }
 
     /// A `.momd` folder: every `.mom` inside, with the current version and recorded hashes from
@@ -56,10 +84,12 @@ public enum CompiledModelReader {
         guard !names.isEmpty else {
             throw GraftError(.malformedInput, "the .momd holds no .mom file", context: [.file(url.relativePath)])
         }
+        var warnings: [String] = []
         let versions = try names.map { name -> ModelFile.Version in
             let file = url.appendingPathComponent(name)
             return .init(
-                name: String(name.dropLast(4)), model: try read(FileAccess.read(file), path: file.relativePath))
+                name: String(name.dropLast(4)),
+                model: try read(FileAccess.read(file), path: file.relativePath, warnings: &warnings))
         }
         var current = versions[versions.count - 1].name
         var hashes: [String: [String: Data]] = [:]
@@ -93,12 +123,22 @@ public enum CompiledModelReader {
         }
         return ModelFile(
             url: url, format: .momd, versions: versions, currentVersionName: current, recordedVersionHashes: hashes,
-            recordedVersionChecksums: checksums)
+            recordedVersionChecksums: checksums, warnings: warnings)
+    }
+
+}
+
+/// One reading of a compiled model, collecting its warnings.
+private struct Reading {
+    var warnings: [String] = []
+
+    mutating func warn(_ message: String, entity: String, property: String? = nil) {
+        warnings.append("\(entity)\(property.map { ".\($0)" } ?? ""): " + message)
     }
 
     // MARK: Model
 
-    private static func model(from root: ArchivedObject) throws -> Model {
+    mutating func model(from root: ArchivedObject) throws -> Model {
         var entities: [Entity] = []
         for (name, object) in try root["NSEntities"]?.decodeStringKeyedDictionary() ?? [] {
             do {
@@ -107,7 +147,7 @@ public enum CompiledModelReader {
                 throw error.at(.entity(name))
             }
         }
-        entities = withoutInheritedCopies(entities)
+        entities = Self.withoutInheritedCopies(entities)
         var identifiers: [String] = []
         for element in try root["NSVersionIdentifiers"]?.decodeArray() ?? [] {
             if let text = try? element.decodeString() { identifiers.append(text) }
@@ -120,7 +160,8 @@ public enum CompiledModelReader {
             guard let entityName else { continue }
             templates.append(
                 FetchRequestTemplate(
-                    name: name, entity: entityName, predicate: predicateText(try? request["NSPredicate"])))
+                    name: name, entity: entityName,
+                    predicate: predicateText(try? request["NSPredicate"], entity: entityName, property: name)))
         }
         var configurations: [Configuration] = []
         for (name, members) in (try? root["NSConfigurations"]?.decodeStringKeyedDictionary()) ?? [] {
@@ -135,7 +176,7 @@ public enum CompiledModelReader {
 
     /// Newer archives repeat every inherited property in full on each subentity; keep each property on
     /// the entity that declares it, as a model file would.
-    private static func withoutInheritedCopies(_ entities: [Entity]) -> [Entity] {
+    static func withoutInheritedCopies(_ entities: [Entity]) -> [Entity] {
         let byName = Dictionary(entities.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         func names(of entity: Entity, depth: Int = 0) -> Set<String> {
             var own = Set(
@@ -156,7 +197,7 @@ public enum CompiledModelReader {
         }
     }
 
-    private static func entity(from object: ArchivedObject) throws -> Entity {
+    mutating func entity(from object: ArchivedObject) throws -> Entity {
         guard let name = try object.string(forKey: "NSEntityName") else {
             throw GraftError(.malformedInput, "an entity has no NSEntityName")
         }
@@ -165,15 +206,18 @@ public enum CompiledModelReader {
             parent: try object["NSSuperentity"]?.string(forKey: "NSEntityName"),
             isAbstract: try object.bool(forKey: "NSIsAbstract") ?? false,
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
-            renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
+            renamingIdentifier: try Self.renamingIdentifier(object, name: name), userInfo: try Self.userInfo(object))
+        if let display = try? object["NSCoreSpotlightDisplayName"] {
+            entity.coreSpotlightDisplayName = expressionText(display, entity: name, what: "Core Spotlight display name")
+        }
         for (key, property) in try object["NSProperties"]?.decodeStringKeyedDictionary() ?? [] {
             // Old archives list inherited properties as proxies; the real ones live on the superentity.
             if property.isKind(of: "_NSPropertyDescriptionProxy") { continue }
             do {
                 if property.isKind(of: "NSAttributeDescription") {
-                    entity.attributes.append(try attribute(from: property))
+                    entity.attributes.append(try attribute(from: property, entity: name))
                 } else if property.isKind(of: "NSRelationshipDescription") {
-                    entity.relationships.append(try relationship(from: property))
+                    entity.relationships.append(try relationship(from: property, entity: name))
                 } else if property.isKind(of: "NSFetchedPropertyDescription") {
                     entity.fetchedProperties.append(try fetchedProperty(from: property, owner: name))
                 }
@@ -185,28 +229,53 @@ public enum CompiledModelReader {
         entity.relationships.sort { $0.name < $1.name }
         entity.fetchedProperties.sort { $0.name < $1.name }
         for tuple in try object["NSUniqueTuples"]?.decodeArray() ?? [] {
-            entity.uniquenessConstraints.append(try propertyNames(tuple))
+            entity.uniquenessConstraints.append(try Self.propertyNames(tuple))
         }
         for index in (try? object["NSCompoundIndexes"]?.decodeArray()) ?? [] {
-            if let names = try? propertyNames(index), !names.isEmpty { entity.compoundIndexes.append(names) }
+            if let names = try? Self.propertyNames(index), !names.isEmpty { entity.compoundIndexes.append(names) }
         }
         for index in (try? object["NSFetchIndexDescriptions"]?.decodeArray()) ?? [] {
-            let elements = ((try? index["NSIndexElements"]?.decodeArray()) ?? []).compactMap {
-                element -> FetchIndex.Element? in
-                guard let property = try? element.string(forKey: "NSPropertyName") else { return nil }
+            let indexName = (try? index.string(forKey: "NSIndexName")) ?? ""
+            var elements: [FetchIndex.Element] = []
+            for element in (try? index["NSIndexElements"]?.decodeArray()) ?? [] {
+                guard let property = try? element.string(forKey: "NSPropertyName") else { continue }
                 let kind = (try? element.integer(forKey: "NSFetchIndexElementType")) ?? 0
-                return FetchIndex.Element(
+                var item = FetchIndex.Element(
                     property: property, kind: kind == 1 ? "RTree" : "Binary",
                     isAscending: (try? element.bool(forKey: "NSAscending")) ?? true)
+                // An element over an expression names an NSExpressionDescription (Photos.sqlite: `SELF`
+                // as object IDs, the key path `entity`); one over a property names the property.
+                if let indexed = try? element["NSIndexedProperty"], indexed.isKind(of: "NSExpressionDescription") {
+                    let code = (try? indexed.integer(forKey: "NSExpressionType")) ?? 0
+                    if let expression = try? indexed["NSExpression"],
+                        let text = expressionText(expression, entity: name, what: "index \(indexName)")
+                    {
+                        item.expression = .init(
+                            text: text,
+                            resultType: AttributeType(rawValue: Int32(truncatingIfNeeded: code)) ?? .undefined)
+                    }
+                }
+                elements.append(item)
             }
-            entity.fetchIndexes.append(
-                FetchIndex(name: (try? index.string(forKey: "NSIndexName")) ?? "", elements: elements))
+            var fetchIndex = FetchIndex(name: indexName, elements: elements)
+            if let partial = try? index["NSPartialIndexPredicate"] {
+                fetchIndex.partialIndexPredicate = expressionText(partial, entity: name, what: "index \(indexName)")
+            }
+            entity.fetchIndexes.append(fetchIndex)
         }
         return entity
     }
 
+    /// The predicate-format text of an archived predicate or expression, or `nil` with a warning when
+    /// Graft cannot read it.
+    mutating func expressionText(_ object: ArchivedObject, entity: String, what: String) -> String? {
+        if let text = ModelExpression.text(of: object) { return text }
+        warn("its \(what) is \(object.className ?? "an object") that Graft cannot read; it is left out", entity: entity)
+        return nil
+    }
+
     /// Names in a uniqueness constraint or compound index: strings, or property descriptions.
-    private static func propertyNames(_ list: ArchivedObject) throws -> [String] {
+    static func propertyNames(_ list: ArchivedObject) throws -> [String] {
         try list.decodeArray().map { element in
             if let name = try? element.decodeString() { return name }
             guard let name = try element.string(forKey: "NSPropertyName") else {
@@ -216,30 +285,34 @@ public enum CompiledModelReader {
         }
     }
 
-    /// The property flags: `_P` where present (2 optional, 4 read-only, 8 transient, 0x400 ordered),
-    /// else the older separate booleans.
-    private struct Flags {
+    /// The property flags: `_P` where present (2 optional, 4 read-only, 8 transient, 0x100 indexed by
+    /// Spotlight, 0x400 ordered), else the older separate booleans.
+    struct Flags {
         var isOptional: Bool
         var isReadOnly: Bool
         var isTransient: Bool
         var isOrdered: Bool
+        var isIndexedBySpotlight: Bool
 
         init(_ object: ArchivedObject) throws {
-            if let word = object.rawField("_P")?.int64Value {
+            if let word = object.rawField("_P")?.int64Value, word != 0 {
                 isOptional = word & 0x2 != 0
                 isReadOnly = word & 0x4 != 0
                 isTransient = word & 0x8 != 0
+                isIndexedBySpotlight = word & 0x100 != 0
                 isOrdered = word & 0x400 != 0
             } else {
+                // -[NSPropertyDescription initWithCoder:] reads the booleans when _P is missing or 0.
                 isOptional = try object.bool(forKey: "NSIsOptional") ?? false
                 isReadOnly = try object.bool(forKey: "NSIsReadOnly") ?? false
                 isTransient = try object.bool(forKey: "NSIsTransient") ?? false
+                isIndexedBySpotlight = try object.bool(forKey: "NSIndexedBySpotlight") ?? false
                 isOrdered = try object.bool(forKey: "NSIsOrdered") ?? false
             }
         }
     }
 
-    private static func attribute(from object: ArchivedObject) throws -> Attribute {
+    mutating func attribute(from object: ArchivedObject, entity: String) throws -> Attribute {
         guard let name = try object.string(forKey: "NSPropertyName") else {
             throw GraftError(.malformedInput, "an attribute has no NSPropertyName")
         }
@@ -252,24 +325,25 @@ public enum CompiledModelReader {
         var attribute = Attribute(
             name: name, type: type, isOptional: flags.isOptional, isTransient: flags.isTransient,
             isReadOnly: flags.isReadOnly, isIndexed: try object.bool(forKey: "NSIsIndexed") ?? false,
+            isIndexedBySpotlight: flags.isIndexedBySpotlight,
             allowsExternalBinaryDataStorage: storageFlags & 0x4 != 0,
             preservesValueInHistoryOnDeletion: storageFlags & 0x10 != 0,
             valueTransformerName: try object.string(forKey: "NSValueTransformerName"),
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
-            renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
+            renamingIdentifier: try Self.renamingIdentifier(object, name: name), userInfo: try Self.userInfo(object))
         if type == .transformable, let className = try? object.string(forKey: "NSAttributeValueClassName") {
             attribute.customClassName = className
         }
         if let expression = try? object["NSDerivationExpression"] {
-            attribute.derivationExpression = try? expression.decodeString()
+            attribute.derivationExpression = expressionText(expression, entity: entity, what: "derivation of \(name)")
         }
-        if let value = try? object["NSDefaultValue"] { attribute.defaultValue = defaultValue(value, type: type) }
-        applyValidation(try? object["NSValidationPredicates"], to: &attribute)
+        if let value = try? object["NSDefaultValue"] { attribute.defaultValue = Self.defaultValue(value, type: type) }
+        applyValidation(try? object["NSValidationPredicates"], to: &attribute, entity: entity)
         return attribute
     }
 
     /// A default value as the attribute's type holds it; values Graft cannot read are left out.
-    private static func defaultValue(_ object: ArchivedObject, type: AttributeType) -> Value? {
+    static func defaultValue(_ object: ArchivedObject, type: AttributeType) -> Value? {
         if object.isKind(of: "NSDecimalNumber") {
             if let text = try? object.decodeString() { return Decimal(string: text).map { .decimal($0) } }
             // Foundation's keyed form: exponent, sign and a 128-bit mantissa (see DecimalNumberArchive).
@@ -298,10 +372,10 @@ public enum CompiledModelReader {
         }
     }
 
-    /// Minimum, maximum and pattern from validation predicates kept as text (`SELF >= 0`,
-    /// `NOT SELF < 0`, `length <= 60`, `timeIntervalSinceReferenceDate >= 0` for dates,
-    /// `SELF MATCHES "…"` with `\\` and `\"` escaped). Archived predicate objects are not read.
-    private static func applyValidation(_ list: ArchivedObject?, to attribute: inout Attribute) {
+    /// Minimum, maximum and pattern from validation predicates (`SELF >= 0`, `NOT SELF < 0`,
+    /// `length <= 60`, `timeIntervalSinceReferenceDate >= 0` for dates, `SELF MATCHES "…"` with `\\` and
+    /// `\"` escaped), archived as `NSComparisonPredicate` objects (`ReviewDocument.mom`) or kept as text.
+    mutating func applyValidation(_ list: ArchivedObject?, to attribute: inout Attribute, entity: String) {
         guard let list, let elements = try? list.decodeArray() else { return }
         let number = #"(-?[0-9]+(?:\.[0-9]+)?)"#
         enum Rule { case minimum, maximum, minimumLength, maximumLength, pattern }
@@ -313,30 +387,38 @@ public enum CompiledModelReader {
             (#"^SELF MATCHES "(.*)"$"#, .pattern),
         ]
         for element in elements {
-            guard let text = try? element.decodeString() else { continue }
+            guard let text = expressionText(element, entity: entity, what: "validation of \(attribute.name)")
+            else { continue }
+            var understood = false
             for (pattern, rule) in rules {
                 guard let regex = try? NSRegularExpression(pattern: pattern),
                     let match = regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
                     let range = Range(match.range(at: 1), in: text)
                 else { continue }
                 let found = String(text[range])
+                understood = true
                 switch rule {
-                case .minimum: attribute.minValue = bound(found, attribute.type)
-                case .maximum: attribute.maxValue = bound(found, attribute.type)
+                case .minimum: attribute.minValue = Self.bound(found, attribute.type)
+                case .maximum: attribute.maxValue = Self.bound(found, attribute.type)
                 case .minimumLength: attribute.minValue = Int64(found).map { .integer($0) }
                 case .maximumLength: attribute.maxValue = Int64(found).map { .integer($0) }
-                case .pattern: attribute.regularExpression = unescaped(found)
+                case .pattern: attribute.regularExpression = Self.unescaped(found)
                 }
+            }
+            if !understood {
+                warn(
+                    "its validation predicate '\(text)' is not a minimum, maximum or pattern; it is left out",
+                    entity: entity, property: attribute.name)
             }
         }
     }
 
-    private static func bound(_ text: String, _ type: AttributeType) -> Value? {
+    static func bound(_ text: String, _ type: AttributeType) -> Value? {
         try? ValueText.parse(text, as: type)
     }
 
     /// A predicate-format string constant's contents with `\\` and `\"` unescaped.
-    private static func unescaped(_ text: String) -> String {
+    static func unescaped(_ text: String) -> String {
         guard text.contains("\\") else { return text }
         var out = ""
         var escaping = false
@@ -351,7 +433,7 @@ public enum CompiledModelReader {
         return out
     }
 
-    private static func relationship(from object: ArchivedObject) throws -> Relationship {
+    mutating func relationship(from object: ArchivedObject, entity: String) throws -> Relationship {
         guard let name = try object.string(forKey: "NSPropertyName") else {
             throw GraftError(.malformedInput, "a relationship has no NSPropertyName")
         }
@@ -365,29 +447,49 @@ public enum CompiledModelReader {
             try object.string(forKey: "_NSInverseRelationshipName")
             ?? object["NSInverseRelationship"]?.string(forKey: "NSPropertyName")
         let flags = try Flags(object)
-        let maxCount = Int(try object.integer(forKey: "NSMaxCount") ?? 0)
+        // -[NSRelationshipDescription initWithCoder:] reads the counts as 32-bit integers into unsigned
+        // fields: a maximum of -1 is a to-many with no useful bound, hashed as -1.
+        let maxCount = Int(Int32(truncatingIfNeeded: try object.integer(forKey: "NSMaxCount") ?? 0))
+        let minCount = Int(Int32(truncatingIfNeeded: try object.integer(forKey: "NSMinCount") ?? 0))
         let ruleCode = Int(try object.integer(forKey: "NSDeleteRule") ?? 1)
         guard let rule = DeleteRule(rawValue: ruleCode) else {
             throw GraftError(.malformedInput, "unknown delete rule code \(ruleCode)", context: [.key(name)])
         }
+        guard minCount >= 0 else {
+            throw GraftError(.malformedInput, "the minimum count \(minCount) is negative", context: [.key(name)])
+        }
+        let isToMany = maxCount != 1
+        var inapplicable = Relationship.Inapplicable.none
+        if maxCount < 0 {
+            inapplicable.maxCount = maxCount
+            warn(
+                "its maximum count \(maxCount) is read as unbounded, as Core Data reads it", entity: entity,
+                property: name)
+        }
+        if flags.isOrdered && !isToMany {
+            inapplicable.isOrdered = true
+            warn(
+                "is a to-one relationship marked ordered; Core Data ignores the flag (it keeps it in the version hash)",
+                entity: entity, property: name)
+        }
         return Relationship(
-            name: name, destination: destination, inverse: inverse, isToMany: maxCount != 1,
-            isOrdered: flags.isOrdered, minCount: Int(try object.integer(forKey: "NSMinCount") ?? 0),
-            maxCount: maxCount,
+            name: name, destination: destination, inverse: inverse, isToMany: isToMany,
+            isOrdered: flags.isOrdered && isToMany, minCount: minCount, maxCount: max(maxCount, 0),
             isOptional: flags.isOptional, isTransient: flags.isTransient, isReadOnly: flags.isReadOnly,
-            deleteRule: rule,
+            deleteRule: rule, isIndexedBySpotlight: flags.isIndexedBySpotlight,
             versionHashModifier: try object.string(forKey: "NSVersionHashModifier"),
-            renamingIdentifier: try renamingIdentifier(object, name: name), userInfo: try userInfo(object))
+            renamingIdentifier: try Self.renamingIdentifier(object, name: name), userInfo: try Self.userInfo(object),
+            inapplicable: inapplicable)
     }
 
     /// The renaming identifier, left out when it is the name itself: Xcode's compiler writes the name
     /// for every entity and property that has none of its own, and Core Data treats the two alike.
-    private static func renamingIdentifier(_ object: ArchivedObject, name: String) throws -> String? {
+    static func renamingIdentifier(_ object: ArchivedObject, name: String) throws -> String? {
         let identifier = try object.string(forKey: "NSRenamingIdentifier")
         return identifier == name ? nil : identifier
     }
 
-    private static func fetchedProperty(from object: ArchivedObject, owner: String) throws -> FetchedProperty {
+    mutating func fetchedProperty(from object: ArchivedObject, owner: String) throws -> FetchedProperty {
         guard let name = try object.string(forKey: "NSPropertyName") else {
             throw GraftError(.malformedInput, "a fetched property has no NSPropertyName")
         }
@@ -396,17 +498,22 @@ public enum CompiledModelReader {
             (try? request?["NSEntity"]?.string(forKey: "NSEntityName"))
             ?? (try? request?.string(forKey: "NSEntityName")) ?? nil
         return FetchedProperty(
-            name: name, entity: entity ?? owner, predicate: predicateText(try? request?["NSPredicate"]),
-            isOptional: (try? Flags(object).isOptional) ?? true, userInfo: try userInfo(object))
+            name: name, entity: entity ?? owner,
+            predicate: predicateText(try? request?["NSPredicate"], entity: owner, property: name),
+            isOptional: (try? Flags(object).isOptional) ?? true, userInfo: try Self.userInfo(object))
     }
 
-    /// A predicate kept as text; archived predicate objects give an empty string.
-    private static func predicateText(_ object: ArchivedObject??) -> String {
-        guard let object = object ?? nil, let text = try? object.decodeString() else { return "" }
-        return text
+    /// A fetch request's predicate as text (archived as an `NSPredicate` or kept as text); none is "".
+    mutating func predicateText(_ object: ArchivedObject??, entity: String, property: String) -> String {
+        guard let object = object ?? nil else { return "" }
+        if let text = ModelExpression.text(of: object) { return text }
+        warn(
+            "its fetch request's predicate is \(object.className ?? "an object") that Graft cannot read; it fetches everything",
+            entity: entity, property: property)
+        return ""
     }
 
-    private static func userInfo(_ object: ArchivedObject) throws -> [String: String] {
+    static func userInfo(_ object: ArchivedObject) throws -> [String: String] {
         var info: [String: String] = [:]
         for (key, value) in (try? object["NSUserInfo"]?.decodeStringKeyedDictionary()) ?? [] {
             if let text = try? value.decodeString() {

@@ -9,9 +9,11 @@ import GraftCore
 /// version hashes, and so that Core Data can unarchive it. Two shapes are written, as Apple writes two:
 /// ``Layout/compiledModel`` for a `.mom` file and ``Layout/modelCache`` for a store.
 ///
-/// Validation rules, fetch-request predicates and derivation expressions are archived as Apple's
-/// predicate-format text rather than as `NSPredicate` and `NSExpression` objects; see
-/// `Formats/models.md` for what that means for Core Data.
+/// Validation rules, fetch-request predicates, derivation expressions and the other expressions a model
+/// holds are archived as `NSPredicate` and `NSExpression` objects, as Apple archives them; text outside
+/// the forms Graft parses is archived as a string (see `Formats/models.md`).
+///
+/// Archives differ between framework versions; a ``Style`` chooses which version's shape to write.
 ///
 /// For example:
 ///
@@ -39,6 +41,78 @@ public enum CompiledModelWriter {
         }
     }
 
+    /// Which framework version's archive to imitate: the keys Core Data added over the years are
+    /// left out of archives for versions that did not write them.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let style = CompiledModelWriter.Style(frameworkVersion: 641)   // a store's NSPersistenceFrameworkVersion
+    /// let archive = CompiledModelWriter.archive(model, style: style)
+    /// ```
+    ///
+    /// `Formats/models.md` gives the evidence for each difference.
+    public struct Style: Sendable, Hashable, CustomStringConvertible {
+        /// Attributes carry `NSFlagsKey` (external storage, preserved after deletion); archives from
+        /// before external binary storage (framework version 358, OS X 10.7 and iOS 5) have none
+        /// (`ReviewDocument.mom`).
+        public var writesAttributeFlags: Bool
+        /// Entities carry `NSFetchIndexDescriptions`; fetch indexes arrived with framework version 847
+        /// (the Wire caches of version 754 and below have compound indexes only).
+        public var writesFetchIndexes: Bool
+
+        public init(writesAttributeFlags: Bool = true, writesFetchIndexes: Bool = true) {
+            self.writesAttributeFlags = writesAttributeFlags
+            self.writesFetchIndexes = writesFetchIndexes
+        }
+
+        /// The shape of the archives the framework of this `NSPersistenceFrameworkVersion` writes.
+        public init(frameworkVersion: Int) {
+            self.init(writesAttributeFlags: frameworkVersion >= 358, writesFetchIndexes: frameworkVersion >= 847)
+        }
+
+        /// The shape of an archive Apple's tools wrote, found from the keys it uses, so that a model read
+        /// from it is written back the same way.
+        ///
+        /// - Parameter archive: the bytes of a `.mom` or an inflated model cache; bytes that are not a
+        ///   keyed archive give ``newest``.
+        public init(matching archive: Data) {
+            self = .newest
+            guard let plist = try? PropertyList.decode(archive), let objects = plist["$objects"]?.arrayValue else {
+                return
+            }
+            var sawAttribute = false
+            var sawAttributeFlags = false
+            var sawIndexKeys = false
+            var sawFetchIndexes = false
+            for object in objects {
+                guard let fields = object.dictionaryValue, case .uid(let classUID)? = fields["$class"],
+                    Int(classUID) < objects.count,
+                    let name = objects[Int(classUID)]["$classname"]?.stringValue
+                else { continue }
+                if name == "NSAttributeDescription" || name == "NSDerivedAttributeDescription" {
+                    sawAttribute = true
+                    if fields["NSFlagsKey"] != nil { sawAttributeFlags = true }
+                } else if name == "NSEntityDescription" {
+                    if fields["NSCompoundIndexes"] != nil { sawIndexKeys = true }
+                    if fields["NSFetchIndexDescriptions"] != nil { sawFetchIndexes = true }
+                }
+            }
+            if sawAttribute && !sawAttributeFlags { writesAttributeFlags = false }
+            if sawIndexKeys && !sawFetchIndexes { writesFetchIndexes = false }
+        }
+
+        /// What the newest framework and model compiler write.
+        public static let newest = Style()
+
+        public var description: String {
+            var parts: [String] = []
+            if !writesAttributeFlags { parts.append("no attribute flags") }
+            if !writesFetchIndexes { parts.append("no fetch indexes") }
+            return parts.isEmpty ? "newest" : parts.joined(separator: ", ")
+        }
+    }
+
     /// The keyed archive of `model`, as binary property-list bytes.
     ///
     /// For example:
@@ -52,8 +126,9 @@ public enum CompiledModelWriter {
     ///   - model: the model to archive.
     ///   - layout: ``Layout/modelCache`` (the default, what a store keeps) or ``Layout/compiledModel``
     ///     (what a `.mom` file holds).
-    public static func archive(_ model: Model, layout: Layout = .modelCache) -> Data {
-        var builder = ModelArchiveBuilder(model: model, layout: layout)
+    ///   - style: which framework version's shape to write; the newest by default.
+    public static func archive(_ model: Model, layout: Layout = .modelCache, style: Style = .newest) -> Data {
+        var builder = ModelArchiveBuilder(model: model, layout: layout, style: style)
         return builder.build()
     }
 
@@ -67,9 +142,12 @@ public enum CompiledModelWriter {
     /// let archive = try RawDeflate.inflate(content)   // == CompiledModelWriter.archive(model)
     /// ```
     ///
+    /// - Parameter frameworkVersion: the `NSPersistenceFrameworkVersion` of the store the model came
+    ///   from, whose cache's shape to write; `nil` writes the newest shape.
     /// - Throws: `GraftError.io` when zlib fails.
-    public static func modelCache(_ model: Model) throws -> Data {
-        try RawDeflate.deflate(archive(model, layout: .modelCache))
+    public static func modelCache(_ model: Model, frameworkVersion: Int? = nil) throws -> Data {
+        let style = frameworkVersion.map { Style(frameworkVersion: $0) } ?? .newest
+        return try RawDeflate.deflate(archive(model, layout: .modelCache, style: style))
     }
 
     /// Writes `model` as a `.mom` file (the ``Layout/compiledModel`` archive), atomically.
@@ -81,9 +159,10 @@ public enum CompiledModelWriter {
     /// let file = try ModelFile.load(URL(fileURLWithPath: "Company.mom"))
     /// ```
     ///
+    /// - Parameter style: which framework version's shape to write; the newest by default.
     /// - Throws: `GraftError.io` naming the file when it cannot be written.
-    public static func write(_ model: Model, to url: URL) throws {
-        try FileAccess.writeAtomically(archive(model, layout: .compiledModel), to: url)
+    public static func write(_ model: Model, to url: URL, style: Style = .newest) throws {
+        try FileAccess.writeAtomically(archive(model, layout: .compiledModel, style: style), to: url)
     }
 }
 
@@ -119,6 +198,7 @@ private struct ModelArchiveBuilder {
     static let fetchRequestChain = ["NSFetchRequest", "NSPersistentStoreRequest", "NSObject"]
     static let fetchIndexChain = ["NSFetchIndexDescription", "NSObject"]
     static let fetchIndexElementChain = ["NSFetchIndexElementDescription", "NSObject"]
+    static let expressionDescriptionChain = ["NSExpressionDescription"] + propertyChain
     static let decimalNumberChain = ["NSDecimalNumber", "NSNumber", "NSValue", "NSObject"]
     static let knownKeysDictionaryChain = [
         "NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary", "NSObject",
@@ -129,7 +209,9 @@ private struct ModelArchiveBuilder {
 
     let model: Model
     let layout: CompiledModelWriter.Layout
+    let style: CompiledModelWriter.Style
     var archiver = KeyedArchiver()
+    var expressions = ExpressionArchiver()
     /// By entity index (`EntityDescription.index`).
     var entityUIDs: [UID] = []
     /// By entity index: the properties the entity lists, in order, and their UIDs by name.
@@ -137,9 +219,22 @@ private struct ModelArchiveBuilder {
     var propertyUIDs: [[String: UID]] = []
     var sharedEmptyDictionary: UID?
 
-    init(model: Model, layout: CompiledModelWriter.Layout) {
+    init(model: Model, layout: CompiledModelWriter.Layout, style: CompiledModelWriter.Style) {
         self.model = model
         self.layout = layout
+        self.style = style
+    }
+
+    /// A predicate as an archived `NSPredicate`, or as its text when Graft does not parse it.
+    mutating func predicate(_ text: String) -> UID {
+        guard let parsed = ModelExpression.parsePredicate(text) else { return archiver.encode(text) }
+        return expressions.archive(parsed, in: &archiver)
+    }
+
+    /// An expression as an archived `NSExpression`, or as its text when Graft does not parse it.
+    mutating func expression(_ text: String) -> UID {
+        guard let parsed = ModelExpression.parseExpression(text) else { return archiver.encode(text) }
+        return expressions.archive(parsed, in: &archiver)
     }
 
     /// Entities in the order they are archived: by name, as Core Data keys them.
@@ -282,6 +377,9 @@ private struct ModelArchiveBuilder {
         fields["NSUserInfo"] = userInfo(declaration.userInfo)
         fields["NSVersionHashModifier"] = string(declaration.versionHashModifier.flatMap { $0.isEmpty ? nil : $0 })
         fields["NSRenamingIdentifier"] = string(declaration.renamingIdentifier ?? declaration.name)
+        if let display = declaration.coreSpotlightDisplayName {
+            fields["NSCoreSpotlightDisplayName"] = expression(display).propertyList
+        }
         if !declaration.uniquenessConstraints.isEmpty {
             var tuples: [UID] = []
             for names in declaration.uniquenessConstraints { tuples.append(stringArray(names, mutable: true)) }
@@ -291,9 +389,11 @@ private struct ModelArchiveBuilder {
         // every entity once the model has any.
         let hasIndexes = !declaration.fetchIndexes.isEmpty || !declaration.compoundIndexes.isEmpty
         if hasIndexes || (layout == .modelCache && modelHasIndexes) {
-            var indexes: [UID] = []
-            for index in declaration.fetchIndexes { indexes.append(fetchIndex(index, entity: uid)) }
-            fields["NSFetchIndexDescriptions"] = archiver.encodeArray(indexes, mutable: true).propertyList
+            if style.writesFetchIndexes {
+                var indexes: [UID] = []
+                for index in declaration.fetchIndexes { indexes.append(fetchIndex(index, entity: uid)) }
+                fields["NSFetchIndexDescriptions"] = archiver.encodeArray(indexes, mutable: true).propertyList
+            }
             var compound: [UID] = []
             for names in declaration.compoundIndexes { compound.append(stringArray(names, mutable: true)) }
             fields["NSCompoundIndexes"] = archiver.encodeArray(compound, mutable: true).propertyList
@@ -305,28 +405,45 @@ private struct ModelArchiveBuilder {
         let uid = archiver.reserveObject()
         var elements: [UID] = []
         for element in index.elements {
-            let fields: PropertyList.Dictionary = [
+            var fields: PropertyList.Dictionary = [
                 "NSPropertyName": string(element.property),
                 "NSFetchIndexElementType": element.kind.lowercased() == "rtree" ? 1 : 0,
                 "NSAscending": .bool(element.isAscending),
                 "NSFetchIndexDescription": uid.propertyList,
             ]
+            if let indexed = element.expression {
+                fields["NSIndexedProperty"] = expressionDescription(named: element.property, indexed).propertyList
+            }
             elements.append(archiver.encodeObject(classChain: Self.fetchIndexElementChain, fields: fields))
         }
         let list = archiver.encodeArray(elements, mutable: layout == .modelCache)
         let fields: PropertyList.Dictionary = [
             "NSIndexName": string(index.name), "NSIndexElements": list.propertyList,
-            "NSEntity": entity.propertyList, "NSPartialIndexPredicate": UID.null.propertyList,
+            "NSEntity": entity.propertyList,
+            "NSPartialIndexPredicate": index.partialIndexPredicate.map { predicate($0).propertyList }
+                ?? UID.null.propertyList,
         ]
         archiver.defineObject(uid, classChain: Self.fetchIndexChain, fields: fields)
         return uid
     }
 
-    /// An `NSFetchRequest` with Core Data's default settings; the predicate is kept as format text.
-    mutating func fetchRequest(entity name: String, predicate: String) -> UID {
+    /// The `NSExpressionDescription` an index element over an expression names (Photos.sqlite: `SELF` as
+    /// object IDs under the name `expression1`): optional, read-only, belonging to no entity.
+    mutating func expressionDescription(named name: String, _ indexed: FetchIndex.Element.Expression) -> UID {
+        let fields: PropertyList.Dictionary = [
+            "NSPropertyName": string(name), "NSRenamingIdentifier": string(name), "NSEntity": UID.null.propertyList,
+            "NSExpression": expression(indexed.text).propertyList,
+            "NSExpressionType": .integer(Int64(indexed.resultType.rawValue)), "NSIsOptional": true,
+            "NSIsReadOnly": true, "_P": 0xF7,
+        ]
+        return archiver.encodeObject(classChain: Self.expressionDescriptionChain, fields: fields)
+    }
+
+    /// An `NSFetchRequest` with Core Data's default settings.
+    mutating func fetchRequest(entity name: String, predicate text: String) -> UID {
         let entity = model.entity(named: name).map { entityUIDs[$0.index].propertyList } ?? string(name)
         let null = UID.null.propertyList
-        let predicateText = string(predicate.isEmpty ? nil : predicate)
+        let predicateText = text.isEmpty ? null : predicate(text).propertyList
         return archiver.encodeObject(
             classChain: Self.fetchRequestChain,
             fields: [
@@ -343,11 +460,11 @@ private struct ModelArchiveBuilder {
 
     /// The keys every property description has, and the `_P` flag word: 1 always, 2 optional,
     /// 4 read-only, 8 transient, 0x10 no validation predicates, 0x20 no validation warnings,
-    /// 0x40 no user info, 0x80 no version hash modifier, 0x400 ordered.
+    /// 0x40 no user info, 0x80 no version hash modifier, 0x100 indexed by Spotlight, 0x400 ordered.
     mutating func propertyFields(
         name: String, entity: EntityDescription, isOptional: Bool, isReadOnly: Bool, isTransient: Bool,
-        isOrdered: Bool = false, validation: [(predicate: String, warning: Int64)] = [],
-        userInfo info: [String: String],
+        isOrdered: Bool = false, isIndexedBySpotlight: Bool = false,
+        validation: [(predicate: String, warning: Int64)] = [], userInfo info: [String: String],
         versionHashModifier: String?, renamingIdentifier: String?
     ) -> PropertyList.Dictionary {
         var fields: PropertyList.Dictionary = [:]
@@ -366,6 +483,10 @@ private struct ModelArchiveBuilder {
             flags |= 0x8
             fields["NSIsTransient"] = true
         }
+        if isIndexedBySpotlight {
+            flags |= 0x100
+            fields["NSIndexedBySpotlight"] = true
+        }
         if isOrdered {
             flags |= 0x400
             fields["NSIsOrdered"] = true
@@ -373,10 +494,13 @@ private struct ModelArchiveBuilder {
         if validation.isEmpty {
             flags |= 0x10 | 0x20
         } else {
-            let predicates = validation.map { archiver.encode($0.predicate) }
+            // Arrays as a .mom keeps them (ReviewDocument.mom: NSArray) or a cache (Photos.sqlite: NSMutableArray).
+            var predicates: [UID] = []
+            for rule in validation { predicates.append(predicate(rule.predicate)) }
             let warnings = validation.map { archiver.encode($0.warning) }
-            fields["NSValidationPredicates"] = archiver.encodeArray(predicates).propertyList
-            fields["NSValidationWarnings"] = archiver.encodeArray(warnings).propertyList
+            let mutable = layout == .modelCache
+            fields["NSValidationPredicates"] = archiver.encodeArray(predicates, mutable: mutable).propertyList
+            fields["NSValidationWarnings"] = archiver.encodeArray(warnings, mutable: mutable).propertyList
         }
         if info.isEmpty {
             flags |= 0x40
@@ -413,9 +537,9 @@ private struct ModelArchiveBuilder {
     mutating func defineAttribute(_ attribute: Attribute, uid: UID, of entity: EntityDescription) {
         var fields = propertyFields(
             name: attribute.name, entity: entity, isOptional: attribute.isOptional, isReadOnly: attribute.isReadOnly,
-            isTransient: attribute.isTransient, validation: ValidationText.rules(for: attribute),
-            userInfo: attribute.userInfo, versionHashModifier: attribute.versionHashModifier,
-            renamingIdentifier: attribute.renamingIdentifier)
+            isTransient: attribute.isTransient, isIndexedBySpotlight: attribute.isIndexedBySpotlight,
+            validation: ValidationText.rules(for: attribute), userInfo: attribute.userInfo,
+            versionHashModifier: attribute.versionHashModifier, renamingIdentifier: attribute.renamingIdentifier)
         fields["NSAttributeType"] = .integer(Int64(attribute.type.rawValue))
         fields["NSAttributeValueClassName"] = string(Self.valueClassName(of: attribute))
         fields["NSDefaultValue"] =
@@ -426,11 +550,12 @@ private struct ModelArchiveBuilder {
         var storage: Int64 = 0
         if attribute.allowsExternalBinaryDataStorage { storage |= 0x4 }
         if attribute.preservesValueInHistoryOnDeletion { storage |= 0x10 }
-        fields["NSFlagsKey"] = .integer(storage)
+        if style.writesAttributeFlags { fields["NSFlagsKey"] = .integer(storage) }
         var chain = Self.attributeChain
-        if let expression = attribute.derivationExpression {
+        if let derivation = attribute.derivationExpression {
             chain = Self.derivedAttributeChain
-            fields["NSDerivationExpression"] = string(expression)
+            // As -[NSDerivedAttributeDescription setDerivationExpression:] leaves it: `pages.@count` as `count:(pages)`.
+            fields["NSDerivationExpression"] = expression(DerivationExpression.normalized(derivation)).propertyList
             fields["NSFilteringPredicate"] = UID.null.propertyList
         }
         archiver.defineObject(uid, classChain: chain, fields: fields)
@@ -509,13 +634,16 @@ private struct ModelArchiveBuilder {
     }
 
     mutating func defineRelationship(_ relationship: Relationship, uid: UID, of entity: EntityDescription) {
+        // Declarations that do not apply are written back as Core Data keeps them (Relationship.Inapplicable).
         var fields = propertyFields(
             name: relationship.name, entity: entity, isOptional: relationship.isOptional,
             isReadOnly: relationship.isReadOnly, isTransient: relationship.isTransient,
-            isOrdered: relationship.isOrdered, userInfo: relationship.userInfo,
+            isOrdered: relationship.isOrdered || relationship.inapplicable.isOrdered,
+            isIndexedBySpotlight: relationship.isIndexedBySpotlight, userInfo: relationship.userInfo,
             versionHashModifier: relationship.versionHashModifier, renamingIdentifier: relationship.renamingIdentifier)
         fields["NSMinCount"] = .integer(Int64(relationship.minCount))
-        fields["NSMaxCount"] = .integer(Int64(relationship.isToMany ? relationship.maxCount : 1))
+        let maxCount = relationship.isToMany ? relationship.inapplicable.maxCount ?? relationship.maxCount : 1
+        fields["NSMaxCount"] = .integer(Int64(maxCount))
         fields["NSDeleteRule"] = .integer(Int64(relationship.deleteRule.rawValue))
         let destination = model.entity(named: relationship.destination)
         fields["NSDestinationEntity"] = destination.map { entityUIDs[$0.index] }?.propertyList ?? UID.null.propertyList

@@ -45,10 +45,15 @@ public struct ModelFile: Sendable {
     public let recordedVersionHashes: [String: [String: Data]]
     /// Version checksums recorded beside the model, by version name.
     public let recordedVersionChecksums: [String: String]
+    /// What was read as Core Data reads it rather than as written (an `ordered` flag on a to-one, a
+    /// negative maximum count, an archived predicate Graft cannot read), each naming the file, entity
+    /// and property.
+    public let warnings: [String]
 
     public init(
         url: URL, format: Format, versions: [Version], currentVersionName: String,
-        recordedVersionHashes: [String: [String: Data]] = [:], recordedVersionChecksums: [String: String] = [:]
+        recordedVersionHashes: [String: [String: Data]] = [:], recordedVersionChecksums: [String: String] = [:],
+        warnings: [String] = []
     ) {
         self.url = url
         self.format = format
@@ -56,6 +61,7 @@ public struct ModelFile: Sendable {
         self.currentVersionName = currentVersionName
         self.recordedVersionHashes = recordedVersionHashes
         self.recordedVersionChecksums = recordedVersionChecksums
+        self.warnings = warnings
     }
 
     /// The current version's model.
@@ -95,26 +101,32 @@ public struct ModelFile: Sendable {
             }
         }
         if url.lastPathComponent == "contents" {
-            let model = try XcdatamodelReader.read(contentsOf: url)
+            var warnings: [String] = []
+            let model = try XcdatamodelReader.read(contentsOf: url, warnings: &warnings)
             let name = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
             return ModelFile(
-                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name,
+                warnings: warnings)
         }
         if url.lastPathComponent == "elements" && url.deletingLastPathComponent().pathExtension == "xcdatamodel" {
-            let model = try XcodeElementsReader.read(contentsOf: url)
+            var warnings: [String] = []
+            let model = try XcodeElementsReader.read(contentsOf: url, warnings: &warnings)
             let name = url.deletingLastPathComponent().deletingPathExtension().lastPathComponent
             return ModelFile(
-                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name,
+                warnings: warnings)
         }
         let data = try FileAccess.read(url)
         if data.starts(with: Array("bplist".utf8)) || fileExtension == "mom" {
             return try CompiledModelReader.loadFile(url, data: data)
         }
         if data.prefix(512).range(of: Data("<model".utf8)) != nil {
-            let model = try XcdatamodelReader.read(data, path: url.relativePath)
+            var warnings: [String] = []
+            let model = try XcdatamodelReader.read(data, path: url.relativePath, warnings: &warnings)
             let name = url.deletingPathExtension().lastPathComponent
             return ModelFile(
-                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+                url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name,
+                warnings: warnings)
         }
         throw GraftError(
             .unsupportedFormat,
@@ -127,17 +139,20 @@ public struct ModelFile: Sendable {
         let name = url.deletingPathExtension().lastPathComponent
         let contents = url.appendingPathComponent("contents")
         let model: Model
+        var warnings: [String] = []
         if FileAccess.kind(of: contents).exists {
-            model = try XcdatamodelReader.read(contentsOf: contents)
+            model = try XcdatamodelReader.read(contentsOf: contents, warnings: &warnings)
         } else if FileAccess.kind(of: url.appendingPathComponent("elements")).exists {
             // Xcode 3 kept the model in a keyed archive named `elements` (and its diagram in `layout`).
-            model = try XcodeElementsReader.read(contentsOf: url.appendingPathComponent("elements"))
+            model = try XcodeElementsReader.read(
+                contentsOf: url.appendingPathComponent("elements"), warnings: &warnings)
         } else {
             throw GraftError(
                 .malformedInput, "the .xcdatamodel folder has no contents file", context: [.file(url.relativePath)])
         }
         return ModelFile(
-            url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name)
+            url: url, format: .xcdatamodel, versions: [Version(name: name, model: model)], currentVersionName: name,
+            warnings: warnings)
     }
 
     /// An `.xcdatamodeld` folder: every `.xcdatamodel` inside, and `.xccurrentversion`.
@@ -155,10 +170,11 @@ public struct ModelFile: Sendable {
             throw GraftError(
                 .malformedInput, "the .xcdatamodeld holds no .xcdatamodel version", context: [.file(url.relativePath)])
         }
+        var warnings: [String] = []
         let versions = try names.map { name in
-            Version(
-                name: String(name.dropLast(".xcdatamodel".count)),
-                model: try loadSingle(url.appendingPathComponent(name)).current)
+            let single = try loadSingle(url.appendingPathComponent(name))
+            warnings += single.warnings
+            return Version(name: String(name.dropLast(".xcdatamodel".count)), model: single.current)
         }
         var current = versions.count == 1 ? versions[0].name : versions[versions.count - 1].name
         let marker = url.appendingPathComponent(".xccurrentversion")
@@ -180,6 +196,7 @@ public struct ModelFile: Sendable {
             }
             current = stem
         }
-        return ModelFile(url: url, format: .xcdatamodeld, versions: versions, currentVersionName: current)
+        return ModelFile(
+            url: url, format: .xcdatamodeld, versions: versions, currentVersionName: current, warnings: warnings)
     }
 }

@@ -190,7 +190,8 @@ struct ModelResolver {
         for name in order {
             let entity = declared[name]!
             var properties: [(name: String, hash: [UInt8])] = []
-            for attribute in attributesOf[name]! where !attribute.isTransient {
+            // A derived attribute is never transient to Core Data (-[NSDerivedAttributeDescription isTransient]).
+            for attribute in attributesOf[name]! where !attribute.isTransient || attribute.isDerived {
                 properties.append((attribute.name, VersionHasher.hash(of: attribute)))
             }
             for relationship in relationshipsOf[name]! where !relationship.isTransient {

@@ -25,6 +25,9 @@ public struct Attribute: Hashable, Sendable {
     public var regularExpression: String?
     /// The store keeps an index on this attribute (Xcode's older "Indexed" switch).
     public var isIndexed: Bool
+    /// Core Spotlight indexes the attribute (Xcode's "Index in Spotlight": `spotlightIndexingEnabled`,
+    /// `NSIndexedBySpotlight` in a compiled model). It takes no part in the version hash.
+    public var isIndexedBySpotlight: Bool
     /// Binary data may be stored outside the store file (Apple's "Allows External Storage").
     public var allowsExternalBinaryDataStorage: Bool
     /// The value is kept in persistent history when the object is deleted.
@@ -33,7 +36,8 @@ public struct Attribute: Hashable, Sendable {
     public var customClassName: String?
     /// Xcode's code-generation choice; kept so that a model round-trips.
     public var usesScalarValueType: Bool?
-    /// A derived attribute's expression (`pages.@count`); `nil` for ordinary attributes.
+    /// A derived attribute's expression in predicate format (`pages.@count`, `uppercase:(title)`);
+    /// `nil` for ordinary attributes. Its text is what the version hash of a derived attribute covers.
     public var derivationExpression: String?
     public var versionHashModifier: String?
     /// The renaming identifier lightweight migration uses to match this attribute to an older one.
@@ -43,7 +47,8 @@ public struct Attribute: Hashable, Sendable {
     public init(
         name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
         isReadOnly: Bool = false, defaultValue: Value? = nil, minValue: Value? = nil, maxValue: Value? = nil,
-        regularExpression: String? = nil, isIndexed: Bool = false, allowsExternalBinaryDataStorage: Bool = false,
+        regularExpression: String? = nil, isIndexed: Bool = false, isIndexedBySpotlight: Bool = false,
+        allowsExternalBinaryDataStorage: Bool = false,
         preservesValueInHistoryOnDeletion: Bool = false, valueTransformerName: String? = nil,
         customClassName: String? = nil, usesScalarValueType: Bool? = nil, derivationExpression: String? = nil,
         versionHashModifier: String? = nil, renamingIdentifier: String? = nil, userInfo: [String: String] = [:]
@@ -58,6 +63,7 @@ public struct Attribute: Hashable, Sendable {
         self.maxValue = maxValue
         self.regularExpression = regularExpression
         self.isIndexed = isIndexed
+        self.isIndexedBySpotlight = isIndexedBySpotlight
         self.allowsExternalBinaryDataStorage = allowsExternalBinaryDataStorage
         self.preservesValueInHistoryOnDeletion = preservesValueInHistoryOnDeletion
         self.valueTransformerName = valueTransformerName
@@ -100,15 +106,39 @@ public struct Relationship: Hashable, Sendable {
     /// Set only by compiled models (flag 4).
     public var isReadOnly: Bool
     public var deleteRule: DeleteRule
+    /// Core Spotlight indexes the relationship (`spotlightIndexingEnabled`, `NSIndexedBySpotlight`).
+    public var isIndexedBySpotlight: Bool
     public var versionHashModifier: String?
     public var renamingIdentifier: String?
     public var userInfo: [String: String]
+    /// What the model file declared that does not apply to this relationship and that Core Data
+    /// ignores when it uses the model, yet keeps and hashes.
+    public var inapplicable: Inapplicable
+
+    /// Declarations that do not apply to a relationship: Core Data reads them without complaint, does
+    /// not act on them, and keeps them in the version hash (`Formats/version-hashes.md`).
+    public struct Inapplicable: Hashable, Sendable {
+        /// An `ordered` flag on a to-one relationship (`DataUsage.sqlite`'s `Event.happenedOnNet`).
+        public var isOrdered: Bool
+        /// A maximum count below zero on a to-many relationship, which Core Data reads as unbounded
+        /// (its count is unsigned); `nil` when the maximum is 0 or positive.
+        public var maxCount: Int?
+
+        public init(isOrdered: Bool = false, maxCount: Int? = nil) {
+            self.isOrdered = isOrdered
+            self.maxCount = maxCount
+        }
+
+        /// Nothing inapplicable.
+        public static let none = Inapplicable()
+    }
 
     public init(
         name: String, destination: String, inverse: String? = nil, isToMany: Bool = false,
         isOrdered: Bool = false, minCount: Int = 0, maxCount: Int? = nil, isOptional: Bool = true,
         isTransient: Bool = false, isReadOnly: Bool = false, deleteRule: DeleteRule = .nullify,
-        versionHashModifier: String? = nil, renamingIdentifier: String? = nil, userInfo: [String: String] = [:]
+        isIndexedBySpotlight: Bool = false, versionHashModifier: String? = nil, renamingIdentifier: String? = nil,
+        userInfo: [String: String] = [:], inapplicable: Inapplicable = .none
     ) {
         self.name = name
         self.destination = destination
@@ -121,9 +151,11 @@ public struct Relationship: Hashable, Sendable {
         self.isTransient = isTransient
         self.isReadOnly = isReadOnly
         self.deleteRule = deleteRule
+        self.isIndexedBySpotlight = isIndexedBySpotlight
         self.versionHashModifier = versionHashModifier
         self.renamingIdentifier = renamingIdentifier
         self.userInfo = userInfo
+        self.inapplicable = inapplicable
     }
 }
 
@@ -179,12 +211,16 @@ public struct Entity: Hashable, Sendable {
     public var versionHashModifier: String?
     public var renamingIdentifier: String?
     public var userInfo: [String: String]
+    /// The expression Core Spotlight shows as an object's name (`coreSpotlightDisplayNameExpression`,
+    /// `NSCoreSpotlightDisplayName`), in predicate format; `nil` when there is none.
+    public var coreSpotlightDisplayName: String?
 
     public init(
         name: String, className: String? = nil, parent: String? = nil, isAbstract: Bool = false,
         attributes: [Attribute] = [], relationships: [Relationship] = [], fetchedProperties: [FetchedProperty] = [],
         uniquenessConstraints: [[String]] = [], compoundIndexes: [[String]] = [], fetchIndexes: [FetchIndex] = [],
-        versionHashModifier: String? = nil, renamingIdentifier: String? = nil, userInfo: [String: String] = [:]
+        versionHashModifier: String? = nil, renamingIdentifier: String? = nil, userInfo: [String: String] = [:],
+        coreSpotlightDisplayName: String? = nil
     ) {
         self.name = name
         self.className = className
@@ -199,6 +235,7 @@ public struct Entity: Hashable, Sendable {
         self.versionHashModifier = versionHashModifier
         self.renamingIdentifier = renamingIdentifier
         self.userInfo = userInfo
+        self.coreSpotlightDisplayName = coreSpotlightDisplayName
     }
 }
 
@@ -227,20 +264,40 @@ public struct FetchRequestTemplate: Hashable, Sendable {
 /// A named index over one or more properties of an entity.
 public struct FetchIndex: Hashable, Sendable {
     public struct Element: Hashable, Sendable {
+        /// The indexed property's name, or for an expression element the name Core Data gives its
+        /// expression (`expression1`).
         public var property: String
         /// `"Binary"` (an ordinary B-tree index) or `"RTree"` (a spatial index).
         public var kind: String
         public var isAscending: Bool
-        public init(property: String, kind: String = "Binary", isAscending: Bool = true) {
+        /// For an element that indexes an expression rather than a property, the expression in
+        /// predicate format (`SELF`, `entity`), and the type of its values.
+        public var expression: Expression?
+
+        public struct Expression: Hashable, Sendable {
+            public var text: String
+            public var resultType: AttributeType
+            public init(text: String, resultType: AttributeType) {
+                self.text = text
+                self.resultType = resultType
+            }
+        }
+
+        public init(property: String, kind: String = "Binary", isAscending: Bool = true, expression: Expression? = nil)
+        {
             self.property = property
             self.kind = kind
             self.isAscending = isAscending
+            self.expression = expression
         }
     }
     public var name: String
     public var elements: [Element]
-    public init(name: String, elements: [Element]) {
+    /// A partial index's predicate, in predicate format: only objects it accepts are indexed.
+    public var partialIndexPredicate: String?
+    public init(name: String, elements: [Element], partialIndexPredicate: String? = nil) {
         self.name = name
         self.elements = elements
+        self.partialIndexPredicate = partialIndexPredicate
     }
 }

@@ -7,8 +7,9 @@ import Foundation
 ///
 /// - property: name ‖ uint16 flags (optional 1, transient 2, read-only 4) ‖ version hash modifier;
 /// - attribute: property hash ‖ int32 type code ‖ 0x01 if external storage ‖ 0x01 if preserved on deletion;
+/// - derived attribute: its derivation expression's predicate-format text, and nothing else;
 /// - relationship: property hash ‖ destination name ‖ inverse name ‖ int32 max count ‖ int32 min count
-///   ‖ uint16 1 if ordered;
+///   ‖ uint16 1 if ordered (the flag and a negative maximum count kept even where they do not apply);
 /// - entity: name ‖ byte abstract ‖ superentity hash ‖ stored property hashes sorted by name
 ///   ‖ version hash modifier ‖ uniqueness constraints (names joined by ".", sorted).
 ///
@@ -31,15 +32,17 @@ enum VersionHasher {
     }
 
     static func hash(of attribute: Attribute) -> [UInt8] {
+        if let expression = attribute.derivationExpression {
+            // Core Data computes the attribute's own hash and then leaves it out: a derived attribute's
+            // hash covers its expression only (Formats/version-hashes.md).
+            return sha256(Array(DerivationExpression.normalized(expression).utf8))
+        }
         var bytes = propertyHash(
             name: attribute.name, isOptional: attribute.isOptional, isTransient: attribute.isTransient,
             isReadOnly: attribute.isReadOnly, modifier: attribute.versionHashModifier)
         appendLittleEndian(UInt32(bitPattern: attribute.type.rawValue), to: &bytes)
         if attribute.allowsExternalBinaryDataStorage { bytes.append(1) }
         if attribute.preservesValueInHistoryOnDeletion { bytes.append(1) }
-        if let expression = attribute.derivationExpression {
-            bytes += Array(DerivationExpression.normalized(expression).utf8)
-        }
         return sha256(bytes)
     }
 
@@ -53,10 +56,10 @@ enum VersionHasher {
         if let inverse = relationship.inverse, !(inverse == relationship.name && relationship.destination == owner) {
             bytes += Array(inverse.utf8)
         }
-        let maxCount = relationship.isToMany ? relationship.maxCount : 1
+        let maxCount = relationship.isToMany ? relationship.inapplicable.maxCount ?? relationship.maxCount : 1
         appendLittleEndian(UInt32(truncatingIfNeeded: maxCount), to: &bytes)
         appendLittleEndian(UInt32(truncatingIfNeeded: relationship.minCount), to: &bytes)
-        if relationship.isOrdered {
+        if relationship.isOrdered || relationship.inapplicable.isOrdered {
             bytes += [1, 0]
         }
         return sha256(bytes)
@@ -119,16 +122,17 @@ enum VersionHasher {
     }
 }
 
-/// Turns a derivation expression into the normalised text Core Data hashes (`pages.@count` becomes
-/// `count:(pages)`).
+/// Turns a derivation expression into the text Core Data hashes: what `predicateFormat` prints for the
+/// expression once `-[NSDerivedAttributeDescription setDerivationExpression:]` has rewritten a key path
+/// ending in `.@count` as `count:(path)`, and one ending in `.@sum` or `.@total` as `sum:(path)`. Other
+/// key-path operators (`@max`, `@avg`, …) are left as written.
 enum DerivationExpression {
     static func normalized(_ expression: String) -> String {
         let trimmed = expression.trimmingCharacters(in: .whitespaces)
-        let functions = ["@count": "count", "@sum": "sum", "@max": "max", "@min": "min", "@avg": "average"]
-        for (suffix, function) in functions where trimmed.hasSuffix("." + suffix) {
-            let path = trimmed.dropLast(suffix.count + 1)
-            return "\(function):(\(path))"
+        for (suffix, function) in [(".@count", "count"), (".@sum", "sum"), (".@total", "sum")]
+        where trimmed.hasSuffix(suffix) && trimmed.count > suffix.count {
+            return "\(function):(\(trimmed.dropLast(suffix.count)))"
         }
-        return trimmed
+        return ModelExpression.parseExpression(trimmed)?.format ?? trimmed
     }
 }

@@ -18,9 +18,21 @@ public enum XcdatamodelReader {
     /// - Throws: `GraftError.malformedInput` for XML that is not a model, with the line;
     ///   `GraftError.invalidModel` for a model that contradicts itself.
     public static func read(_ data: Data, path: String? = nil) throws -> Model {
+        var warnings: [String] = []
+        return try read(data, path: path, warnings: &warnings)
+    }
+
+    /// Reads a model from the bytes of a `contents` file, appending to `warnings` what it read as
+    /// Xcode's model compiler and Core Data do rather than as written: an `ordered` flag on a to-one
+    /// relationship (ignored), a negative maximum count (unbounded).
+    ///
+    /// - Throws: as ``read(_:path:)``.
+    public static func read(_ data: Data, path: String? = nil, warnings: inout [String]) throws -> Model {
         let root = try XMLTree.parse(data, path: path)
+        var found: [String] = []
+        defer { warnings += found.map { (path.map { "\($0): " } ?? "") + $0 } }
         do {
-            return try read(root)
+            return try read(root, warnings: &found)
         } catch let error as GraftError {
             throw path.map { error.inFile($0) } ?? error
         }
@@ -31,7 +43,17 @@ public enum XcdatamodelReader {
         try read(FileAccess.read(url), path: url.relativePath)
     }
 
+    /// Reads a model from a `contents` file, appending what it read leniently to `warnings`.
+    public static func read(contentsOf url: URL, warnings: inout [String]) throws -> Model {
+        try read(FileAccess.read(url), path: url.relativePath, warnings: &warnings)
+    }
+
     static func read(_ root: XMLElement) throws -> Model {
+        var warnings: [String] = []
+        return try read(root, warnings: &warnings)
+    }
+
+    static func read(_ root: XMLElement, warnings: inout [String]) throws -> Model {
         guard root.name == "model" else {
             throw GraftError(
                 .malformedInput, "expected a <model> element, found <\(root.name)>", context: [.line(root.line)])
@@ -41,7 +63,7 @@ public enum XcdatamodelReader {
         var templates: [FetchRequestTemplate] = []
         for element in root.children {
             switch element.name {
-            case "entity": entities.append(try entity(element))
+            case "entity": entities.append(try entity(element, warnings: &warnings))
             case "configuration":
                 configurations.append(
                     Configuration(
@@ -61,17 +83,19 @@ public enum XcdatamodelReader {
             versionIdentifiers: identifiers)
     }
 
-    private static func entity(_ element: XMLElement) throws -> Entity {
+    private static func entity(_ element: XMLElement, warnings: inout [String]) throws -> Entity {
         let name = try required(element, "name")
         var entity = Entity(
             name: name, className: element["representedClassName"], parent: element["parentEntity"],
             isAbstract: flag(element["isAbstract"]), versionHashModifier: element["versionHashModifier"],
-            renamingIdentifier: element["elementID"], userInfo: userInfo(element))
+            renamingIdentifier: element["elementID"], userInfo: userInfo(element),
+            coreSpotlightDisplayName: element["coreSpotlightDisplayNameExpression"])
         do {
             for child in element.children {
                 switch child.name {
                 case "attribute": entity.attributes.append(try attribute(child))
-                case "relationship": entity.relationships.append(try relationship(child))
+                case "relationship":
+                    entity.relationships.append(try relationship(child, entity: name, warnings: &warnings))
                 case "fetchedProperty":
                     let request = child.child(named: "fetchRequest")
                     entity.fetchedProperties.append(
@@ -116,6 +140,7 @@ public enum XcdatamodelReader {
         var attribute = Attribute(
             name: name, type: type, isOptional: flag(element["optional"]), isTransient: flag(element["transient"]),
             regularExpression: element["regularExpressionString"], isIndexed: flag(element["indexed"]),
+            isIndexedBySpotlight: flag(element["spotlightIndexingEnabled"]),
             allowsExternalBinaryDataStorage: flag(element["allowsExternalBinaryDataStorage"]),
             preservesValueInHistoryOnDeletion: flag(element["preserveAfterDeletion"]),
             valueTransformerName: element["valueTransformerName"], customClassName: element["customClassName"],
@@ -154,7 +179,11 @@ public enum XcdatamodelReader {
         return .date(Date(timeIntervalSinceReferenceDate: seconds))
     }
 
-    private static func relationship(_ element: XMLElement) throws -> Relationship {
+    private static func relationship(
+        _ element: XMLElement, entity: String, warnings: inout [String]
+    ) throws
+        -> Relationship
+    {
         let name = try required(element, "name")
         let isToMany = flag(element["toMany"])
         func count(_ key: String) throws -> Int? {
@@ -176,13 +205,31 @@ public enum XcdatamodelReader {
                 .malformedInput, "the relationship has no destinationEntity",
                 context: [.key(name), .line(element.line)])
         }
+        // Xcode keeps an `ordered` flag when a relationship is switched to to-one, and its compiler and
+        // Core Data keep it too, doing nothing with it but hashing it (DataUsage.sqlite); a negative
+        // maximum count is unbounded to Core Data. Both are read as Core Data reads them.
+        var inapplicable = Relationship.Inapplicable.none
+        let ordered = flag(element["ordered"])
+        if ordered && !isToMany {
+            inapplicable.isOrdered = true
+            warnings.append(
+                "\(entity).\(name): is a to-one relationship marked ordered; Core Data ignores the flag (it keeps it in the version hash)"
+            )
+        }
+        var maxCount = try count("maxCount") ?? (isToMany ? 0 : 1)
+        if isToMany && maxCount < 0 {
+            inapplicable.maxCount = maxCount
+            warnings.append(
+                "\(entity).\(name): its maximum count \(maxCount) is read as unbounded, as Core Data reads it")
+            maxCount = 0
+        }
         return Relationship(
             name: name, destination: destination, inverse: element["inverseName"], isToMany: isToMany,
-            isOrdered: flag(element["ordered"]), minCount: try count("minCount") ?? 0,
-            maxCount: try count("maxCount") ?? (isToMany ? 0 : 1), isOptional: flag(element["optional"]),
-            isTransient: flag(element["transient"]), deleteRule: rule,
+            isOrdered: ordered && isToMany, minCount: try count("minCount") ?? 0, maxCount: maxCount,
+            isOptional: flag(element["optional"]), isTransient: flag(element["transient"]), deleteRule: rule,
+            isIndexedBySpotlight: flag(element["spotlightIndexingEnabled"]),
             versionHashModifier: element["versionHashModifier"],
-            renamingIdentifier: element["elementID"], userInfo: userInfo(element))
+            renamingIdentifier: element["elementID"], userInfo: userInfo(element), inapplicable: inapplicable)
     }
 
     private static func userInfo(_ element: XMLElement) -> [String: String] {

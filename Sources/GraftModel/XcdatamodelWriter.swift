@@ -55,6 +55,7 @@ public enum XcdatamodelWriter {
             ("name", entity.name), ("representedClassName", entity.className), ("parentEntity", entity.parent),
             ("isAbstract", entity.isAbstract ? "YES" : nil), ("versionHashModifier", entity.versionHashModifier),
             ("elementID", entity.renamingIdentifier), ("syncable", "YES"),
+            ("coreSpotlightDisplayNameExpression", entity.coreSpotlightDisplayName),
         ]
         let isEmpty =
             entity.attributes.isEmpty && entity.relationships.isEmpty && entity.fetchedProperties.isEmpty
@@ -67,20 +68,20 @@ public enum XcdatamodelWriter {
         out.open(1, "entity", attributes)
         for attribute in entity.attributes { write(attribute, to: &out) }
         for relationship in entity.relationships {
+            // Declarations that do not apply are written back as the model had them (Relationship.Inapplicable).
+            let maxCount = relationship.inapplicable.maxCount ?? relationship.maxCount
             let fields: [(String, String?)] = [
                 ("name", relationship.name), ("optional", relationship.isOptional ? "YES" : nil),
                 ("transient", relationship.isTransient ? "YES" : nil), ("toMany", relationship.isToMany ? "YES" : nil),
-                ("ordered", relationship.isOrdered ? "YES" : nil),
+                ("ordered", relationship.isOrdered || relationship.inapplicable.isOrdered ? "YES" : nil),
                 ("minCount", relationship.minCount != 0 ? String(relationship.minCount) : nil),
-                (
-                    "maxCount",
-                    relationship.isToMany ? (relationship.maxCount != 0 ? String(relationship.maxCount) : nil) : "1"
-                ),
+                ("maxCount", relationship.isToMany ? (maxCount != 0 ? String(maxCount) : nil) : "1"),
                 ("deletionRule", relationship.deleteRule.modelName), ("destinationEntity", relationship.destination),
                 ("inverseName", relationship.inverse),
                 ("inverseEntity", relationship.inverse == nil ? nil : relationship.destination),
                 ("versionHashModifier", relationship.versionHashModifier),
                 ("elementID", relationship.renamingIdentifier),
+                ("spotlightIndexingEnabled", relationship.isIndexedBySpotlight ? "YES" : nil),
             ]
             writeWithUserInfo(2, "relationship", fields, relationship.userInfo, to: &out)
         }
@@ -155,6 +156,7 @@ public enum XcdatamodelWriter {
             ("derived", attribute.isDerived ? "YES" : nil), ("derivationExpression", attribute.derivationExpression),
             ("versionHashModifier", attribute.versionHashModifier), ("elementID", attribute.renamingIdentifier),
             ("usesScalarValueType", attribute.usesScalarValueType.map { $0 ? "YES" : "NO" }),
+            ("spotlightIndexingEnabled", attribute.isIndexedBySpotlight ? "YES" : nil),
         ]
         writeWithUserInfo(2, "attribute", fields, attribute.userInfo, to: &out)
     }

@@ -59,6 +59,17 @@ public enum XcodeElementsReader {
     ///   feature Graft cannot read from this format yet; `GraftError.invalidModel` for a model that
     ///   contradicts itself.
     public static func read(_ data: Data, path: String? = nil) throws -> Model {
+        var warnings: [String] = []
+        return try read(data, path: path, warnings: &warnings)
+    }
+
+    /// Reads a model from the bytes of an `elements` file, appending to `warnings` what it read as
+    /// Core Data reads it rather than as written (a negative maximum count, read as unbounded).
+    ///
+    /// - Throws: as ``read(_:path:)``.
+    public static func read(_ data: Data, path: String? = nil, warnings: inout [String]) throws -> Model {
+        var found: [String] = []
+        defer { warnings += found.map { (path.map { "\($0): " } ?? "") + $0 } }
         do {
             let archive: KeyedArchive
             do {
@@ -76,7 +87,7 @@ public enum XcodeElementsReader {
                     .unsupportedFormat,
                     "the archive holds \(root.className ?? "a plain value"), not an Xcode 3 model (XDPMModel)")
             }
-            return try model(from: root)
+            return try model(from: root, warnings: &found)
         } catch let error as GraftError {
             throw path.map { error.inFile($0) } ?? error
         }
@@ -96,15 +107,20 @@ public enum XcodeElementsReader {
         try read(FileAccess.read(url), path: url.relativePath)
     }
 
+    /// Reads a model from an `elements` file, appending what it read leniently to `warnings`.
+    public static func read(contentsOf url: URL, warnings: inout [String]) throws -> Model {
+        try read(FileAccess.read(url), path: url.relativePath, warnings: &warnings)
+    }
+
     // MARK: Model
 
-    private static func model(from root: ArchivedObject) throws -> Model {
+    private static func model(from root: ArchivedObject, warnings: inout [String]) throws -> Model {
         guard let package = try root["_xd_rootPackage"] else {
             throw GraftError(.malformedInput, "the model has no root package", context: [.key("_xd_rootPackage")])
         }
         var entities: [Entity] = []
         for object in try entityObjects(in: package) {
-            entities.append(try entity(from: object))
+            entities.append(try entity(from: object, warnings: &warnings))
         }
         return try Model(
             entities: entities.sorted { $0.name < $1.name }, configurations: try configurations(of: root),
@@ -153,7 +169,7 @@ public enum XcodeElementsReader {
 
     // MARK: Entities and properties
 
-    private static func entity(from object: ArchivedObject) throws -> Entity {
+    private static func entity(from object: ArchivedObject, warnings: inout [String]) throws -> Entity {
         let name = try elementName(object, what: "an entity")
         do {
             let tags = try TaggedValues(of: object)
@@ -174,7 +190,8 @@ public enum XcodeElementsReader {
                     if property.isKind(of: "XDPMAttribute") {
                         entity.attributes.append(try attribute(from: property, name: propertyName))
                     } else if property.isKind(of: "XDPMRelationship") {
-                        entity.relationships.append(try relationship(from: property, name: propertyName))
+                        entity.relationships.append(
+                            try relationship(from: property, name: propertyName, entity: name, warnings: &warnings))
                     } else {
                         throw GraftError(
                             .unsupportedFormat,
@@ -236,7 +253,9 @@ public enum XcodeElementsReader {
             renamingIdentifier: try tags.string(Key.elementID), userInfo: try tags.userInfo(Key.userInfo))
     }
 
-    private static func relationship(from object: ArchivedObject, name: String) throws -> Relationship {
+    private static func relationship(
+        from object: ArchivedObject, name: String, entity: String, warnings: inout [String]
+    ) throws -> Relationship {
         let tags = try TaggedValues(of: object)
         guard let destinationObject = tags[Key.destination] else {
             throw GraftError(
@@ -246,8 +265,16 @@ public enum XcodeElementsReader {
         let inverse = try tags[Key.inverse].map { try referencedName($0, what: "the inverse relationship") }
         let isToMany = try tags.flag(Key.isToMany) ?? false
         let minCount = try tags.integer(Key.minCount) ?? 0
-        // A to-many without a maximum is unbounded (0); a to-one always has a maximum of 1.
-        let maxCount = isToMany ? try tags.integer(Key.maxCount) ?? 0 : 1
+        // A to-many without a maximum is unbounded (0); a to-one always has a maximum of 1. A negative
+        // maximum is unbounded to Core Data too, and kept for the version hash.
+        var maxCount = isToMany ? try tags.integer(Key.maxCount) ?? 0 : 1
+        var inapplicable = Relationship.Inapplicable.none
+        if maxCount < 0 {
+            inapplicable.maxCount = Int(Int32(clamping: maxCount))
+            warnings.append(
+                "\(entity).\(name): its maximum count \(maxCount) is read as unbounded, as Core Data reads it")
+            maxCount = 0
+        }
         let ruleCode = try tags.integer(Key.deleteRule) ?? Int64(DeleteRule.nullify.rawValue)
         guard let rule = DeleteRule(rawValue: Int(truncatingIfNeeded: ruleCode)), Int64(rule.rawValue) == ruleCode
         else {
@@ -258,7 +285,8 @@ public enum XcodeElementsReader {
             minCount: Int(clamping: minCount), maxCount: Int(clamping: maxCount),
             isOptional: try tags.flag(Key.isOptional) ?? true, isTransient: try tags.flag(Key.isTransient) ?? false,
             deleteRule: rule, versionHashModifier: try tags.string(Key.versionHashModifier),
-            renamingIdentifier: try tags.string(Key.elementID), userInfo: try tags.userInfo(Key.userInfo))
+            renamingIdentifier: try tags.string(Key.elementID), userInfo: try tags.userInfo(Key.userInfo),
+            inapplicable: inapplicable)
     }
 
     // MARK: Archive helpers

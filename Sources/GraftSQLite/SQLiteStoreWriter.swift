@@ -398,7 +398,7 @@ public final class SQLiteStoreWriter: StoreWriter {
         try meta.bind(PropertyList.dictionary(values).encode(format: .binary), at: 2)
         try meta.run()
         let cache = try database.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
-        try cache.bind(try SQLiteModelCache.encode(model), at: 1)
+        try cache.bind(try SQLiteModelCache.encode(model, frameworkVersion: metadata.frameworkVersion), at: 1)
         try cache.run()
     }
 
@@ -443,7 +443,7 @@ public final class SQLiteStoreWriter: StoreWriter {
 
 /// The model a store keeps in `Z_MODELCACHE`.
 enum SQLiteModelCache {
-    static func encode(_ model: Model) throws -> Data {
-        try CompiledModelWriter.modelCache(model)
+    static func encode(_ model: Model, frameworkVersion: Int64?) throws -> Data {
+        try CompiledModelWriter.modelCache(model, frameworkVersion: frameworkVersion.map { Int($0) })
     }
 }

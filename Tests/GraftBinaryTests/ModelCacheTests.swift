@@ -7,8 +7,7 @@ import GraftTestSupport
 import Testing
 
 /// A store that carries its model (`GraftModelCache`: a compiled model, raw deflate) can be read
-/// without one. Graft cannot write compiled models yet, so the tests take Apple-compiled `.mom` files
-/// from the corpus.
+/// without one: an Apple-compiled `.mom` from the corpus, or the cache Graft writes itself.
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct ModelCacheTests {
     static let moms = [

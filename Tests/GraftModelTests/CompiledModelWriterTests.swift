@@ -242,46 +242,118 @@ import Testing
     // MARK: Apple's shape
 
     /// The classes Graft's `.mom` uses, and each class's keys, are those of the `.mom` Xcode compiled from
-    /// the same model (Xcode also records which compiler wrote the file; Graft does not claim to be it).
+    /// the same model, written in the style of that file's era (Xcode also records which compiler wrote
+    /// the file; Graft does not claim to be it).
     @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)), arguments: compilerMoms)
     func aMomHasTheShapeXcodeGivesIt(path: String) throws {
         let apple = try Data(contentsOf: Corpus.url(path))
         let model = try CompiledModelReader.read(apple)
         var expected = try ArchiveShape(apple)
         expected.keys["NSManagedObjectModel"]?.subtract(["CDMCompilerToolVersion", "CDMCompilerXcodeVersion"])
-        let ours = try ArchiveShape(CompiledModelWriter.archive(model, layout: .compiledModel))
+        let style = CompiledModelWriter.Style(matching: apple)
+        let ours = try ArchiveShape(CompiledModelWriter.archive(model, layout: .compiledModel, style: style))
         #expect(ours.keys == expected.keys, "\(ours.difference(from: expected))")
         #expect(ours.chains == expected.chains)
     }
 
-    /// Graft's model cache has the shape of the caches Core Data wrote into the corpus's stores, once the
-    /// differences between Core Data versions are set aside: older versions archive inherited properties
-    /// as `_NSPropertyDescriptionProxy`, some strings as `NSMutableString`, the version identifiers as
-    /// an `NSMutableSet`, and index lists as `NSArray`; before fetch indexes (framework version 847)
-    /// entities have no `NSFetchIndexDescriptions`; and Core Data sometimes gives every entity of a
-    /// model without indexes empty index lists.
+    /// Graft's model cache, written for the store's framework version, has the shape of the cache Core
+    /// Data wrote into the store, once the differences that do not follow from the framework version are
+    /// set aside: the app's model compiler decides whether inherited properties are archived as
+    /// `_NSPropertyDescriptionProxy` (two Wire stores of framework version 641 differ), whether some
+    /// strings are `NSMutableString`s and the version identifiers an `NSMutableSet`, and whether index
+    /// lists are `NSArray`s; and Core Data sometimes gives every entity of a model without indexes empty
+    /// index lists.
     @Test(
         .enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)),
         .enabled(if: Tool.sqlite3 != nil, "sqlite3 is not installed (it reads the stores' model caches)"),
         arguments: corpusStores)
     func aModelCacheHasTheShapeCoreDataGivesIt(path: String) throws {
         guard let cache = try Self.storeModelCache(path) else { return }
+        let version = try #require(
+            try Scratch.storeMetadata(Corpus.url(path))?["NSPersistenceFrameworkVersion"]?.int64Value,
+            "\(path) records no framework version")
         let apple = try RawDeflate.inflate(cache)
         let model = try CompiledModelReader.read(apple)
         var theirs = try ArchiveShape(apple)
-        var ours = try ArchiveShape(CompiledModelWriter.archive(model, layout: .modelCache))
+        let style = CompiledModelWriter.Style(frameworkVersion: Int(version))
+        var ours = try ArchiveShape(CompiledModelWriter.archive(model, layout: .modelCache, style: style))
         theirs.merge("NSMutableSet", into: "NSSet")
         theirs.keys["NSMutableString"] = nil
         theirs.keys["_NSPropertyDescriptionProxy"] = nil
         if theirs.keys["NSMutableArray"] == nil { ours.merge("NSMutableArray", into: "NSArray") }
-        if theirs.keys["NSEntityDescription"]?.contains("NSFetchIndexDescriptions") == false {
-            ours.keys["NSEntityDescription"]?.remove("NSFetchIndexDescriptions")
-        }
         if ours.keys["NSEntityDescription"]?.contains("NSCompoundIndexes") == false {
             theirs.keys["NSEntityDescription"]?.subtract(["NSCompoundIndexes", "NSFetchIndexDescriptions"])
             if ours.keys["NSMutableArray"] == nil { theirs.merge("NSMutableArray", into: "NSArray") }
         }
         #expect(ours.keys == theirs.keys, "\(path): \(ours.difference(from: theirs))")
+    }
+
+    @Test(arguments: [
+        (320, false, false), (358, true, false), (754, true, false), (847, true, true), (1347, true, true),
+    ])
+    func theStyleFollowsTheFrameworkVersion(version: Int, attributeFlags: Bool, fetchIndexes: Bool) throws {
+        let style = CompiledModelWriter.Style(frameworkVersion: version)
+        #expect(style.writesAttributeFlags == attributeFlags)
+        #expect(style.writesFetchIndexes == fetchIndexes)
+        let shape = try ArchiveShape(CompiledModelWriter.archive(try Self.everythingModel(), style: style))
+        #expect(shape.keys["NSAttributeDescription"]?.contains("NSFlagsKey") == attributeFlags)
+        #expect(shape.keys["NSEntityDescription"]?.contains("NSFetchIndexDescriptions") == fetchIndexes)
+        #expect(shape.keys["NSEntityDescription"]?.contains("NSCompoundIndexes") == true)
+        let cache = try RawDeflate.inflate(
+            CompiledModelWriter.modelCache(try Self.everythingModel(), frameworkVersion: version))
+        #expect(cache == CompiledModelWriter.archive(try Self.everythingModel(), style: style))
+    }
+
+    /// An archive's own keys give its style: Reviews's `.mom`, from before external storage, has no
+    /// attribute flags; what Graft writes matches its own style.
+    @Test func theStyleOfAnArchiveIsFoundInIt() throws {
+        #expect(CompiledModelWriter.Style(matching: CompiledModelWriter.archive(try Self.everythingModel())) == .newest)
+        let old = CompiledModelWriter.Style(writesAttributeFlags: false, writesFetchIndexes: false)
+        #expect(
+            CompiledModelWriter.Style(matching: CompiledModelWriter.archive(try Self.everythingModel(), style: old))
+                == old)
+        #expect(CompiledModelWriter.Style(matching: Data("not an archive".utf8)) == .newest)
+        guard Corpus.isAvailable else { return }
+        let mom = try Data(
+            contentsOf: Corpus.url("CocoaSampleCode/Reviews/Reviews.app/Contents/Resources/ReviewDocument.mom"))
+        #expect(!CompiledModelWriter.Style(matching: mom).writesAttributeFlags)
+    }
+
+    @Test func spotlightAndIndexExpressionsSurviveBothLayouts() throws {
+        var book = Entity(name: "Book", coreSpotlightDisplayName: "name")
+        book.attributes = [
+            Attribute(name: "name", type: .string, isIndexedBySpotlight: true),
+            Attribute(name: "kind", type: .integer16, isOptional: false),
+        ]
+        book.relationships = [
+            Relationship(name: "shelf", destination: "Shelf", inverse: "books", isIndexedBySpotlight: true)
+        ]
+        book.fetchIndexes = [
+            FetchIndex(
+                name: "byKindAndObject",
+                elements: [
+                    .init(property: "kind"),
+                    .init(property: "expression1", expression: .init(text: "SELF", resultType: .objectID)),
+                ], partialIndexPredicate: "kind != 0 AND name != nil")
+        ]
+        let shelf = Entity(
+            name: "Shelf",
+            relationships: [Relationship(name: "books", destination: "Book", inverse: "shelf", isToMany: true)])
+        let model = try Model(entities: [book, shelf])
+        for layout in Self.layouts {
+            let again = try CompiledModelReader.read(CompiledModelWriter.archive(model, layout: layout))
+            #expect(try Self.carried(again) == Self.carried(model), "\(layout)")
+            let shape = try ArchiveShape(CompiledModelWriter.archive(model, layout: layout))
+            #expect(shape.keys["NSExpressionDescription"]?.contains("NSExpression") == true)
+            #expect(shape.keys["NSFetchIndexElementDescription"]?.contains("NSIndexedProperty") == true)
+            #expect(shape.keys["NSCompoundPredicate"] != nil)
+            #expect(shape.keys["NSEntityDescription"]?.contains("NSCoreSpotlightDisplayName") == true)
+            #expect(shape.keys["NSRelationshipDescription"]?.contains("NSIndexedBySpotlight") == true)
+        }
+        let xml = try XcdatamodelReader.read(XcdatamodelWriter.contents(of: model))
+        #expect(xml.entity(named: "Book")?.declaration.coreSpotlightDisplayName == "name")
+        #expect(xml.entity(named: "Book")?.attribute(named: "name")?.isIndexedBySpotlight == true)
+        #expect(xml.entity(named: "Book")?.relationship(named: "shelf")?.isIndexedBySpotlight == true)
     }
 
     @Test func theModelCacheListsInheritedPropertiesAndTheMomDoesNot() throws {
@@ -346,20 +418,32 @@ import Testing
     /// (`usesScalarValueType`); a custom class on attributes other than transformable ones (the class is
     /// fixed by the type); a renaming identifier equal to the name (Apple writes the name when there is
     /// none); an empty version hash modifier; repeated version identifiers (a set); a to-many
-    /// relationship whose maximum is 1 (it reads as a to-one, as Core Data reads it).
+    /// relationship whose maximum is 1 (it reads as a to-one, as Core Data reads it); the spelling of
+    /// predicates and expressions (archived as objects, they read back in predicate format's own
+    /// form: `booleanAttribute = YES` as `booleanAttribute == 1`, a derivation `pages.@count` as
+    /// `count:(pages)`, as Core Data keeps it).
     static func carried(_ model: Model) throws -> Model {
         func renaming(_ identifier: String?, _ name: String) -> String? { identifier == name ? nil : identifier }
         func modifier(_ text: String?) -> String? { text?.isEmpty == true ? nil : text }
+        func predicate(_ text: String) -> String { ModelExpression.parsePredicate(text)?.format ?? text }
+        func expression(_ text: String) -> String { ModelExpression.parseExpression(text)?.format ?? text }
         let entities = model.entities.sorted(by: { $0.name < $1.name }).map { entity in
             var entity = entity
             entity.renamingIdentifier = renaming(entity.renamingIdentifier, entity.name)
             entity.versionHashModifier = modifier(entity.versionHashModifier)
+            entity.coreSpotlightDisplayName = entity.coreSpotlightDisplayName.map(expression)
+            entity.fetchIndexes = entity.fetchIndexes.map { index in
+                var index = index
+                index.partialIndexPredicate = index.partialIndexPredicate.map(predicate)
+                return index
+            }
             entity.attributes = entity.attributes.sorted { $0.name < $1.name }.map { attribute in
                 var attribute = attribute
                 attribute.usesScalarValueType = nil
                 if attribute.type != .transformable { attribute.customClassName = nil }
                 attribute.renamingIdentifier = renaming(attribute.renamingIdentifier, attribute.name)
                 attribute.versionHashModifier = modifier(attribute.versionHashModifier)
+                attribute.derivationExpression = attribute.derivationExpression.map(DerivationExpression.normalized)
                 return attribute
             }
             entity.relationships = entity.relationships.sorted { $0.name < $1.name }.map { relationship in
@@ -369,13 +453,21 @@ import Testing
                 relationship.versionHashModifier = modifier(relationship.versionHashModifier)
                 return relationship
             }
-            entity.fetchedProperties.sort { $0.name < $1.name }
+            entity.fetchedProperties = entity.fetchedProperties.sorted { $0.name < $1.name }.map { fetched in
+                var fetched = fetched
+                fetched.predicate = predicate(fetched.predicate)
+                return fetched
+            }
             return entity
+        }
+        let templates = model.fetchRequestTemplates.sorted { $0.name < $1.name }.map { template in
+            var template = template
+            template.predicate = predicate(template.predicate)
+            return template
         }
         return try Model(
             entities: entities, configurations: model.configurations.sorted { $0.name < $1.name },
-            fetchRequestTemplates: model.fetchRequestTemplates.sorted { $0.name < $1.name },
-            versionIdentifiers: Set(model.versionIdentifiers).sorted())
+            fetchRequestTemplates: templates, versionIdentifiers: Set(model.versionIdentifiers).sorted())
     }
 
     /// The first difference between two models' entities, for a failure message.
@@ -595,6 +687,17 @@ enum Scratch {
     /// The `Z_MODELCACHE` content of a copy of the store at `url`, or `nil` when it has none or
     /// `sqlite3` is not installed.
     static func storeModelCache(_ url: URL) throws -> Data? {
+        try column("Z_CONTENT", of: "Z_MODELCACHE", in: url)
+    }
+
+    /// The metadata property list of a copy of the store at `url`, or `nil` when it has none or
+    /// `sqlite3` is not installed.
+    static func storeMetadata(_ url: URL) throws -> PropertyList? {
+        try column("Z_PLIST", of: "Z_METADATA", in: url).map { try PropertyList.decode($0) }
+    }
+
+    /// The first row's `column` of `table`, read from a copy of the store (and its `-wal`) at `url`.
+    private static func column(_ column: String, of table: String, in url: URL) throws -> Data? {
         guard let sqlite3 = Tool.sqlite3 else { return nil }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("graft-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -605,11 +708,11 @@ enum Scratch {
         if FileManager.default.fileExists(atPath: wal.path) {
             try FileManager.default.copyItem(at: wal, to: URL(fileURLWithPath: copy.path + "-wal"))
         }
-        let output = folder.appendingPathComponent("cache.bin")
-        let tables = try Tool.run(sqlite3, [copy.path, "select name from sqlite_master where name = 'Z_MODELCACHE'"])
-        guard tables.output.contains("Z_MODELCACHE") else { return nil }
+        let output = folder.appendingPathComponent("column.bin")
+        let tables = try Tool.run(sqlite3, [copy.path, "select name from sqlite_master where name = '\(table)'"])
+        guard tables.output.contains(table) else { return nil }
         let result = try Tool.run(
-            sqlite3, [copy.path, "select writefile('\(output.path)', Z_CONTENT) from Z_MODELCACHE limit 1"])
+            sqlite3, [copy.path, "select writefile('\(output.path)', \(column)) from \(table) limit 1"])
         guard result.status == 0, FileManager.default.fileExists(atPath: output.path) else { return nil }
         return try Data(contentsOf: output)
     }
