@@ -41,7 +41,9 @@ struct InspectCommand: ParsableCommand {
             let given = try model.map { try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: url) }
             let reader = try StoreFormats.reader(for: url, format: format, model: given?.model)
             let counts = try StoreInspection.counts(reader)
-            for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") }
+            for warning in (given?.file.warnings ?? []) + StoreFormats.warnings(of: reader) {
+                context.printError("warning: \(warning)")
+            }
             let file = StoreReport.modelFile(of: reader, at: url, format: format, given: given)
             if json {
                 context.print(
@@ -58,6 +60,7 @@ struct InspectCommand: ParsableCommand {
             return
         }
         let file = try ModelLoading.load(url)
+        for warning in file.warnings { context.printError("warning: \(warning)") }
         if json {
             context.print(ModelReport.json(for: file).text(pretty: true))
         } else {

@@ -129,7 +129,9 @@ public struct SQLiteStoreFile {
         let path = "\(url.relativePath) (Z_MODELCACHE)"
         do {
             let archive = try RawDeflate.inflate(cache)
-            return (try CompiledModelReader.read(archive, path: path), [])
+            var warnings: [String] = []
+            let model = try CompiledModelReader.read(archive, path: path, warnings: &warnings)
+            return (model, warnings)
         } catch let error as GraftError {
             throw error.context.isEmpty ? error.inFile(path) : error
         }
@@ -138,7 +140,8 @@ public struct SQLiteStoreFile {
     /// The store's model as a `ModelFile`, with the hashes its metadata records.
     public static func modelFile(at url: URL) throws -> ModelFile {
         let store = try read(url)
-        let model = try store.cachedModel()
+        _ = try store.cachedModel()  // the error for a store without a cache
+        let (model, warnings) = try store.decodeModelCache(store.modelCache ?? Data())
         let name =
             model.versionIdentifiers.first(where: { !$0.isEmpty }) ?? url.deletingPathExtension().lastPathComponent
         var checksums: [String: String] = [:]
@@ -146,6 +149,6 @@ public struct SQLiteStoreFile {
         return ModelFile(
             url: url, format: .storeModelCache, versions: [ModelFile.Version(name: name, model: model)],
             currentVersionName: name, recordedVersionHashes: [name: store.recordedVersionHashes],
-            recordedVersionChecksums: checksums)
+            recordedVersionChecksums: checksums, warnings: warnings)
     }
 }
