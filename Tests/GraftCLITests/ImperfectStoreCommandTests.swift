@@ -18,19 +18,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
 
-    struct Run {
-        var status: Int32
-        var output: Data
-        var text: String { String(decoding: output, as: UTF8.self) }
-        var error: String
-    }
-
-    func graft(_ arguments: [String], input: Data = Data()) -> Run {
-        let context = CommandContext.capturing(input: input)
-        let status = GraftCommandLine.main(["graft"] + arguments, context: context)
-        return Run(
-            status: status, output: context.capturedOutputBytes ?? Data(), error: context.capturedErrorOutput ?? "")
-    }
+    func graft(_ arguments: [String], input: Data = Data()) -> InProcessRun { InProcessRun(arguments, input: input) }
 
     func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
 
