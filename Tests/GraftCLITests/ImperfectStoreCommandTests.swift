@@ -193,7 +193,10 @@ import Testing
         let refused = graft(["copy", store] + selection)
         #expect(refused.status == 1)
         #expect(refused.error.contains("Employee p1: photo: "))
-        #expect(refused.error.contains("_EXTERNAL_DATA/0F1E2D3C-AAAA-4BBB-8CCC-DDDDEEEEFFFF: the value is kept in an external file that is missing"))
+        #expect(
+            refused.error.contains(
+                "_EXTERNAL_DATA/0F1E2D3C-AAAA-4BBB-8CCC-DDDDEEEEFFFF: the value is kept in an external file that is missing"
+            ))
         #expect(refused.error.contains("--omit-missing-external-data"))
         #expect(refused.output.isEmpty)
 
