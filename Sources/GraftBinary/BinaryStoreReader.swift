@@ -113,6 +113,20 @@ public struct BinaryStoreReader: StoreReader {
         }
     }
 
+    /// The metadata a binary store records, read without its object map.
+    ///
+    /// - Throws: as ``init(url:model:)`` for the file, its header and its metadata archive.
+    public static func recordedMetadata(at url: URL) throws -> StoreMetadata {
+        do {
+            let (data, mapping) = try readFile(url)
+            defer { withExtendedLifetime(mapping) {} }
+            let header = try BinaryStoreHeader(decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
+            return try readMetadata(data.subdata(in: header.metadataRange), offset: header.metadataRange.lowerBound)
+        } catch let error as GraftError {
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
+        }
+    }
+
     private static func readFile(_ url: URL) throws -> (Data, MappedFile) {
         let kind = FileAccess.kind(of: url)
         guard kind.exists else { throw GraftError(.fileNotFound, "no such file") }

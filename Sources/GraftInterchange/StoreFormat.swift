@@ -97,19 +97,12 @@ public enum StoreFormats {
 
     /// The version hashes a document records (by entity name), read without its objects: empty when it
     /// records none.
-    ///
-    /// A binary document is opened with each candidate model until one fits, as its metadata cannot be
-    /// read apart from its object map's index.
-    public static func recordedVersionHashes(of url: URL, candidates: [Model] = []) throws -> [String: Data] {
+    public static func recordedVersionHashes(of url: URL) throws -> [String: Data] {
         switch try StoreFormat.detect(url) {
         case .sqlite: return try SQLiteStoreFile.read(url).recordedVersionHashes
         case .xml:
             return StoreMetadata(identifier: "", values: try XMLStoreReader.recordedMetadata(at: url)).versionHashes
-        case .binary:
-            for model in candidates where (try? BinaryStoreReader(url: url, model: model)) != nil {
-                return model.versionHashes
-            }
-            return [:]
+        case .binary: return try BinaryStoreReader.recordedMetadata(at: url).versionHashes
         }
     }
 
