@@ -25,6 +25,11 @@ extension SQLiteSchema {
         let statement = try database.prepare("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
         var rows: [EntityRow] = []
         while try statement.step() {
+            guard statement.int64(0) > 0, statement.int64(0) <= Int64(Int32.max) else {
+                throw GraftError(
+                    .malformedInput, "Z_PRIMARYKEY lists the entity number \(statement.int64(0)), which is not a valid one",
+                    context: [.file(database.path)])
+            }
             rows.append(
                 EntityRow(
                     number: Int(statement.int64(0)), name: statement.text(1) ?? "",
