@@ -120,7 +120,8 @@ public struct BinaryStoreReader: StoreReader {
         do {
             let (data, mapping) = try readFile(url)
             defer { withExtendedLifetime(mapping) {} }
-            let header = try BinaryStoreHeader(decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
+            let header = try BinaryStoreHeader(
+                decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
             return try readMetadata(data.subdata(in: header.metadataRange), offset: header.metadataRange.lowerBound)
         } catch let error as GraftError {
             throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
@@ -144,7 +145,15 @@ public struct BinaryStoreReader: StoreReader {
                 throw GraftError(
                     .malformedInput, "the metadata is \(root.kindDescriptionForMessages), not a dictionary")
             }
-            let identifier = values["NSStoreUUID"]?.stringValue ?? UUID().uuidString
+            let identifier: String
+            switch values["NSStoreUUID"] {
+            case nil: identifier = UUID().uuidString
+            case .string(let text)?: identifier = try StoreMetadata.checkedIdentifier(text, field: "NSStoreUUID")
+            case let other?:
+                throw GraftError(
+                    .malformedInput, "the store's UUID is \(Wording.withArticle(other.typeName)), not a string",
+                    context: [.key("NSStoreUUID")])
+            }
             return StoreMetadata(identifier: identifier, values: values)
         } catch let error as GraftError {
             var error = error

@@ -11,4 +11,18 @@ public enum Wording {
     public static func counted(_ count: Int, _ noun: String) -> String {
         "\(count) \(noun)\(count == 1 ? "" : "s")"
     }
+
+    /// `text` as a message quotes it: at most `limit` characters (then "…"), control characters shown as
+    /// `\u{…}`, so that text read from a damaged file cannot flood or garble a message.
+    public static func excerpt(_ text: String, limit: Int = 60) -> String {
+        var shown = ""
+        for scalar in text.unicodeScalars.prefix(limit) {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                shown += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return text.unicodeScalars.dropFirst(limit).isEmpty ? shown : shown + "…"
+    }
 }

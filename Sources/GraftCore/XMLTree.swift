@@ -4,9 +4,11 @@ import Foundation
 /// A small, read-only XML element tree parsed with libxml2, for documents that fit in memory
 /// (model files, property lists).
 ///
-/// Parsing is safe for untrusted input: nothing is fetched from the network, external entities and
-/// DTDs are not loaded, entities are not substituted, and libxml2's limits on nesting depth and text
-/// size stay on. Errors carry the line where the document went wrong.
+/// Parsing is safe for untrusted input: nothing is fetched from the network, external DTDs are not
+/// loaded, a document that declares an entity (general or parameter, internal or external) is refused
+/// as soon as the declaration is read, libxml2's limits on nesting depth and text size stay on, and an
+/// element may have at most ``XMLTree/maximumAttributes`` attributes (libxml2 takes time quadratic in
+/// an element's attributes). Errors carry the line where the document went wrong.
 ///
 /// For example:
 ///
@@ -46,19 +48,30 @@ public final class XMLElement: @unchecked Sendable {
 }
 
 public enum XMLTree {
+    /// The most attributes an element may have. Xcode's model files have at most a couple of dozen on
+    /// an element and property lists one; libxml2 (2.9) checks each attribute against the element's
+    /// earlier ones and appends it at the end of a list, so reading an element takes time quadratic in
+    /// its attributes (100,000 took 20 seconds), and the bound keeps a document's reading linear.
+    public static let maximumAttributes = 256
+
     /// Parses a whole document and returns its root element.
     ///
     /// - Parameter path: used in error messages only.
-    /// - Throws: `GraftError.malformedInput` with the line and libxml2's message.
+    /// - Throws: `GraftError.malformedInput` with the line and libxml2's message; for a document that
+    ///   declares an entity; for an element with more than ``maximumAttributes`` attributes.
     public static func parse(_ data: Data, path: String? = nil) throws -> XMLElement {
+        let file: [GraftError.Location] = path.map { [.file($0)] } ?? []
         guard data.count <= Int(Int32.max) else {
-            throw GraftError(
-                .malformedInput, "the XML document is larger than 2 GB", context: path.map { [.file($0)] } ?? [])
+            throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: file)
         }
+        try data.withUnsafeBytes { try checkAttributeCounts(in: $0, context: file) }
         guard let parser = XMLErrors.newParserContext() else {
             throw GraftError(.io, "libxml2 could not create a parser")
         }
         defer { xmlFreeParserCtxt(parser) }
+        let refusal = XMLErrors.EntityRefusal()
+        refusal.install(in: parser)
+        defer { refusal.remove(from: parser) }
         let options =
             Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue)
             | Int32(XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
@@ -66,23 +79,126 @@ public enum XMLTree {
             guard let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self) else { return nil }
             return xmlCtxtReadMemory(parser, base, Int32(bytes.count), path ?? "document.xml", nil, options)
         }
+        if let message = refusal.message {
+            if let document { xmlFreeDoc(document) }
+            throw GraftError(.malformedInput, message, context: file + [.line(refusal.line)])
+        }
         guard let document, parser.pointee.wellFormed != 0 else {
             if let document { xmlFreeDoc(document) }
             throw XMLErrors.error(of: parser, path: path, fallback: "the document is not well-formed XML")
         }
         defer { xmlFreeDoc(document) }
         guard let rootNode = xmlDocGetRootElement(document) else {
-            throw GraftError(
-                .malformedInput, "the XML document has no root element", context: path.map { [.file($0)] } ?? [])
-        }
-        if document.pointee.intSubset != nil, let entities = document.pointee.intSubset.pointee.entities,
-            xmlHashSize(OpaquePointer(entities)) > 0
-        {
-            throw GraftError(
-                .malformedInput, "the XML document declares entities, which Graft does not expand",
-                context: path.map { [.file($0)] } ?? [])
+            throw GraftError(.malformedInput, "the XML document has no root element", context: file)
         }
         return build(rootNode)
+    }
+
+    /// Refuses a document with an element of more than ``maximumAttributes`` attributes, before libxml2
+    /// reads it: one pass over the bytes that counts the `=` outside quotes in each start tag, skipping
+    /// comments, CDATA sections, processing instructions, end tags and the document type declaration.
+    /// Whatever else is wrong with the document is left to libxml2.
+    static func checkAttributeCounts(in bytes: UnsafeRawBufferPointer, context: [GraftError.Location]) throws {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+        let count = bytes.count
+        func starts(_ prefix: StaticString, at index: Int) -> Bool {
+            let length = prefix.utf8CodeUnitCount
+            return index + length <= count && memcmp(base + index, prefix.utf8Start, length) == 0
+        }
+        /// The index just after the next `terminator` from `index`, or `count` when there is none.
+        func after(_ terminator: StaticString, from index: Int) -> Int {
+            let length = terminator.utf8CodeUnitCount
+            var cursor = index
+            while cursor + length <= count,
+                let found = memchr(base + cursor, Int32(terminator.utf8Start[0]), count - cursor)
+            {
+                let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if at + length <= count && memcmp(base + at, terminator.utf8Start, length) == 0 { return at + length }
+                cursor = at + 1
+            }
+            return count
+        }
+        var index = 0
+        while index < count, let found = memchr(base + index, Int32(UInt8(ascii: "<")), count - index) {
+            let start = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+            if starts("<!--", at: start) {
+                index = after("-->", from: start + 4)
+            } else if starts("<![CDATA[", at: start) {
+                index = after("]]>", from: start + 9)
+            } else if starts("<?", at: start) {
+                index = after("?>", from: start + 2)
+            } else if starts("<!", at: start) {
+                // The document type, with any internal subset: brackets, quoted literals, comments and
+                // processing instructions inside it.
+                var cursor = start + 2
+                var depth = 0
+                var quote: UInt8 = 0
+                while cursor < count {
+                    let byte = base[cursor]
+                    if quote != 0 {
+                        if byte == quote { quote = 0 }
+                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        quote = byte
+                    } else if byte == UInt8(ascii: "[") {
+                        depth += 1
+                    } else if byte == UInt8(ascii: "]") {
+                        depth -= 1
+                    } else if byte == UInt8(ascii: "<") && depth > 0 && starts("<!--", at: cursor) {
+                        cursor = after("-->", from: cursor + 4)
+                        continue
+                    } else if byte == UInt8(ascii: "<") && depth > 0 && starts("<?", at: cursor) {
+                        cursor = after("?>", from: cursor + 2)
+                        continue
+                    } else if byte == UInt8(ascii: ">") && depth <= 0 {
+                        break
+                    }
+                    cursor += 1
+                }
+                index = cursor + 1
+            } else if starts("</", at: start) {
+                index = after(">", from: start + 2)
+            } else {
+                var cursor = start + 1
+                var attributes = 0
+                var quote: UInt8 = 0
+                while cursor < count {
+                    let byte = base[cursor]
+                    if quote != 0 {
+                        if byte == quote { quote = 0 }
+                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        quote = byte
+                    } else if byte == UInt8(ascii: "=") {
+                        attributes += 1
+                        if attributes > maximumAttributes {
+                            throw tooManyAttributes(base, start: start, count: count, context: context)
+                        }
+                    } else if byte == UInt8(ascii: ">") {
+                        break
+                    }
+                    cursor += 1
+                }
+                index = cursor + 1
+            }
+        }
+    }
+
+    private static func tooManyAttributes(
+        _ base: UnsafePointer<UInt8>, start: Int, count: Int, context: [GraftError.Location]
+    ) -> GraftError {
+        var end = start + 1
+        while end < count, end - start <= 100, !" \t\r\n/>".utf8.contains(base[end]) { end += 1 }
+        let name = String(decoding: UnsafeBufferPointer(start: base + start + 1, count: end - start - 1), as: UTF8.self)
+        var line = 1
+        var cursor = 0
+        while cursor < start, let found = memchr(base + cursor, 0x0A, start - cursor) {
+            line += 1
+            cursor = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+        }
+        return GraftError(
+            .malformedInput,
+            "the element <\(name)> has more than \(maximumAttributes) attributes; Graft reads elements of at most "
+                + "\(maximumAttributes) (model files and property lists have far fewer)",
+            context: context + [.line(line)])
     }
 
     private static func build(_ node: xmlNodePtr) -> XMLElement {
@@ -146,6 +262,49 @@ public enum XMLErrors {
         }
         parser.pointee.vctxt.error = nil
         parser.pointee.vctxt.warning = nil
+    }
+
+    /// What every XML reader of Graft's says when a document declares an entity, general or parameter
+    /// (`<!ENTITY % name …>`), internal or external: such documents are refused, whatever the entity
+    /// would expand to, since an entity can read local files or expand without bound. Nothing a Core
+    /// Data store, a model file, a property list or a clipboard holds needs one.
+    ///
+    /// - Parameters:
+    ///   - name: the entity's name, as libxml2's `entityDecl` callback gives it.
+    ///   - type: the callback's entity type (`XML_INTERNAL_PARAMETER_ENTITY`, …).
+    package static func entityDeclarationMessage(_ name: UnsafePointer<xmlChar>?, type: Int32) -> String {
+        let text = name.map { String(cString: $0) } ?? "?"
+        let isParameter =
+            type == Int32(XML_INTERNAL_PARAMETER_ENTITY.rawValue)
+            || type == Int32(XML_EXTERNAL_PARAMETER_ENTITY.rawValue)
+        return "the document declares the entity '\(isParameter ? "%" : "")\(text)'; Graft does not read documents "
+            + "that declare entities (they can read local files or expand without bound)"
+    }
+
+    /// Refuses entity declarations in a tree-building (DOM) parse: the parser's `entityDecl` callback
+    /// records the first declaration and stops the parser, before the declaration takes effect.
+    final class EntityRefusal {
+        private(set) var message: String?
+        private(set) var line = 0
+
+        func install(in parser: xmlParserCtxtPtr) {
+            parser.pointee._private = Unmanaged.passUnretained(self).toOpaque()
+            parser.pointee.sax?.pointee.entityDecl = { context, name, type, _, _, _ in
+                guard let parser = context?.assumingMemoryBound(to: xmlParserCtxt.self),
+                    let refusal = parser.pointee._private
+                else { return }
+                let this = Unmanaged<EntityRefusal>.fromOpaque(refusal).takeUnretainedValue()
+                if this.message == nil {
+                    this.message = XMLErrors.entityDeclarationMessage(name, type: type)
+                    this.line = Int(xmlSAX2GetLineNumber(context))
+                }
+                xmlStopParser(parser)
+            }
+        }
+
+        func remove(from parser: xmlParserCtxtPtr) {
+            parser.pointee._private = nil
+        }
     }
 
     /// The error a parser recorded, as a `GraftError` with the file and line.

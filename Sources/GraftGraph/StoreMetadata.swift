@@ -25,6 +25,26 @@ public struct StoreMetadata: Hashable, Sendable {
         self.values = values
     }
 
+    /// Checks the UUID a store records for itself (an XML store's `<UUID>`, a binary store's
+    /// `NSStoreUUID`, a SQLite store's `Z_METADATA.Z_UUID`) and returns it as written.
+    ///
+    /// Core Data writes `NSUUID`'s `UUIDString`: 32 hexadecimal digits in groups of 8-4-4-4-12, upper
+    /// case (every store in the corpus). Lower case is accepted too, as `NSUUID` reads it; braces, white
+    /// space or any other text are not a UUID. Object IDs carry the UUID in their URIs
+    /// (`x-coredata://<UUID>/…`), so it is kept exactly as written.
+    ///
+    /// - Parameter field: where the text was found, for the message (`"Z_METADATA.Z_UUID"`).
+    /// - Throws: `GraftError.malformedInput` naming the field and the text.
+    public static func checkedIdentifier(_ text: String, field: String) throws -> String {
+        guard UUID(uuidString: text) != nil else {
+            throw GraftError(
+                .malformedInput,
+                "the store's UUID '\(Wording.excerpt(text))' is not a UUID (32 hexadecimal digits as 8-4-4-4-12)",
+                context: [.key(field)])
+        }
+        return text
+    }
+
     /// The store types Core Data names in `NSStoreType`.
     public enum StoreType: String, Sendable, CaseIterable {
         case sqlite = "SQLite"

@@ -282,9 +282,26 @@ struct ClipboardXMLScanner {
         nameLength = position - nameStart
     }
 
+    /// How many attributes a start tag's duplicate check compares one by one before it uses a set.
+    private static let attributesComparedDirectly = 16
+
+    /// An attribute's name in the document, compared and hashed by its bytes.
+    private struct AttributeName: Hashable {
+        let bytes: UnsafeRawBufferPointer
+
+        func hash(into hasher: inout Hasher) { hasher.combine(bytes: bytes) }
+
+        static func == (lhs: AttributeName, rhs: AttributeName) -> Bool {
+            guard lhs.bytes.count == rhs.bytes.count else { return false }
+            guard let left = lhs.bytes.baseAddress, let right = rhs.bytes.baseAddress else { return true }
+            return memcmp(left, right, lhs.bytes.count) == 0
+        }
+    }
+
     private mutating func readStartTag() throws {
         try readName()
         attributes.removeAll(keepingCapacity: true)
+        var names = Set<AttributeName>()
         isEmptyElement = false
         while true {
             let before = position
@@ -342,12 +359,29 @@ struct ClipboardXMLScanner {
             let attribute = Attribute(
                 nameStart: attributeNameStart, nameLength: attributeNameLength, valueStart: valueStart,
                 valueLength: valueEnd - valueStart, needsDecoding: needsDecoding)
-            for other in attributes
-            where other.nameLength == attributeNameLength
-                && memcmp(base + other.nameStart, base + attributeNameStart, attributeNameLength) == 0
-            {
+            // Each name is checked against the earlier ones: by comparison while there are few, then in a
+            // set, so that an element with 100,000 attributes takes linear time.
+            let name = AttributeName(
+                bytes: UnsafeRawBufferPointer(start: base + attributeNameStart, count: attributeNameLength))
+            var isRepeated = false
+            if attributes.count < Self.attributesComparedDirectly {
+                isRepeated = attributes.contains { other in
+                    other.nameLength == attributeNameLength
+                        && memcmp(base + other.nameStart, base + attributeNameStart, attributeNameLength) == 0
+                }
+            } else {
+                if attributes.count == Self.attributesComparedDirectly {
+                    names = Set(
+                        attributes.map {
+                            AttributeName(
+                                bytes: UnsafeRawBufferPointer(start: base + $0.nameStart, count: $0.nameLength))
+                        })
+                }
+                isRepeated = !names.insert(name).inserted
+            }
+            if isRepeated {
                 throw error(
-                    "the attribute '\(String(decoding: bytes[attributeNameStart..<(attributeNameStart + attributeNameLength)], as: UTF8.self))' appears twice",
+                    "the attribute '\(String(decoding: name.bytes, as: UTF8.self))' appears twice",
                     at: attributeNameStart)
             }
             attributes.append(attribute)

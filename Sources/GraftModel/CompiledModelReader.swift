@@ -397,12 +397,26 @@ private struct Reading {
                 else { continue }
                 let found = String(text[range])
                 understood = true
+                let bound: Value?
                 switch rule {
-                case .minimum: attribute.minValue = Self.bound(found, attribute.type)
-                case .maximum: attribute.maxValue = Self.bound(found, attribute.type)
-                case .minimumLength: attribute.minValue = Int64(found).map { .integer($0) }
-                case .maximumLength: attribute.maxValue = Int64(found).map { .integer($0) }
-                case .pattern: attribute.regularExpression = Self.unescaped(found)
+                case .minimum, .maximum: bound = Self.bound(found, attribute.type)
+                case .minimumLength, .maximumLength: bound = Int64(found).map { .integer($0) }
+                case .pattern:
+                    attribute.regularExpression = Self.unescaped(found)
+                    continue
+                }
+                guard let bound else {
+                    // A bound the attribute's type cannot hold (1.5 for an integer, 70000 for an Integer 16)
+                    // is not dropped silently.
+                    warn(
+                        "its validation predicate '\(text)' bounds it by \(found), which is not a value of its type "
+                            + "(\(attribute.type.modelName)); it is left out", entity: entity, property: attribute.name)
+                    continue
+                }
+                if rule == .minimum || rule == .minimumLength {
+                    attribute.minValue = bound
+                } else {
+                    attribute.maxValue = bound
                 }
             }
             if !understood {

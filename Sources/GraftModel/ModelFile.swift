@@ -46,8 +46,8 @@ public struct ModelFile: Sendable {
     /// Version checksums recorded beside the model, by version name.
     public let recordedVersionChecksums: [String: String]
     /// What was read as Core Data reads it rather than as written (an `ordered` flag on a to-one, a
-    /// negative maximum count, an archived predicate Graft cannot read), each naming the file, entity
-    /// and property.
+    /// negative maximum count, a Boolean's `NO` left as a number's default, an archived predicate Graft
+    /// cannot read), each naming the file, entity and property.
     public let warnings: [String]
 
     public init(

@@ -266,6 +266,20 @@ struct ModelResolver {
     }
 
     private mutating func checkAttribute(_ attribute: Attribute, entity: String) {
+        // Model files are checked as they are read, with the text; this holds for every source (compiled
+        // models, models built in code).
+        if let range = attribute.type.integerRange {
+            let values = [
+                ("default value", attribute.defaultValue), ("minimum", attribute.minValue),
+                ("maximum", attribute.maxValue),
+            ]
+            for (what, value) in values {
+                guard case .integer(let number)? = value, !range.contains(number) else { continue }
+                problem(
+                    "its \(what) \(number) is out of range for \(ValueText.target(attribute.type)) "
+                        + "(\(range.lowerBound) to \(range.upperBound))", entity: entity, property: attribute.name)
+            }
+        }
         if let minimum = attribute.minValue?.doubleValue, let maximum = attribute.maxValue?.doubleValue,
             minimum > maximum
         {

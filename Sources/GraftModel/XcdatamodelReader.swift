@@ -15,8 +15,10 @@ public enum XcdatamodelReader {
     /// Reads a model from the bytes of a `contents` file.
     ///
     /// - Parameter path: named in error messages.
-    /// - Throws: `GraftError.malformedInput` for XML that is not a model, with the line;
-    ///   `GraftError.invalidModel` for a model that contradicts itself.
+    /// - Throws: `GraftError.malformedInput` for XML that is not a model, with the line, and for a default
+    ///   or bound that is not a value of its attribute's type (`maxValueString="1e400"` on a String,
+    ///   `defaultValueString="70000"` on an Integer 16), naming the entity, attribute, XML attribute and
+    ///   text; `GraftError.invalidModel` for a model that contradicts itself.
     public static func read(_ data: Data, path: String? = nil) throws -> Model {
         var warnings: [String] = []
         return try read(data, path: path, warnings: &warnings)
@@ -24,7 +26,8 @@ public enum XcdatamodelReader {
 
     /// Reads a model from the bytes of a `contents` file, appending to `warnings` what it read as
     /// Xcode's model compiler and Core Data do rather than as written: an `ordered` flag on a to-one
-    /// relationship (ignored), a negative maximum count (unbounded).
+    /// relationship (ignored), a negative maximum count (unbounded), a Boolean's default `YES` or `NO`
+    /// left on a number attribute (1 or 0), default or bound text the type has no use for (left out).
     ///
     /// - Throws: as ``read(_:path:)``.
     public static func read(_ data: Data, path: String? = nil, warnings: inout [String]) throws -> Model {
@@ -93,7 +96,7 @@ public enum XcdatamodelReader {
         do {
             for child in element.children {
                 switch child.name {
-                case "attribute": entity.attributes.append(try attribute(child))
+                case "attribute": entity.attributes.append(try attribute(child, entity: name, warnings: &warnings))
                 case "relationship":
                     entity.relationships.append(try relationship(child, entity: name, warnings: &warnings))
                 case "fetchedProperty":
@@ -130,7 +133,9 @@ public enum XcdatamodelReader {
         return entity
     }
 
-    private static func attribute(_ element: XMLElement) throws -> Attribute {
+    private static func attribute(
+        _ element: XMLElement, entity: String, warnings: inout [String]
+    ) throws -> Attribute {
         let name = try required(element, "name")
         let typeName = element["attributeType"] ?? "Undefined"
         guard let type = AttributeType(modelName: typeName) else {
@@ -149,34 +154,26 @@ public enum XcdatamodelReader {
             versionHashModifier: element["versionHashModifier"], renamingIdentifier: element["elementID"],
             userInfo: userInfo(element))
         do {
+            func read(_ field: String, _ reader: ValueText.ModelTextReader) throws -> Value? {
+                guard let text = element[field] else { return nil }
+                let read = try reader(text, type, field)
+                if let warning = read.warning { warnings.append("\(entity).\(name): \(warning)") }
+                return read.value
+            }
             if type == .date {
-                attribute.defaultValue = try element["defaultDateTimeInterval"].map {
-                    try dateValue($0, "defaultDateTimeInterval")
-                }
-                attribute.minValue = try element["minDateTimeInterval"].map { try dateValue($0, "minDateTimeInterval") }
-                attribute.maxValue = try element["maxDateTimeInterval"].map { try dateValue($0, "maxDateTimeInterval") }
+                // The ...ValueString attributes beside these are display text (momcTests.xcdatamodel).
+                attribute.defaultValue = try read("defaultDateTimeInterval", ValueText.modelBound)
+                attribute.minValue = try read("minDateTimeInterval", ValueText.modelBound)
+                attribute.maxValue = try read("maxDateTimeInterval", ValueText.modelBound)
             } else {
-                // Xcode keeps whatever text was typed (an Integer 32 defaulting to "NO" after a type change);
-                // its model compiler reads such text as Foundation's number parsing does, and so does Graft.
-                attribute.defaultValue = element["defaultValueString"].flatMap {
-                    ValueText.parseLeniently($0, as: type)
-                }
-                let boundType: AttributeType =
-                    (type == .string || type == .binary || type == .transformable) ? .integer64 : type
-                attribute.minValue = element["minValueString"].flatMap { ValueText.parseLeniently($0, as: boundType) }
-                attribute.maxValue = element["maxValueString"].flatMap { ValueText.parseLeniently($0, as: boundType) }
+                attribute.defaultValue = try read("defaultValueString", ValueText.modelDefault)
+                attribute.minValue = try read("minValueString", ValueText.modelBound)
+                attribute.maxValue = try read("maxValueString", ValueText.modelBound)
             }
         } catch let error as GraftError {
             throw error.at(.key(name)).at(.line(element.line))
         }
         return attribute
-    }
-
-    private static func dateValue(_ text: String, _ what: String) throws -> Value {
-        guard let seconds = Double(text) else {
-            throw GraftError(.malformedInput, "\(what) '\(text)' is not a number of seconds")
-        }
-        return .date(Date(timeIntervalSinceReferenceDate: seconds))
     }
 
     private static func relationship(
@@ -188,12 +185,16 @@ public enum XcdatamodelReader {
         let isToMany = flag(element["toMany"])
         func count(_ key: String) throws -> Int? {
             guard let text = element[key] else { return nil }
-            guard let value = Int(text) else {
+            // Core Data keeps counts as 32-bit integers (-[NSRelationshipDescription initWithCoder:] decodes
+            // them with decodeIntForKey:), and the version hash takes 32 bits.
+            guard let value = Int32(text) else {
+                let isDigits = NumberText.wholeNumber(text)?.endIndex == text.endIndex
+                let problem = isDigits ? "is out of range for" : "is not"
                 throw GraftError(
-                    .malformedInput, "\(key) '\(text)' is not a whole number",
+                    .malformedInput, "\(key) '\(Wording.excerpt(text))' \(problem) a 32-bit whole number",
                     context: [.key(name), .line(element.line)])
             }
-            return value
+            return Int(value)
         }
         let ruleName = element["deletionRule"] ?? "Nullify"
         guard let rule = DeleteRule(modelName: ruleName) else {
@@ -249,111 +250,4 @@ public enum XcdatamodelReader {
     }
 
     static func flag(_ text: String?) -> Bool { text == "YES" || text == "yes" || text == "true" || text == "1" }
-}
-
-/// Parses and prints attribute values in the text forms model files use (`defaultValueString`).
-public enum ValueText {
-    /// Parses `text` as a value of `type`; returns `nil` for types that have no text form (binary data).
-    ///
-    /// - Throws: `GraftError.typeMismatch` when the text is not a value of the type.
-    public static func parse(_ text: String, as type: AttributeType, what: String = "value") throws -> Value? {
-        func fail() -> GraftError {
-            GraftError(.typeMismatch, "\(what) '\(text)' is not a valid \(type.modelName)")
-        }
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        switch type {
-        case .integer16, .integer32, .integer64:
-            if let value = Int64(trimmed) { return .integer(value) }
-            // Xcode accepts "0.0" for integers; keep the whole part when the fraction is zero.
-            if let value = Double(trimmed), value.rounded() == value, abs(value) < 9.2e18 {
-                return .integer(Int64(value))
-            }
-            throw fail()
-        case .double, .float:
-            guard let value = Double(trimmed) else { throw fail() }
-            return .double(type == .float ? Double(Float(value)) : value)
-        case .decimal:
-            guard let value = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")) else { throw fail() }
-            return .decimal(value)
-        case .string:
-            return .string(text)
-        case .boolean:
-            switch trimmed.lowercased() {
-            case "yes", "true", "1": return .bool(true)
-            case "no", "false", "0": return .bool(false)
-            default: throw fail()
-            }
-        case .date:
-            guard let seconds = Double(trimmed) else { throw fail() }
-            return .date(Date(timeIntervalSinceReferenceDate: seconds))
-        case .uuid:
-            guard let value = UUID(uuidString: trimmed) else { throw fail() }
-            return .uuid(value)
-        case .uri:
-            guard let value = URL(string: trimmed) else { throw fail() }
-            return .uri(value)
-        case .binary, .transformable, .undefined, .objectID, .composite:
-            return nil
-        }
-    }
-
-    /// Parses like `parse`, but reads text that is not a number of the type as Foundation's
-    /// `NSString.doubleValue`/`intValue` would: its leading number, or zero. Text for types without a text
-    /// form, and dates, give `nil` when they do not parse.
-    public static func parseLeniently(_ text: String, as type: AttributeType) -> Value? {
-        if let value = try? parse(text, as: type) { return value }
-        let number = leadingNumber(text)
-        switch type {
-        case .integer16, .integer32, .integer64:
-            return .integer(Int64(exactly: number.rounded(.towardZero)) ?? 0)
-        case .double, .float: return .double(type == .float ? Double(Float(number)) : number)
-        case .decimal: return .decimal(Decimal(number))
-        case .boolean: return .bool(number != 0 || text.lowercased().hasPrefix("y") || text.lowercased().hasPrefix("t"))
-        default: return nil
-        }
-    }
-
-    private static func leadingNumber(_ text: String) -> Double {
-        let scalars = Array(text.trimmingCharacters(in: .whitespaces).unicodeScalars)
-        var end = 0
-        var seenDigit = false
-        var seenPoint = false
-        if end < scalars.count, scalars[end] == "+" || scalars[end] == "-" { end += 1 }
-        while end < scalars.count {
-            let scalar = scalars[end]
-            if ("0"..."9").contains(scalar) {
-                seenDigit = true
-            } else if scalar == "." && !seenPoint {
-                seenPoint = true
-            } else {
-                break
-            }
-            end += 1
-        }
-        guard seenDigit else { return 0 }
-        var prefix = ""
-        prefix.unicodeScalars.append(contentsOf: scalars[..<end])
-        return Double(prefix) ?? 0
-    }
-
-    /// The text form of a value, as `parse` reads it back.
-    public static func format(_ value: Value) -> String {
-        switch value {
-        case .integer(let number): return String(number)
-        case .double(let number): return number.description
-        case .decimal(let number): return number.description
-        case .string(let text): return text
-        case .bool(let flag): return flag ? "YES" : "NO"
-        case .date(let date): return formatSeconds(date.timeIntervalSinceReferenceDate)
-        case .data(let data): return data.base64EncodedString()
-        case .uuid(let uuid): return uuid.uuidString
-        case .uri(let url): return url.absoluteString
-        }
-    }
-
-    /// Seconds printed without a needless ".0".
-    static func formatSeconds(_ seconds: Double) -> String {
-        if seconds.rounded() == seconds, abs(seconds) < 1e15 { return String(Int64(seconds)) }
-        return seconds.description
-    }
 }

@@ -188,7 +188,8 @@ public enum XcodeElementsReader {
                 let propertyName = try elementName(property, what: "a property")
                 do {
                     if property.isKind(of: "XDPMAttribute") {
-                        entity.attributes.append(try attribute(from: property, name: propertyName))
+                        entity.attributes.append(
+                            try attribute(from: property, name: propertyName, entity: name, warnings: &warnings))
                     } else if property.isKind(of: "XDPMRelationship") {
                         entity.relationships.append(
                             try relationship(from: property, name: propertyName, entity: name, warnings: &warnings))
@@ -232,21 +233,27 @@ public enum XcodeElementsReader {
         return parents.first
     }
 
-    private static func attribute(from object: ArchivedObject, name: String) throws -> Attribute {
+    private static func attribute(
+        from object: ArchivedObject, name: String, entity: String, warnings: inout [String]
+    ) throws -> Attribute {
         let tags = try TaggedValues(of: object)
         let code = try tags.integer(Key.attributeType) ?? 0
         guard let type = AttributeType(rawValue: Int32(truncatingIfNeeded: code)), Int64(type.rawValue) == code else {
             throw GraftError(.malformedInput, "unknown attribute type code \(code)", context: [.key(Key.attributeType)])
         }
-        // Strings, binary data and transformables take their bounds as lengths.
-        let boundType: AttributeType =
-            (type == .string || type == .binary || type == .transformable) ? .integer64 : type
+        // The same text as a `contents` file's, read by the same rules.
+        func read(_ key: String, _ reader: ValueText.ModelTextReader) throws -> Value? {
+            guard let text = try tags.string(key) else { return nil }
+            let read = try reader(text, type, key)
+            if let warning = read.warning { warnings.append("\(entity).\(name): \(warning)") }
+            return read.value
+        }
         return Attribute(
             name: name, type: type, isOptional: try tags.flag(Key.isOptional) ?? true,
             isTransient: try tags.flag(Key.isTransient) ?? false,
-            defaultValue: try tags.string(Key.defaultValue).flatMap { ValueText.parseLeniently($0, as: type) },
-            minValue: try tags.string(Key.minValue).flatMap { ValueText.parseLeniently($0, as: boundType) },
-            maxValue: try tags.string(Key.maxValue).flatMap { ValueText.parseLeniently($0, as: boundType) },
+            defaultValue: try read(Key.defaultValue, ValueText.modelDefault),
+            minValue: try read(Key.minValue, ValueText.modelBound),
+            maxValue: try read(Key.maxValue, ValueText.modelBound),
             regularExpression: try tags.string(Key.regularExpression), isIndexed: try tags.flag(Key.isIndexed) ?? false,
             valueTransformerName: try tags.string(Key.valueTransformerName),
             versionHashModifier: try tags.string(Key.versionHashModifier),

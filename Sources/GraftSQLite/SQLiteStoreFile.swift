@@ -39,7 +39,14 @@ public struct SQLiteStoreFile {
         guard try statement.step() else {
             throw GraftError(.malformedInput, "the Z_METADATA table is empty", context: [.file(url.relativePath)])
         }
-        let identifier = statement.text(0) ?? ""
+        var identifier = statement.text(0) ?? ""
+        if !identifier.isEmpty {
+            do {
+                identifier = try StoreMetadata.checkedIdentifier(identifier, field: "Z_METADATA.Z_UUID")
+            } catch let error as GraftError {
+                throw error.inFile(url.relativePath)
+            }
+        }
         var metadata = PropertyList.Dictionary()
         if let blob = statement.data(1), !blob.isEmpty {
             do {

@@ -10,6 +10,8 @@ final class HeaderPass: SAXPass {
         var hasDatabaseInfo = false
         var version: String?
         var uuid: String?
+        /// The line `<UUID>` starts on.
+        var uuidLine = 0
         var nextObjectID: String?
         var metadata: PropertyList.Dictionary = [:]
         /// The byte offset just after the root's start tag, where objects may begin.
@@ -95,6 +97,7 @@ final class HeaderPass: SAXPass {
                 capture = .version
             } else if Bytes.equal(name, "UUID") {
                 capture = .uuid
+                header.uuidLine = line
             } else if Bytes.equal(name, "nextObjectID") {
                 capture = .nextObjectID
             } else if Bytes.equal(name, "metadata") {

@@ -61,14 +61,9 @@ class SAXPass {
     static func baseHandler() -> xmlSAXHandler {
         var handler = xmlSAXHandler()
         handler.initialized = 0xDEED_BEAF  // XML_SAX2_MAGIC
-        handler.entityDecl = { context, name, _, _, _, _ in
+        handler.entityDecl = { context, name, type, _, _, _ in
             let pass = Unmanaged<SAXPass>.fromOpaque(context!).takeUnretainedValue()
-            let entity = name.map { String(cString: $0) } ?? "?"
-            pass.fail(
-                pass.error(
-                    .malformedInput,
-                    "the document declares the entity '\(entity)'; Graft does not read documents that declare "
-                        + "entities (they can read local files or expand without bound)"))
+            pass.fail(pass.error(.malformedInput, XMLErrors.entityDeclarationMessage(name, type: type)))
         }
         handler.reference = { context, name in
             let pass = Unmanaged<SAXPass>.fromOpaque(context!).takeUnretainedValue()

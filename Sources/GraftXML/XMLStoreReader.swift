@@ -76,7 +76,11 @@ public final class XMLStoreReader: StoreReader {
         }
         let identifier: String
         if let uuid = header.uuid, !uuid.isEmpty {
-            identifier = uuid
+            do {
+                identifier = try StoreMetadata.checkedIdentifier(uuid, field: "<UUID>")
+            } catch let error as GraftError {
+                throw error.at(.line(header.uuidLine)).inFile(path)
+            }
         } else {
             identifier = UUID().uuidString
             if header.hasDatabaseInfo { warnings.append("the document records no UUID; it was given \(identifier)") }

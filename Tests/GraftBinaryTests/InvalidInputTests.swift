@@ -210,6 +210,29 @@ import Testing
         try Self.expectFailure(bytes, model: nil, code: .notFound, fragment: "--model")
     }
 
+    @Test(arguments: [
+        (PropertyList.string("NSStoreType"), "the store's UUID 'NSStoreType' is not a UUID"),
+        ("{5A1D7C1E-0000-4000-8000-000000000001}", "UUID '{5A1D7C1E-0000-4000-8000-000000000001}' is not a UUID"),
+        (.integer(7), "the store's UUID is an integer, not a string"),
+    ])
+    func aStoreUUIDThatIsNotOneIsAnError(uuid: PropertyList, fragment: String) throws {
+        let bytes = try Self.withMetadata { $0["NSStoreUUID"] = uuid }
+        try Self.expectFailure(bytes, code: .malformedInput, fragment: fragment)
+        let scratch = Scratch()
+        let input = scratch.url("uuid.binary")
+        try bytes.write(to: input)
+        let error = try #require(throws: GraftError.self) { try BinaryStoreReader(url: input, model: Company.model) }
+        #expect(error.context == [.file(input.relativePath), .key("NSStoreUUID")], "\(error)")
+    }
+
+    @Test func aStoreUUIDInLowerCaseIsKeptAsWritten() throws {
+        let lower = "5a1d7c1e-0000-4000-8000-00000000000a"
+        let scratch = Scratch()
+        let input = scratch.url("lower.binary")
+        try Self.withMetadata { $0["NSStoreUUID"] = .string(lower) }.write(to: input)
+        #expect(try BinaryStoreReader(url: input, model: Company.model).metadata.identifier == lower)
+    }
+
     @Test func corruptCarriedModelIsAnError() throws {
         let bytes = try Self.withMetadata { $0[StoreMetadata.graftModelKey] = .data(Data("not deflate".utf8)) }
         try Self.expectFailure(

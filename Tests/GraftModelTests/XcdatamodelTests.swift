@@ -85,4 +85,30 @@ import Testing
         let error = try #require(throws: GraftError.self) { try XcdatamodelReader.read(hostile) }
         #expect(error.code == .malformedInput)
     }
+
+    @Test func externalParameterEntitiesAreRefusedAsEveryReaderRefusesThem() throws {
+        let hostile = Data(
+            """
+            <?xml version="1.0"?>
+            <!DOCTYPE model [<!ENTITY % remote SYSTEM "http://127.0.0.1:9/model.dtd"> %remote;]>
+            <model><entity name="A"/></model>
+            """.utf8)
+        let error = try #require(throws: GraftError.self) {
+            try XcdatamodelReader.read(hostile, path: "Hostile.xcdatamodel/contents")
+        }
+        #expect(error.code == .malformedInput)
+        #expect(error.context == [.file("Hostile.xcdatamodel/contents"), .line(2)])
+        #expect(error.message.hasPrefix("the document declares the entity '%remote'"), "\(error)")
+    }
+
+    @Test func anElementWith100000AttributesIsRefusedNamingTheFileAndLine() throws {
+        let attributes = (0..<100_000).map { " a\($0)=\"\($0)\"" }.joined()
+        let document = Data("<model>\n    <entity name=\"A\"\(attributes)/>\n</model>\n".utf8)
+        let error = try #require(throws: GraftError.self) {
+            try XcdatamodelReader.read(document, path: "Wide.xcdatamodel/contents")
+        }
+        #expect(error.code == .malformedInput)
+        #expect(error.context == [.file("Wide.xcdatamodel/contents"), .line(2)])
+        #expect(error.message.contains("<entity> has more than \(XMLTree.maximumAttributes) attributes"))
+    }
 }

@@ -62,6 +62,10 @@ import Testing
             file: "undeclared-entity-not-standalone.xml", code: .malformedInput,
             message: "refers to the undeclared entity '&nbsp;'", line: 50),
         Case(file: "hash-mismatch.xml", code: .modelMismatch, message: "entities that differ: Department"),
+        Case(
+            file: "bad-uuid.xml", code: .malformedInput, message: "the store's UUID 'not-a-uuid' is not a UUID",
+            line: 7,
+            key: "<UUID>"),
     ]
 
     @Test func everyFileHasACase() throws {
@@ -95,6 +99,19 @@ import Testing
             if let key = expected.key { #expect(error.context.contains(.key(key)), "\(error)") }
         }
         #expect(Support.contents(of: output).isEmpty)
+    }
+
+    @Test func aUUIDInLowerCaseIsKeptAsWritten() throws {
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        let text = try String(contentsOf: Self.folder.appendingPathComponent("Valid/company.xml"), encoding: .utf8)
+        let url = folder.appendingPathComponent("lower.xml")
+        try text.replacingOccurrences(
+            of: "5A1D7C1E-0000-4000-8000-000000000001", with: "5a1d7c1e-0000-4000-8000-0000000000ff"
+        )
+        .write(to: url, atomically: true, encoding: .utf8)
+        let reader = try XMLStoreReader(url: url, model: Support.company)
+        #expect(reader.metadata.identifier == "5a1d7c1e-0000-4000-8000-0000000000ff")
     }
 
     @Test func theExternalEntityIsNeverRead() throws {
