@@ -189,8 +189,9 @@ public final class SQLiteStoreWriter: StoreWriter {
             try statement.bind(Int64(1), at: 3)
             for slot in plan.attributes {
                 do {
-                    try SQLiteValues.bind(
+                    let exact = try SQLiteValues.bind(
                         snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
+                    if !exact { noteRounded(snapshot, attribute: slot.index) }
                 } catch let error as GraftError {
                     throw error.at(.key(model.descriptions[snapshot.ref.entity].attributes[slot.index].name))
                 }
@@ -301,8 +302,33 @@ public final class SQLiteStoreWriter: StoreWriter {
         try statement.run()
     }
 
+    /// Decimals stored rounded to a double, by `Entity.attribute`: how many, and the first few.
+    private var rounded: [(name: String, count: Int, examples: [String])] = []
+
+    private func noteRounded(_ snapshot: Snapshot, attribute index: Int) {
+        let entity = model.descriptions[snapshot.ref.entity]
+        let name = "\(entity.name).\(entity.attributes[index].name)"
+        let position = rounded.firstIndex { $0.name == name } ?? {
+            rounded.append((name, 0, []))
+            return rounded.count - 1
+        }()
+        rounded[position].count += 1
+        if rounded[position].examples.count < 3, case .decimal(let value)? = snapshot.attributes[index] {
+            rounded[position].examples.append(
+                "p\(snapshot.ref.key) \(value) as \(NSDecimalNumber(decimal: value).doubleValue)")
+        }
+    }
+
     public func finish() throws {
         guard let database else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
+        for entry in rounded {
+            let more = entry.count > entry.examples.count ? ", and \(entry.count - entry.examples.count) more" : ""
+            warnings.append(
+                "\(entry.name): \(Wording.counted(entry.count, "decimal value")) with more digits than a SQLite store "
+                    + "keeps (a 64-bit real, as Core Data writes decimals) \(entry.count == 1 ? "was" : "were") stored "
+                    + "rounded: \(entry.examples.joined(separator: ", "))\(more)")
+        }
+        rounded.removeAll()
         do {
             try applyOrders(database)
             try writeBookkeeping(database)
