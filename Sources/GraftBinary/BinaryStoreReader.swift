@@ -126,7 +126,8 @@ public struct BinaryStoreReader: StoreReader {
                         throw GraftError(
                             .malformedInput,
                             "object map: the primary key \(key) cannot be moved back by the offset \(offset) that "
-                                + "\(DocumentKeys.metadataKey) records for its entity's tree (it would pass \(Int64.min))")
+                                + "\(DocumentKeys.metadataKey) records for its entity's tree (it would pass \(Int64.min))"
+                        )
                     }
                 }
             }
@@ -142,7 +143,8 @@ public struct BinaryStoreReader: StoreReader {
         do {
             let (data, mapping) = try readFile(url)
             defer { withExtendedLifetime(mapping) {} }
-            let header = try BinaryStoreHeader(decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
+            let header = try BinaryStoreHeader(
+                decoding: data.prefix(BinaryStoreLayout.headerSize), fileSize: data.count)
             return try readMetadata(data.subdata(in: header.metadataRange), offset: header.metadataRange.lowerBound)
         } catch let error as GraftError {
             throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)

@@ -98,7 +98,8 @@ public final class InMemoryStore: PersistentStore, StoreReader {
     public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
         let last = lastKeys[rootEntity] ?? 0
         let keys = try KeyAllocation.keys(
-            after: last, count: count, entity: model.descriptions[rootEntity].name, recorded: "its highest key is \(last)")
+            after: last, count: count, entity: model.descriptions[rootEntity].name,
+            recorded: "its highest key is \(last)")
         if let end = keys.last { lastKeys[rootEntity] = end }
         return keys
     }

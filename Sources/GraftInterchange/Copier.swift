@@ -210,7 +210,8 @@ public struct Copier {
                 throw GraftError(
                     .malformedInput,
                     "\(model.descriptions[ref.entity].name) p\(ref.key) cannot be given a local id: its key, moved up by "
-                        + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)")
+                        + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)"
+                )
             }
             return "o\(id)"
         }

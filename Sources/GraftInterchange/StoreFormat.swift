@@ -92,7 +92,8 @@ public enum StoreFormats {
         switch format {
         case .sqlite:
             return try SQLiteStoreReader(
-                url: url, model: model, missingExternalData: missingExternalData, danglingReferences: danglingReferences,
+                url: url, model: model, missingExternalData: missingExternalData,
+                danglingReferences: danglingReferences,
                 valueReading: valueReading)
         case .binary: return try BinaryStoreReader(url: url, model: model, valueReading: valueReading)
         case .xml: return try XMLStoreReader(url: url, model: model, valueReading: valueReading)
@@ -151,9 +152,11 @@ extension StoreFormats {
                 url, model: model, missingExternalData: missingExternalData, valueReading: valueReading)
         // Read whole into memory; never written back.
         case .binary:
-            return try readOnly(InMemoryStore(reading: BinaryStoreReader(url: url, model: model, valueReading: valueReading)), url)
+            return try readOnly(
+                InMemoryStore(reading: BinaryStoreReader(url: url, model: model, valueReading: valueReading)), url)
         case .xml:
-            return try readOnly(InMemoryStore(reading: XMLStoreReader(url: url, model: model, valueReading: valueReading)), url)
+            return try readOnly(
+                InMemoryStore(reading: XMLStoreReader(url: url, model: model, valueReading: valueReading)), url)
         }
     }
 
@@ -161,7 +164,8 @@ extension StoreFormats {
     private static func readOnly(_ store: InMemoryStore, _ url: URL) -> InMemoryStore {
         store.persist = { _, _ in
             throw GraftError(
-                .invalidOperation, "the store was opened for reading; it cannot be saved", context: [.file(url.relativePath)])
+                .invalidOperation, "the store was opened for reading; it cannot be saved",
+                context: [.file(url.relativePath)])
         }
         return store
     }

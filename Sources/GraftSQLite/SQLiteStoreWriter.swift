@@ -308,10 +308,12 @@ public final class SQLiteStoreWriter: StoreWriter {
     private func noteRounded(_ snapshot: Snapshot, attribute index: Int) {
         let entity = model.descriptions[snapshot.ref.entity]
         let name = "\(entity.name).\(entity.attributes[index].name)"
-        let position = rounded.firstIndex { $0.name == name } ?? {
-            rounded.append((name, 0, []))
-            return rounded.count - 1
-        }()
+        let position =
+            rounded.firstIndex { $0.name == name }
+            ?? {
+                rounded.append((name, 0, []))
+                return rounded.count - 1
+            }()
         rounded[position].count += 1
         if rounded[position].examples.count < 3, case .decimal(let value)? = snapshot.attributes[index] {
             rounded[position].examples.append(

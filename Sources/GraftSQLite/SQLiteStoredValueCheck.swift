@@ -94,19 +94,24 @@ public final class SQLiteStoredValueCheck {
         _ statement: SQLiteStatement, _ index: Int32, _ value: Value?, _ kind: SQLiteValues.Kind
     ) -> Bool {
         let storage = statement.columnType(index)
-        switch (value, storage) {
-        case (.decimal(let decimal), SQLITE_TEXT):
-            return statement.validatedText(index).flatMap { Decimal(exactText: $0) } == decimal
-        case (.uuid(let uuid), SQLITE_TEXT):
-            return statement.validatedText(index).flatMap { UUID(uuidString: $0) } == uuid
-        case (.data(let data), SQLITE_BLOB) where kind.external, (.data(let data), SQLITE_TEXT) where kind.external:
+        if kind.external, storage == SQLITE_BLOB || storage == SQLITE_TEXT {
             let stored = statement.data(index) ?? Data()
+            guard case .data(let data)? = value else {
+                // A value kept in an external file, read as no value when the file is missing (and said so).
+                return stored.first == 2
+            }
             switch stored.first {
             case 1: return stored.dropFirst() == data
             // The value is in an external file, which the object comparison reads.
             case 2: return true
             default: return stored == data
             }
+        }
+        switch (value, storage) {
+        case (.decimal(let decimal), SQLITE_TEXT):
+            return statement.validatedText(index).flatMap { Decimal(exactText: $0) } == decimal
+        case (.uuid(let uuid), SQLITE_TEXT):
+            return statement.validatedText(index).flatMap { UUID(uuidString: $0) } == uuid
         case (.data(let data), SQLITE_TEXT):
             return statement.data(index) == data
         default:

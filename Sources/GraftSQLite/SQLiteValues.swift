@@ -75,7 +75,8 @@ enum SQLiteValues {
             return .integer(number)
         case .boolean:
             switch storage {
-            case SQLITE_INTEGER where (0...1).contains(statement.int64(index)): return .bool(statement.int64(index) == 1)
+            case SQLITE_INTEGER where (0...1).contains(statement.int64(index)):
+                return .bool(statement.int64(index) == 1)
             case SQLITE_FLOAT where statement.double(index) == 0 || statement.double(index) == 1:
                 return .bool(statement.double(index) == 1)
             case SQLITE_INTEGER, SQLITE_FLOAT:
@@ -98,7 +99,9 @@ enum SQLiteValues {
             case SQLITE_INTEGER: return .decimal(Decimal(statement.int64(index)))
             case SQLITE_FLOAT:
                 let real = statement.double(index)
-                guard let value = Decimal(shortestOf: real) else { throw UnreadableValue.outOfRange(type, found: "\(real)") }
+                guard let value = Decimal(shortestOf: real) else {
+                    throw UnreadableValue.outOfRange(type, found: "\(real)")
+                }
                 return .decimal(value)
             case SQLITE_TEXT:
                 guard let text = statement.validatedText(index), let value = Decimal(exactText: text) else {
@@ -114,7 +117,9 @@ enum SQLiteValues {
         case .uri:
             guard storage == SQLITE_TEXT else { throw refused() }
             guard let text = statement.validatedText(index) else { throw notUTF8(statement, index) }
-            guard let url = URL(string: text) else { throw UnreadableValue.notA(type, found: describe(statement, index)) }
+            guard let url = URL(string: text) else {
+                throw UnreadableValue.notA(type, found: describe(statement, index))
+            }
             return .uri(url)
         case .date:
             switch storage {
@@ -132,7 +137,9 @@ enum SQLiteValues {
                 }
                 return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
             case SQLITE_TEXT:
-                guard let text = statement.validatedText(index), let uuid = UUID(uuidString: text) else { throw refused() }
+                guard let text = statement.validatedText(index), let uuid = UUID(uuidString: text) else {
+                    throw refused()
+                }
                 return .uuid(uuid)
             default: throw refused()
             }
@@ -188,7 +195,9 @@ enum SQLiteValues {
     ///   holds (SQLite's NUMERIC affinity turns decimal text into a real, keeping 15 digits), bound as
     ///   the nearest double instead.
     @discardableResult
-    static func bind(_ value: Value?, as attribute: Attribute, to statement: SQLiteStatement, at index: Int32) throws
+    static func bind(
+        _ value: Value?, as attribute: Attribute, to statement: SQLiteStatement, at index: Int32
+    ) throws
         -> Bool
     {
         try bind(value, as: Kind(attribute), to: statement, at: index)

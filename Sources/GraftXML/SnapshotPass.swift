@@ -219,7 +219,9 @@ final class SnapshotPass: SAXPass {
                 let compatible = kind == .base64String ? slot.type == .string : kind.family == expected.family
                 if !compatible {
                     refuse(
-                        UnreadableValue("a value written as \(kind.spelling)", "is not \(Wording.withArticle("\(slot.type)")) value"),
+                        UnreadableValue(
+                            "a value written as \(kind.spelling)", "is not \(Wording.withArticle("\(slot.type)")) value"
+                        ),
                         attribute: position)
                     attributeRefused = true
                 }
@@ -277,7 +279,9 @@ final class SnapshotPass: SAXPass {
                 }
                 throw bad()
             }
-            guard type.integerRange!.contains(integer) else { throw UnreadableValue.outOfRange(type, found: "\(integer)") }
+            guard type.integerRange!.contains(integer) else {
+                throw UnreadableValue.outOfRange(type, found: "\(integer)")
+            }
             return .integer(integer)
         case .double:
             guard let number = ValueText.parseDouble(bytes) else { throw bad() }
@@ -293,7 +297,8 @@ final class SnapshotPass: SAXPass {
         case .decimal:
             guard let decimal = ValueText.parseDecimal(bytes) else {
                 if ValueText.isDecimalNumber(Bytes.string(Bytes.trimmed(bytes))) {
-                    throw UnreadableValue(found(), "is beyond what a Decimal holds exactly (38 digits, 10⁻¹²⁸ to 10¹⁶⁵)")
+                    throw UnreadableValue(
+                        found(), "is beyond what a Decimal holds exactly (38 digits, 10⁻¹²⁸ to 10¹⁶⁵)")
                 }
                 throw bad()
             }

@@ -85,7 +85,9 @@ import Testing
     func doublesRoundTripBitForBit(value: Double) throws {
         // A Float attribute holds only what single precision can (strict reading refuses the rest).
         var values: [String: Value] = ["workload": .double(value)]
-        if !value.isFinite || value.magnitude <= Double(Float.greatestFiniteMagnitude) { values["rating"] = .double(value) }
+        if !value.isFinite || value.magnitude <= Double(Float.greatestFiniteMagnitude) {
+            values["rating"] = .double(value)
+        }
         try expectRoundTrip([Company.snapshot("Employee", 1, values)])
     }
 

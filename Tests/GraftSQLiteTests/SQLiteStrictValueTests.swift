@@ -93,12 +93,15 @@ import Testing
 
     static let refused: [Refused] = [
         Refused(attribute: "small", sql: "'abc'", found: "the text 'abc'", problem: "is not an Integer 16 value"),
-        Refused(attribute: "small", sql: "x'0102'", found: "a blob of 2 bytes (01 02)", problem: "is not an Integer 16 value"),
+        Refused(
+            attribute: "small", sql: "x'0102'", found: "a blob of 2 bytes (01 02)",
+            problem: "is not an Integer 16 value"),
         Refused(attribute: "small", sql: "10.5", found: "10.5", problem: "is not a whole number"),
         Refused(
             attribute: "small", sql: "70000", found: "70000",
             problem: "is beyond the range of Integer 16 (-32768…32767)"),
-        Refused(attribute: "medium", sql: "3000000000", found: "3000000000", problem: "is beyond the range of Integer 32"),
+        Refused(
+            attribute: "medium", sql: "3000000000", found: "3000000000", problem: "is beyond the range of Integer 32"),
         Refused(attribute: "big", sql: "1e19", found: "1e+19", problem: "is beyond the range of Integer 64"),
         Refused(attribute: "flag", sql: "2", found: "2", problem: "is not a Boolean value (0 or 1)"),
         Refused(attribute: "flag", sql: "'yes'", found: "the text 'yes'", problem: "is not a Boolean value"),
@@ -121,11 +124,13 @@ import Testing
         Refused(
             attribute: "label", sql: "CAST(x'61ff62' AS TEXT)", found: "text that is not UTF-8 (61 ff 62)",
             problem: "is not UTF-8 text"),
-        Refused(attribute: "label", sql: "x'6869'", found: "a blob of 2 bytes (68 69)", problem: "is not a String value"),
+        Refused(
+            attribute: "label", sql: "x'6869'", found: "a blob of 2 bytes (68 69)", problem: "is not a String value"),
         Refused(attribute: "link", sql: "x'00'", found: "a blob of 1 byte (00)", problem: "is not a URI value"),
         Refused(attribute: "stamp", sql: "'yesterday'", found: "the text 'yesterday'", problem: "is not a Date value"),
         Refused(attribute: "stamp", sql: "x'0102'", found: "a blob of 2 bytes (01 02)", problem: "is not a Date value"),
-        Refused(attribute: "tag", sql: "x'0102'", found: "a blob of 2 bytes (01 02)", problem: "is not a UUID (16 bytes)"),
+        Refused(
+            attribute: "tag", sql: "x'0102'", found: "a blob of 2 bytes (01 02)", problem: "is not a UUID (16 bytes)"),
         Refused(attribute: "tag", sql: "'not-a-uuid'", found: "the text 'not-a-uuid'", problem: "is not a UUID value"),
         Refused(attribute: "blob", sql: "12", found: "12", problem: "is not a Binary value"),
         Refused(attribute: "photo", sql: "1.5", found: "1.5", problem: "is not a Binary value"),
@@ -157,7 +162,10 @@ import Testing
                 "Reading.\(`case`.attribute) (\(type)): 1 stored value is not of the attribute's type or range and was "
                     + "read as no value: p1 (\(`case`.found))"
             ])
-        #expect(reader.refusedValues == [.init(entity: 0, attribute: entity.attributeIndexByName[`case`.attribute]!, key: 1)])
+        #expect(
+            reader.refusedValues == [
+                .init(entity: 0, attribute: entity.attributeIndexByName[`case`.attribute]!, key: 1)
+            ])
     }
 
     /// One warning per attribute, counting the objects and naming the first three.
@@ -170,7 +178,8 @@ import Testing
         for key in 1...6 { try writer.write(Snapshot(entity: entity, key: Int64(key))) }
         try writer.finish()
         try alter(
-            "UPDATE ZREADING SET ZSMALL = 'x' || Z_PK, ZLABEL = x'00' WHERE Z_PK > 1", "UPDATE ZREADING SET ZSMALL = 5 WHERE Z_PK = 1")
+            "UPDATE ZREADING SET ZSMALL = 'x' || Z_PK, ZLABEL = x'00' WHERE Z_PK > 1",
+            "UPDATE ZREADING SET ZSMALL = 5 WHERE Z_PK = 1")
         let (reader, readings) = try read(.lenient)
         #expect(readings.map { $0[attribute: "small", in: entity] } == [.integer(5), nil, nil, nil, nil, nil])
         #expect(
@@ -247,7 +256,8 @@ import Testing
             "UPDATE ZREADING SET ZAMOUNT = '1e-130' WHERE Z_PK = 2")
         let error = try #require(throws: GraftError.self) { try read() }
         #expect(error.context.contains(.object("Reading p2")))
-        #expect(error.message.hasPrefix("holds the text '1e-130', which is not a decimal number a Decimal holds exactly"))
+        #expect(
+            error.message.hasPrefix("holds the text '1e-130', which is not a decimal number a Decimal holds exactly"))
         try alter("UPDATE ZREADING SET ZAMOUNT = NULL WHERE Z_PK = 2")
         let (_, readings) = try read()
         #expect(
@@ -297,7 +307,10 @@ import Testing
     /// New keys after `Z_MAX`, or after the highest `Z_PK`, at Int64's largest value: an error, not a trap.
     @Test(arguments: [
         ("UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807", "Z_MAX is 9223372036854775807"),
-        ("UPDATE ZREADING SET Z_PK = 9223372036854775807 WHERE Z_PK = 2", "the highest Z_PK in ZREADING is 9223372036854775807"),
+        (
+            "UPDATE ZREADING SET Z_PK = 9223372036854775807 WHERE Z_PK = 2",
+            "the highest Z_PK in ZREADING is 9223372036854775807"
+        ),
         ("UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775806", "Z_MAX is 9223372036854775806"),
     ])
     func noKeysLeftIsAnError(sql: String, recorded: String) throws {

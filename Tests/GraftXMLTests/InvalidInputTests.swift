@@ -35,7 +35,8 @@ import Testing
             line: 44, object: "z102", key: "employees"),
         Case(file: "duplicate-id.xml", code: .malformedInput, message: "used by two objects", line: 56, object: "z103"),
         Case(
-            file: "bad-number.xml", code: .typeMismatch, message: "holds the text '7a', which is not an Integer 16 value",
+            file: "bad-number.xml", code: .typeMismatch,
+            message: "holds the text '7a', which is not an Integer 16 value",
             line: 42, object: "z102",
             key: "code"),
         Case(

@@ -96,7 +96,10 @@ import Testing
 
     /// What is within range reads as before: the largest Float, 38 digits, a decimal NaN.
     @Test(arguments: [
-        (#"<attribute name="rating" type="float">3.4028235e38</attribute>"#, Value.double(Double(Float.greatestFiniteMagnitude))),
+        (
+            #"<attribute name="rating" type="float">3.4028235e38</attribute>"#,
+            Value.double(Double(Float.greatestFiniteMagnitude))
+        ),
         (
             #"<attribute name="salary" type="decimal">1.234567890123456789012345678901234567</attribute>"#,
             Value.decimal(Decimal(string: "1.234567890123456789012345678901234567")!)
