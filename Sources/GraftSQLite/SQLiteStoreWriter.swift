@@ -191,7 +191,7 @@ public final class SQLiteStoreWriter: StoreWriter {
                 do {
                     let exact = try SQLiteValues.bind(
                         snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
-                    if !exact { noteRounded(snapshot, attribute: slot.index) }
+                    if !exact { noteInexact(snapshot, attribute: slot.index) }
                 } catch let error as GraftError {
                     throw error.at(.key(model.descriptions[snapshot.ref.entity].attributes[slot.index].name))
                 }
@@ -302,35 +302,46 @@ public final class SQLiteStoreWriter: StoreWriter {
         try statement.run()
     }
 
-    /// Decimals stored rounded to a double, by `Entity.attribute`: how many, and the first few.
-    private var rounded: [(name: String, count: Int, examples: [String])] = []
+    /// Values the store could not keep exactly, by `Entity.attribute`: decimals stored rounded to a
+    /// double, NaNs stored as NULL; how many, and the first few.
+    private var inexact: [(name: String, isNaN: Bool, count: Int, examples: [String])] = []
 
-    private func noteRounded(_ snapshot: Snapshot, attribute index: Int) {
+    private func noteInexact(_ snapshot: Snapshot, attribute index: Int) {
         let entity = model.descriptions[snapshot.ref.entity]
         let name = "\(entity.name).\(entity.attributes[index].name)"
-        let position =
-            rounded.firstIndex { $0.name == name }
-            ?? {
-                rounded.append((name, 0, []))
-                return rounded.count - 1
-            }()
-        rounded[position].count += 1
-        if rounded[position].examples.count < 3, case .decimal(let value)? = snapshot.attributes[index] {
-            rounded[position].examples.append(
-                "p\(snapshot.ref.key) \(value) as \(NSDecimalNumber(decimal: value).doubleValue)")
+        var example = "p\(snapshot.ref.key)"
+        var isNaN = true
+        if case .decimal(let value)? = snapshot.attributes[index] {
+            example += " \(value) as \(NSDecimalNumber(decimal: value).doubleValue)"
+            isNaN = false
         }
+        let position =
+            inexact.firstIndex { $0.name == name && $0.isNaN == isNaN }
+            ?? {
+                inexact.append((name, isNaN, 0, []))
+                return inexact.count - 1
+            }()
+        inexact[position].count += 1
+        if inexact[position].examples.count < 3 { inexact[position].examples.append(example) }
     }
 
     public func finish() throws {
         guard let database else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
-        for entry in rounded {
+        for entry in inexact {
             let more = entry.count > entry.examples.count ? ", and \(entry.count - entry.examples.count) more" : ""
-            warnings.append(
-                "\(entry.name): \(Wording.counted(entry.count, "decimal value")) with more digits than a SQLite store "
-                    + "keeps (a 64-bit real, as Core Data writes decimals) \(entry.count == 1 ? "was" : "were") stored "
-                    + "rounded: \(entry.examples.joined(separator: ", "))\(more)")
+            let were = entry.count == 1 ? "was" : "were"
+            if entry.isNaN {
+                warnings.append(
+                    "\(entry.name): \(Wording.counted(entry.count, "NaN value")) \(were) stored as no value (SQLite "
+                        + "keeps no NaN): \(entry.examples.joined(separator: ", "))\(more)")
+            } else {
+                warnings.append(
+                    "\(entry.name): \(Wording.counted(entry.count, "decimal value")) with more digits than a SQLite "
+                        + "store keeps (a 64-bit real, as Core Data writes decimals) \(were) stored rounded: "
+                        + "\(entry.examples.joined(separator: ", "))\(more)")
+            }
         }
-        rounded.removeAll()
+        inexact.removeAll()
         do {
             try applyOrders(database)
             try writeBookkeeping(database)

@@ -193,7 +193,7 @@ enum SQLiteValues {
     ///
     /// - Returns: `false` when the store cannot keep the value exactly: a decimal that no 64-bit real
     ///   holds (SQLite's NUMERIC affinity turns decimal text into a real, keeping 15 digits), bound as
-    ///   the nearest double instead.
+    ///   the nearest double instead; a NaN double or date, which SQLite stores as NULL.
     @discardableResult
     static func bind(
         _ value: Value?, as attribute: Attribute, to statement: SQLiteStatement, at index: Int32
@@ -212,7 +212,10 @@ enum SQLiteValues {
         switch value {
         case .integer(let number): try statement.bind(number, at: index)
         case .bool(let flag): try statement.bind(Int64(flag ? 1 : 0), at: index)
-        case .double(let number): try statement.bind(number, at: index)
+        case .double(let number):
+            try statement.bind(number, at: index)
+            // SQLite keeps no NaN: a NaN real is stored as NULL.
+            return !number.isNaN
         case .decimal(let number):
             if let integer = wholeNumber(number) {
                 try statement.bind(integer, at: index)
@@ -228,7 +231,9 @@ enum SQLiteValues {
             return decimal(from: double) == number
         case .string(let text): try statement.bind(text, at: index)
         case .uri(let url): try statement.bind(url.absoluteString, at: index)
-        case .date(let date): try statement.bind(date.timeIntervalSinceReferenceDate, at: index)
+        case .date(let date):
+            try statement.bind(date.timeIntervalSinceReferenceDate, at: index)
+            return !date.timeIntervalSinceReferenceDate.isNaN
         case .uuid(let uuid):
             try statement.bind(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index)
         case .data(let data):

@@ -286,6 +286,30 @@ import Testing
         #expect(readings[0][attribute: "amount", in: entity] == .decimal(Decimal(string: "0.1")!))
     }
 
+    /// SQLite keeps no NaN (a NaN real is stored as NULL): the writer says so rather than let a value
+    /// become no value silently.
+    @Test func aNaNIsStoredAsNoValueWithAWarning() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let entity = Self.model.descriptions[0]
+        var reading = Snapshot(entity: entity, key: 1)
+        reading[attribute: "ratio", in: entity] = .double(.nan)
+        reading[attribute: "stamp", in: entity] = .date(Date(timeIntervalSinceReferenceDate: .nan))
+        reading[attribute: "single", in: entity] = .double(.infinity)
+        let writer = try SQLiteStoreWriter(
+            url: url, model: Self.model, metadata: StoreMetadata.make(for: Self.model, storeType: .sqlite),
+            overwrite: true)
+        try writer.write(reading)
+        try writer.finish()
+        #expect(
+            writer.warnings == [
+                "Reading.ratio: 1 NaN value was stored as no value (SQLite keeps no NaN): p1",
+                "Reading.stamp: 1 NaN value was stored as no value (SQLite keeps no NaN): p1",
+            ])
+        let (_, readings) = try read()
+        #expect(readings[0][attribute: "ratio", in: entity] == nil)
+        #expect(readings[0][attribute: "single", in: entity] == .double(.infinity))
+    }
+
     /// The store opened for a context (copying a selection, validating) reads the same way.
     @Test func aStoreOpenedForReadingReadsStrictlyOrLeniently() throws {
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -184,4 +184,19 @@ import Testing
         }
         #expect(error.message.hasPrefix("no keys left for Project: its highest key is 9223372036854775807"))
     }
+
+    /// Two trees sharing keys, one of them reaching Int64's largest: copying everything cannot give local
+    /// ids above it, and a binary document (one key sequence) cannot hold them; both say so.
+    @Test func sharedKeysAtTheEndOfInt64AreAnErrorNotATrap() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try alter("UPDATE ZPROJECT SET Z_PK = 9223372036854775807 WHERE Z_PK = 3")
+        let copy = try #require(throws: GraftError.self) {
+            try Copier.copyAll(from: Copier.reader(for: store, model: nil))
+        }
+        #expect(copy.message.contains("cannot be given a local id"), "\(copy)")
+        let output = folder.appendingPathComponent("Company.binary")
+        let conversion = try #require(throws: GraftError.self) { try Conversion.convert(from: store, to: output) }
+        #expect(conversion.message.hasSuffix("is too large to give every object its own key"), "\(conversion)")
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
 }
