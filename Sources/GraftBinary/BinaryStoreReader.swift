@@ -29,6 +29,12 @@ public struct BinaryStoreReader: StoreReader {
     private let offsets: [Int: Int64]
     /// The layout of attribute arrays that could be read either way (see `BinaryStoreLayout`).
     private let layout: BinaryStoreLayout.AttributeValuesLayout
+    /// Values that are not of their attribute's type or range: an error, or no value and a warning.
+    private let refusals: ValueRefusals
+    /// Values read as no value under `ValueReading.lenient` (one line per entity and attribute).
+    public var warnings: [String] { refusals.warnings }
+    /// The values read as no value under `ValueReading.lenient`, by object and attribute.
+    package var refusedValues: Set<ValueRefusals.Slot> { refusals.slots }
 
     /// Every node's key, entity and place in the map, in map order.
     private struct NodeIndex {
@@ -72,12 +78,16 @@ public struct BinaryStoreReader: StoreReader {
     /// - Parameters:
     ///   - model: the store's model; when `nil`, the model the store carries in its metadata
     ///     (`GraftModelCache`) is used.
+    ///   - valueReading: what to do with a value that is not of its attribute's type or range (a string
+    ///     for an integer, 70000 for an Integer 16, 2 for a Boolean): an error naming the object,
+    ///     attribute and value, or no value and one warning per attribute.
     /// - Throws: `GraftError.fileNotFound`; `GraftError.malformedInput` naming the byte offset, node or
     ///   field that is wrong; `GraftError.unsupportedFormat` for another format version;
     ///   `GraftError.notFound` when `model` is `nil` and the store carries no model;
     ///   `GraftError.modelMismatch` when the store was written with a different model.
-    public init(url: URL, model: Model?) throws {
+    public init(url: URL, model: Model?, valueReading: ValueReading = .strict) throws {
         self.url = url
+        refusals = ValueRefusals(valueReading)
         let path = url.relativePath
         do {
             (data, mapping) = try Self.readFile(url)
@@ -107,6 +117,19 @@ public struct BinaryStoreReader: StoreReader {
             index = try data.withUnsafeBytes { raw in
                 let archive = try Self.mapArchive(raw, header: header)
                 return try Self.buildIndex(archive, model: model, mapping: mapping)
+            }
+            if !offsets.isEmpty {
+                // A key that the offset would move past Int64's smallest value has no original key.
+                for (key, entity) in zip(index.keys, index.entities) {
+                    let offset = offsets[model.descriptions[Int(entity)].rootIndex] ?? 0
+                    guard !key.subtractingReportingOverflow(offset).overflow else {
+                        throw GraftError(
+                            .malformedInput,
+                            "object map: the primary key \(key) cannot be moved back by the offset \(offset) that "
+                                + "\(DocumentKeys.metadataKey) records for its entity's tree (it would pass \(Int64.min))"
+                        )
+                    }
+                }
             }
         } catch let error as GraftError {
             throw error.context.first == .file(path) ? error : error.inFile(path)
@@ -271,7 +294,8 @@ public struct BinaryStoreReader: StoreReader {
         do {
             try data.withUnsafeBytes { raw in
                 var decoder = NodeDecoder(
-                    archive: try Self.mapArchive(raw, header: header), model: model, layout: layout)
+                    archive: try Self.mapArchive(raw, header: header), model: model, layout: layout,
+                    refusals: refusals)
                 // One snapshot per entity, its storage reused node to node.
                 var snapshots: [Snapshot?] = Array(repeating: nil, count: model.descriptions.count)
                 for position in index.keys.indices {
@@ -317,13 +341,17 @@ private struct NodeDecoder {
     let acceptRows: [[Int]]
     /// Whether a relationship may hold an object of each entity (the destination and its subentities).
     let accepted: [Bool]
+    let refusals: ValueRefusals
 
     var plist: PlistView { archive.plist }
 
-    init(archive: ArchiveView, model: Model, layout: BinaryStoreLayout.AttributeValuesLayout) {
+    init(
+        archive: ArchiveView, model: Model, layout: BinaryStoreLayout.AttributeValuesLayout, refusals: ValueRefusals
+    ) {
         self.archive = archive
         self.model = model
         self.layout = layout
+        self.refusals = refusals
         slots = model.descriptions.map { BinaryStoreLayout.AttributeSlots(entity: $0, model: model) }
         relationshipByName = Array(repeating: [:], count: model.descriptions.count)
         var accepted: [Bool] = []
@@ -463,7 +491,8 @@ private struct NodeDecoder {
             guard let value = try archive.follow(plist.element(position, from: start), context: place),
                 try !archive.isNull(value)
             else { continue }
-            snapshot.attributes[slot.index] = try decodeAttribute(value, slot: slot, entity: entity, failure: failure)
+            snapshot.attributes[slot.index] = try decodeAttribute(
+                value, slot: slot, entity: entity, key: snapshot.ref.key, failure: failure)
         }
         for position in stored.count..<count {
             guard let value = try archive.follow(plist.element(position, from: start), context: place),
@@ -507,21 +536,60 @@ private struct NodeDecoder {
                         + "a node's attributes", name, .malformedInput)
             }
             let slot = (index: index, form: BinaryStoreLayout.archivedForm(of: entity.attributes[index].type))
-            snapshot.attributes[index] = try decodeAttribute(value, slot: slot, entity: entity, failure: failure)
+            snapshot.attributes[index] = try decodeAttribute(
+                value, slot: slot, entity: entity, key: snapshot.ref.key, failure: failure)
         }
     }
 
-    /// Decodes a stored attribute's value, a mismatch reported against the attribute.
+    /// Decodes a stored attribute's value, checked against the attribute's type and range: a mismatch is
+    /// an error naming the attribute, or (reading leniently) no value.
     private func decodeAttribute(
         _ value: Int, slot: (index: Int, form: BinaryStoreLayout.ArchivedForm), entity: EntityDescription,
-        failure: (String, String?, GraftError.Code) -> GraftError
-    ) throws -> Value {
+        key: Int64, failure: (String, String?, GraftError.Code) -> GraftError
+    ) throws -> Value? {
+        let attribute = entity.attributes[slot.index]
         do {
-            return try decodeValue(value, form: slot.form, depth: 0)
+            return try Self.checked(decodeValue(value, form: slot.form, depth: 0), as: attribute.type)
         } catch let error as ValueMismatch {
-            let attribute = entity.attributes[slot.index]
-            throw failure("holds \(error.found) where a \(attribute.type) value belongs", attribute.name, .typeMismatch)
+            return try refuse(.notA(attribute.type, found: error.found), attribute: slot.index, of: entity, key: key) {
+                failure(
+                    "holds \(error.found) where \(Wording.withArticle("\(attribute.type)")) value belongs "
+                        + "(--lenient reads such values as no value, with a warning)", attribute.name, .typeMismatch)
+            }
+        } catch let refused as UnreadableValue {
+            return try refuse(refused, attribute: slot.index, of: entity, key: key) {
+                failure(ValueRefusals.message(refused), attribute.name, .typeMismatch)
+            }
         }
+    }
+
+    /// Throws the error (strict reading) or records the value and gives no value (lenient).
+    private func refuse(
+        _ refused: UnreadableValue, attribute index: Int, of entity: EntityDescription, key: Int64,
+        error: () -> GraftError
+    ) throws -> Value? {
+        try refusals.refuse(
+            refused, entity: entity.name, attribute: entity.attributes[index].name,
+            type: entity.attributes[index].type, object: "p\(key)",
+            slot: .init(entity: entity.index, attribute: index, key: key), error: error)
+        return nil
+    }
+
+    /// A decoded value checked against the range of its attribute's type: integers within their width,
+    /// Booleans 0 or 1, Floats within single precision's range.
+    private static func checked(_ value: Value, as type: AttributeType) throws -> Value {
+        switch (type, value) {
+        case (.integer16, .integer(let number)), (.integer32, .integer(let number)):
+            guard type.integerRange?.contains(number) != false else {
+                throw UnreadableValue.outOfRange(type, found: "\(number)")
+            }
+        case (.float, .double(let number)):
+            if number.isFinite, number.magnitude > Double(Float.greatestFiniteMagnitude) {
+                throw UnreadableValue.outOfRange(type, found: "\(number)")
+            }
+        default: break
+        }
+        return value
     }
 
     /// "the relationship 'department'", "the transient attribute 'cache'", … for messages.
@@ -569,8 +637,9 @@ private struct NodeDecoder {
         }
         switch form {
         case .string:
-            if let string = plist.string(object) { return .string(string) }
-            if let inner = try field(.string), let string = plist.string(try plist.object(inner)) {
+            if let string = plist.validatedString(object) { return .string(string) }
+            if case .utf16String = object { throw ValueMismatch(found: "a string that is not valid UTF-16") }
+            if let inner = try field(.string), let string = plist.validatedString(try plist.object(inner)) {
                 return .string(string)
             }
             if let inner = try field(.bytes), case .data(let start, let count) = try plist.object(inner),
@@ -588,19 +657,28 @@ private struct NodeDecoder {
         case .boolean:
             switch object {
             case .bool(let value): return .bool(value)
-            case .integer(let value): return .bool(value != 0)
+            case .integer(let value) where value == 0 || value == 1: return .bool(value == 1)
+            case .integer(let value): throw UnreadableValue("\(value)", "is not a Boolean value (0 or 1)")
             default: throw mismatch()
             }
         case .real:
             switch object {
             case .real(let value): return .double(value)
-            case .integer(let value): return .double(Double(value))
+            case .integer(let value):
+                guard let number = Double(exactly: value) else {
+                    throw UnreadableValue("\(value)", "cannot be held exactly by a Double")
+                }
+                return .double(number)
             default: throw mismatch()
             }
         case .decimalNumber:
             switch object {
             case .integer(let value): return .decimal(Decimal(value))
-            case .real(let value): return .decimal(Decimal(value))
+            case .real(let value):
+                guard let decimal = Decimal(shortestOf: value) else {
+                    throw UnreadableValue.outOfRange(.decimal, found: "\(value)")
+                }
+                return .decimal(decimal)
             case .dictionary:
                 return .decimal(try decodeDecimal(field: field, mismatch: mismatch))
             default: throw mismatch()
@@ -610,7 +688,11 @@ private struct NodeDecoder {
             guard let time = try field(.time) else { throw mismatch() }
             switch try plist.object(time) {
             case .real(let seconds): return .date(Date(timeIntervalSinceReferenceDate: seconds))
-            case .integer(let seconds): return .date(Date(timeIntervalSinceReferenceDate: Double(seconds)))
+            case .integer(let seconds):
+                guard let number = Double(exactly: seconds) else {
+                    throw UnreadableValue("\(seconds) seconds", "cannot be held exactly by a Date")
+                }
+                return .date(Date(timeIntervalSinceReferenceDate: number))
             default: throw mismatch()
             }
         case .data:
@@ -652,7 +734,11 @@ private struct NodeDecoder {
             case .bool(let value): return .bool(value)
             case .date(let seconds): return .date(Date(timeIntervalSinceReferenceDate: seconds))
             case .data(let start, let count): return .data(plist.data(start, count))
-            case .asciiString, .utf16String: return .string(plist.string(object) ?? "")
+            case .asciiString, .utf16String:
+                guard let string = plist.validatedString(object) else {
+                    throw ValueMismatch(found: "a string that is not valid UTF-16")
+                }
+                return .string(string)
             case .dictionary:
                 if try field(.time) != nil { return try decodeValue(reference, form: .date, depth: depth) }
                 if try field(.uuidBytes) != nil { return try decodeValue(reference, form: .uuid, depth: depth) }

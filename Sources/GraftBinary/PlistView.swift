@@ -208,6 +208,19 @@ struct PlistView {
         }
     }
 
+    /// A string object's text, or `nil` when it is not a string or its UTF-16 is not valid (an unpaired
+    /// surrogate, which ``string(_:)`` would replace with U+FFFD): for attribute values, where such a
+    /// string is refused rather than changed.
+    func validatedString(_ object: Object) -> String? {
+        guard case .utf16String(let start, let count) = object else { return string(object) }
+        var units = [UInt16]()
+        units.reserveCapacity(count)
+        for index in 0..<count {
+            units.append(UInt16(Self.readUInt64(bytes, at: start + 2 * index, size: 2)))
+        }
+        return String(validating: units, as: UTF16.self)
+    }
+
     func data(_ start: Int, _ count: Int) -> Data {
         Data(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + count)]))
     }

@@ -14,6 +14,12 @@ struct ConvertCommand: ParsableCommand {
             millions of objects convert in bounded memory. The input is never changed; the output is written \
             to a temporary file beside it and renamed into place when complete, so a failed conversion \
             leaves nothing behind. An existing output is replaced only with --force.
+
+            Values are read strictly: a stored value that is not of its attribute's type or is outside its \
+            range (text or a blob in an integer or date column, 10.5 for an Integer 16, text that is not \
+            UTF-8) stops the conversion with an error naming the object, the attribute and the value. \
+            --lenient converts such values as no value instead, with one warning per attribute. --verify \
+            compares the output with the input's stored values (for a SQLite input, as SQLite holds them).
             """,
         examples: [
             CommandExample("graft convert App.sqlite App.xml", "Write the store as Core Data XML."),
@@ -37,6 +43,11 @@ struct ConvertCommand: ParsableCommand {
             .flag(
                 \.omitMissingExternalData, name: "omit-missing-external-data",
                 help: "Read binary values whose external file is missing as empty, with a warning, instead of failing."),
+            .flag(
+                \.lenient, name: "lenient",
+                help:
+                    "Convert stored values that are not of their attribute's type or range (text in an integer column, 70000 for an Integer 16) as no value, with one warning per attribute, instead of failing."
+            ),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no progress and no summary."),
         ]
     }
@@ -48,6 +59,7 @@ struct ConvertCommand: ParsableCommand {
     var force = false
     var verify = false
     var omitMissingExternalData = false
+    var lenient = false
     var quiet = false
 
     mutating func validate() throws {
@@ -64,7 +76,7 @@ struct ConvertCommand: ParsableCommand {
         }
         var options = Conversion.Options(
             format: format, model: chosenModel, overwrite: force, verify: verify,
-            missingExternalData: omitMissingExternalData ? .omit : .fail)
+            missingExternalData: omitMissingExternalData ? .omit : .fail, valueReading: lenient ? .lenient : .strict)
         options.overwrite = force
         let showProgress = !quiet && context.isErrorTerminal
         let started = Date()

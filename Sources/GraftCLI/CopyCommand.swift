@@ -17,7 +17,9 @@ struct CopyCommand: ParsableCommand {
             from --format, else from FILE's extension (.json, .xml, .plist, .bplist), else JSON. The store \
             is only read, never changed. A binary value whose external file is missing (Core Data keeps \
             large values beside a SQLite store, and copies of stores often leave them behind) stops the \
-            copy, unless --omit-missing-external-data copies it as no value, with a warning.
+            copy, unless --omit-missing-external-data copies it as no value, with a warning. So does a stored \
+            value that is not of its attribute's type or is outside its range, unless --lenient copies it as \
+            no value, with one warning per attribute.
             """,
         examples: [
             CommandExample(
@@ -71,6 +73,11 @@ struct CopyCommand: ParsableCommand {
                     "Copy binary values whose external file is missing as no value, with a warning, instead of failing."
             ),
             .flag(
+                \.lenient, name: "lenient",
+                help:
+                    "Copy stored values that are not of their attribute's type or range as no value, with one warning per attribute, instead of failing."
+            ),
+            .flag(
                 \.noModel, name: "no-model",
                 help: "Leave the source model out of the clipboard (a paste into a new store then needs --model)."),
             .flag(
@@ -95,6 +102,7 @@ struct CopyCommand: ParsableCommand {
     var force = false
     var model: PathArgument?
     var omitMissingExternalData = false
+    var lenient = false
     var noModel = false
     var plan = false
     var quiet = false
@@ -173,15 +181,18 @@ struct CopyCommand: ParsableCommand {
     /// The clipboard, or nil when `--plan` printed what a copy would take instead.
     private func copy(from storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws -> Clipboard? {
         let missingExternalData: Copier.MissingExternalData = omitMissingExternalData ? .omit : .fail
+        let valueReading: ValueReading = lenient ? .lenient : .strict
         if all && stop.isEmpty && depth == nil && !plan {
             // Everything: one streaming pass over the document.
-            let reader = try Copier.reader(for: storeURL, model: chosenModel, missingExternalData: missingExternalData)
+            let reader = try Copier.reader(
+                for: storeURL, model: chosenModel, missingExternalData: missingExternalData, valueReading: valueReading)
             try selection.check(against: reader.model)
             let clipboard = try Copier.copyAll(from: reader, includesModel: !noModel)
             if !quiet { for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") } }
             return clipboard
         }
-        let opened = try Copier.openStore(storeURL, model: chosenModel, missingExternalData: missingExternalData)
+        let opened = try Copier.openStore(
+            storeURL, model: chosenModel, missingExternalData: missingExternalData, valueReading: valueReading)
         defer { if !quiet { for warning in opened.warnings() { context.printError("warning: \(warning)") } } }
         let source = opened.store
         let copier = Copier(source: StoreSource(source), includesModel: !noModel)

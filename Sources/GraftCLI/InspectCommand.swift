@@ -25,12 +25,18 @@ struct InspectCommand: ParsableCommand {
             .option(
                 \.model, name: "model", valueName: "path",
                 help: "For a store: the model to read it with (by default, its own)."),
+            .flag(
+                \.lenient, name: "lenient",
+                help:
+                    "For a store: read values that are not of their attribute's type or range as no value, with one warning per attribute, instead of failing."
+            ),
         ]
     }
 
     var path: PathArgument = ""
     var json = false
     var model: PathArgument?
+    var lenient = false
 
     func run(_ context: CommandContext) throws {
         let url = URL(fileURLWithPath: path.path)
@@ -39,7 +45,8 @@ struct InspectCommand: ParsableCommand {
             let format = StoreFormat.detect(prefix: prefix)
         {
             let given = try model.map { try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: url) }
-            let reader = try StoreFormats.reader(for: url, format: format, model: given?.model)
+            let reader = try StoreFormats.reader(
+                for: url, format: format, model: given?.model, valueReading: lenient ? .lenient : .strict)
             let counts = try StoreInspection.counts(reader)
             for warning in (given?.file.warnings ?? []) + StoreFormats.warnings(of: reader) {
                 context.printError("warning: \(warning)")

@@ -34,6 +34,11 @@ struct ValidateCommand: ParsableCommand {
             .flag(
                 \.omitMissingExternalData, name: "omit-missing-external-data",
                 help: "Check values kept in missing external files as no value, with a warning, instead of stopping."),
+            .flag(
+                \.lenient, name: "lenient",
+                help:
+                    "Check stored values that are not of their attribute's type or range as no value, with one warning per attribute, instead of stopping."
+            ),
         ]
     }
 
@@ -41,6 +46,7 @@ struct ValidateCommand: ParsableCommand {
     var model: PathArgument?
     var json = false
     var omitMissingExternalData = false
+    var lenient = false
 
     mutating func validate() throws {
         if store.isStandardStream { throw UsageError("validate reads a store file; '-' is not supported") }
@@ -55,7 +61,8 @@ struct ValidateCommand: ParsableCommand {
         let opened: any PersistentStore
         do {
             opened = try StoreFormats.openForReading(
-                storeURL, model: chosenModel, missingExternalData: omitMissingExternalData ? .omit : .fail)
+                storeURL, model: chosenModel, missingExternalData: omitMissingExternalData ? .omit : .fail,
+                valueReading: lenient ? .lenient : .strict)
             report = try StoreValidation.check(opened)
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)

@@ -22,7 +22,10 @@ public enum DocumentKeys {
         var next: Int64 = 0
         for root in maxKeys.keys.sorted() {
             offsets[root] = next
-            next += maxKeys[root]!
+            // Saturating: keys that cannot all be moved into one sequence make the writer's addition
+            // overflow, which it reports.
+            let (sum, overflow) = next.addingReportingOverflow(max(0, maxKeys[root] ?? 0))
+            next = overflow ? .max : sum
         }
         return offsets
     }

@@ -44,8 +44,12 @@ public final class InMemoryStore: PersistentStore, StoreReader {
         self.init(model: reader.model, identifier: reader.metadata.identifier)
         metadata = reader.metadata
         try reader.forEachSnapshot { try add($0) }
+        warnings = reader.warnings
         self.persist = persist
     }
+
+    /// What the reader the store was read through had to say (see ``StoreReader/warnings``).
+    public private(set) var warnings: [String] = []
 
     /// A store holding the given snapshots.
     ///
@@ -92,9 +96,12 @@ public final class InMemoryStore: PersistentStore, StoreReader {
     }
 
     public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
-        let first = (lastKeys[rootEntity] ?? 0) + 1
-        lastKeys[rootEntity] = first + Int64(count) - 1
-        return (0..<Int64(count)).map { first + $0 }
+        let last = lastKeys[rootEntity] ?? 0
+        let keys = try KeyAllocation.keys(
+            after: last, count: count, entity: model.descriptions[rootEntity].name,
+            recorded: "its highest key is \(last)")
+        if let end = keys.last { lastKeys[rootEntity] = end }
+        return keys
     }
 
     public func save(_ changes: StoreChanges) throws {

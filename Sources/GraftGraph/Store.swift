@@ -101,11 +101,36 @@ public protocol StoreReader {
     func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
     /// Where `model` came from.
     var modelSource: ModelSource { get }
+    /// Things worth telling the user that did not stop the read (how the model was found, values read as
+    /// no value under `ValueReading.lenient`, …); complete once `forEachSnapshot` has returned.
+    var warnings: [String] { get }
 }
 
 extension StoreReader {
     public var objectCount: Int? { nil }
     public var modelSource: ModelSource { .given }
+    public var warnings: [String] { [] }
+}
+
+/// Keys for new objects of one inheritance tree.
+package enum KeyAllocation {
+    /// `count` keys after `last` (`last + 1`, `last + 2`, …), checked against the end of Int64.
+    ///
+    /// - Parameters:
+    ///   - entity: the tree's root entity, and `recorded`, where `last` comes from ("Z_MAX is 12"), for the
+    ///     error.
+    /// - Throws: `GraftError.malformedInput` when the keys would pass Int64's largest value.
+    package static func keys(after last: Int64, count: Int, entity: String, recorded: String) throws -> [Int64] {
+        guard count > 0 else { return [] }
+        let (end, overflow) = last.addingReportingOverflow(Int64(count))
+        guard !overflow else {
+            throw GraftError(
+                .malformedInput,
+                "no keys left for \(entity): \(recorded), so \(Wording.counted(count, "new key")) would pass "
+                    + "\(Int64.max), the largest a key can be")
+        }
+        return Array((end - Int64(count) + 1)...end)
+    }
 }
 
 /// Where a store reader's model came from.

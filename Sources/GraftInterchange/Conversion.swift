@@ -25,16 +25,20 @@ public enum Conversion {
         public var verify: Bool
         /// How to treat binary values kept in missing external files.
         public var missingExternalData: SQLiteStoreReader.MissingExternalData
+        /// How to treat stored values that are not of their attribute's type or range: stop (`.strict`),
+        /// or convert them as no value, with a warning per attribute (`.lenient`).
+        public var valueReading: ValueReading
 
         public init(
             format: StoreFormat? = nil, model: Model? = nil, overwrite: Bool = false, verify: Bool = false,
-            missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+            missingExternalData: SQLiteStoreReader.MissingExternalData = .fail, valueReading: ValueReading = .strict
         ) {
             self.format = format
             self.model = model
             self.overwrite = overwrite
             self.verify = verify
             self.missingExternalData = missingExternalData
+            self.valueReading = valueReading
         }
     }
 
@@ -113,7 +117,7 @@ public enum Conversion {
         let dangling: SQLiteStoreReader.DanglingReferences = outputFormat == .sqlite ? .keep : .drop
         let reader = try StoreFormats.reader(
             for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData,
-            danglingReferences: dangling)
+            danglingReferences: dangling, valueReading: options.valueReading)
         var metadata = StoreMetadata.make(
             for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
             keeping: reader.metadata.values)
@@ -143,11 +147,18 @@ public enum Conversion {
         if options.verify {
             let written = try StoreFormats.reader(for: output, format: outputFormat, model: reader.model)
             // The input again, exactly as it was read (a model inferred from an XML document is inferred
-            // again, rather than checked against the version hashes the document records).
+            // again, rather than checked against the version hashes the document records): strictly, so
+            // that every value compared is the one stored, unless the conversion read leniently, whose
+            // values read as no value must be absent from the output too.
             let again = try StoreFormats.reader(
                 for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData,
-                danglingReferences: dangling)
-            report.differences = try Verification.differences(between: again, and: written)
+                danglingReferences: dangling, valueReading: options.valueReading)
+            // A SQLite input's values are also compared as SQLite holds them, without its reader.
+            let stored = (again as? SQLiteStoreReader).map {
+                SQLiteStoredValueCheck(reader: $0, refused: (reader as? SQLiteStoreReader)?.refusedValues ?? [])
+            }
+            report.differences = try Verification.differences(
+                between: again, and: written, storedValues: stored.map { check in { try check.differences(of: $0) } })
             if !report.differences.isEmpty {
                 throw GraftError(
                     .validationFailed,

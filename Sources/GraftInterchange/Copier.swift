@@ -204,7 +204,17 @@ public struct Copier {
         let model = reader.model
         let offsets = reader.keyOffsets
         let rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
-        func localID(_ ref: ObjectRef) -> String { "o\(rootOffsets[ref.entity] + ref.key)" }
+        func localID(_ ref: ObjectRef) throws -> String {
+            let (id, overflow) = rootOffsets[ref.entity].addingReportingOverflow(ref.key)
+            guard !overflow else {
+                throw GraftError(
+                    .malformedInput,
+                    "\(model.descriptions[ref.entity].name) p\(ref.key) cannot be given a local id: its key, moved up by "
+                        + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)"
+                )
+            }
+            return "o\(id)"
+        }
         var objects: [Clipboard.Object] = []
         if let count = reader.objectCount { objects.reserveCapacity(count) }
         var used = Set<Int>()
@@ -226,11 +236,11 @@ public struct Copier {
             var links: [Clipboard.Link] = []
             for (index, name) in relationshipLists[entity] {
                 let targets = snapshot.relationships[index].refs
-                if !targets.isEmpty { links.append(.init(name, targets.map(localID))) }
+                if !targets.isEmpty { links.append(.init(name, try targets.map(localID))) }
             }
             objects.append(
                 Clipboard.Object(
-                    id: localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
+                    id: try localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
                     relationships: links))
         }
         return Clipboard(
@@ -284,25 +294,31 @@ extension Copier {
     /// opened.warnings().forEach { print("warning:", $0) }
     /// ```
     ///
-    /// - Throws: what `StoreFormats.openForReading(_:model:)` throws.
+    /// With `valueReading` `.lenient`, a stored value that is not of its attribute's type or range is
+    /// copied as no value, with one warning per attribute; with `.strict` the copy stops when it is read.
+    ///
+    /// - Throws: what `StoreFormats.openForReading(_:model:missingExternalData:valueReading:)` throws.
     public static func openStore(
-        _ url: URL, model: Model?, missingExternalData: MissingExternalData = .fail
+        _ url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
+        valueReading: ValueReading = .strict
     ) throws -> OpenedStore {
-        let store = try StoreFormats.openForReading(url, model: model, missingExternalData: missingExternalData)
+        let store = try StoreFormats.openForReading(
+            url, model: model, missingExternalData: missingExternalData, valueReading: valueReading)
         return OpenedStore(store: store, warnings: { StoreFormats.warnings(of: store) })
     }
 
     /// A streaming reader for copying a whole document with ``copyAll(from:includesModel:)``: links to
     /// rows that do not exist are left out (with a warning), and values whose external file is missing
-    /// follow `missingExternalData`.
+    /// follow `missingExternalData`, values not of their attribute's type or range `valueReading`.
     ///
-    /// - Throws: what `StoreFormats.reader(for:format:model:missingExternalData:danglingReferences:)`
-    ///   throws.
+    /// - Throws: what
+    ///   `StoreFormats.reader(for:format:model:missingExternalData:danglingReferences:valueReading:)` throws.
     public static func reader(
-        for url: URL, model: Model?, missingExternalData: MissingExternalData = .fail
+        for url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
+        valueReading: ValueReading = .strict
     ) throws -> any StoreReader {
         try StoreFormats.reader(
             for: url, format: try StoreFormat.detect(url), model: model, missingExternalData: missingExternalData,
-            danglingReferences: .drop)
+            danglingReferences: .drop, valueReading: valueReading)
     }
 }

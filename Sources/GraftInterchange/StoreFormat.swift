@@ -79,19 +79,24 @@ public enum StoreFormats {
 
     /// A streaming reader for a document.
     ///
-    /// - Parameter model: the model to read with; `nil` uses the model the document carries.
+    /// - Parameters:
+    ///   - model: the model to read with; `nil` uses the model the document carries.
+    ///   - valueReading: what every format's reader does with a stored value that is not of its
+    ///     attribute's type or range: an error (`.strict`), or no value and a warning per attribute
+    ///     (`.lenient`, in the reader's `warnings`).
     public static func reader(
         for url: URL, format: StoreFormat, model: Model?,
         missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
-        danglingReferences: SQLiteStoreReader.DanglingReferences = .keep
+        danglingReferences: SQLiteStoreReader.DanglingReferences = .keep, valueReading: ValueReading = .strict
     ) throws -> any StoreReader {
         switch format {
         case .sqlite:
             return try SQLiteStoreReader(
-                url: url, model: model, missingExternalData: missingExternalData, danglingReferences: danglingReferences
-            )
-        case .binary: return try BinaryStoreReader(url: url, model: model)
-        case .xml: return try XMLStoreReader(url: url, model: model)
+                url: url, model: model, missingExternalData: missingExternalData,
+                danglingReferences: danglingReferences,
+                valueReading: valueReading)
+        case .binary: return try BinaryStoreReader(url: url, model: model, valueReading: valueReading)
+        case .xml: return try XMLStoreReader(url: url, model: model, valueReading: valueReading)
         }
     }
 
@@ -132,16 +137,37 @@ extension StoreFormats {
     /// A store to read and fetch from, never changed: SQLite stores are opened read-only (or read from a
     /// private copy when they have a `-wal`); XML and binary documents are read whole.
     ///
-    /// - Parameter missingExternalData: for a SQLite store, what to do with a value whose external file is
-    ///   missing (an error when it is read, or no value and a warning in ``warnings(of:)-swift.type.method``).
+    /// - Parameters:
+    ///   - missingExternalData: for a SQLite store, what to do with a value whose external file is missing
+    ///     (an error when it is read, or no value and a warning in ``warnings(of:)-swift.type.method``).
+    ///   - valueReading: what to do with a stored value that is not of its attribute's type or range (an
+    ///     error when it is read, or no value and a warning per attribute).
     public static func openForReading(
-        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
+        valueReading: ValueReading = .strict
     ) throws -> any PersistentStore {
         switch try StoreFormat.detect(url) {
-        case .sqlite: return try SQLiteStore.openForReading(url, model: model, missingExternalData: missingExternalData)
-        case .binary: return try BinaryStore.open(url: url, model: model)
-        case .xml: return try XMLStore.open(url: url, model: model)
+        case .sqlite:
+            return try SQLiteStore.openForReading(
+                url, model: model, missingExternalData: missingExternalData, valueReading: valueReading)
+        // Read whole into memory; never written back.
+        case .binary:
+            return try readOnly(
+                InMemoryStore(reading: BinaryStoreReader(url: url, model: model, valueReading: valueReading)), url)
+        case .xml:
+            return try readOnly(
+                InMemoryStore(reading: XMLStoreReader(url: url, model: model, valueReading: valueReading)), url)
         }
+    }
+
+    /// A document read into memory whose saves fail, as a SQLite store's opened for reading do.
+    private static func readOnly(_ store: InMemoryStore, _ url: URL) -> InMemoryStore {
+        store.persist = { _, _ in
+            throw GraftError(
+                .invalidOperation, "the store was opened for reading; it cannot be saved",
+                context: [.file(url.relativePath)])
+        }
+        return store
     }
 
     /// A new, empty store in memory that writes itself to `url` (atomically, in `format`) when saved.
@@ -176,18 +202,17 @@ extension StoreFormats {
         }
     }
 
-    /// What a reader had to say that did not stop it: values whose external file is missing, references
-    /// left out, what a model inferred from an XML document could not know.
+    /// What a reader had to say that did not stop it: values whose external file is missing, values read
+    /// as no value under `ValueReading.lenient`, references left out, what a model inferred from an XML
+    /// document could not know.
     public static func warnings(of store: any PersistentStore) -> [String] {
-        (store as? SQLiteStore)?.warnings ?? []
+        if let sqlite = store as? SQLiteStore { return sqlite.warnings }
+        if let document = store as? InMemoryStore { return document.warnings }
+        return []
     }
 
     /// What a reader had to say that did not stop it: how its model was found, values it read as absent.
-    public static func warnings(of reader: any StoreReader) -> [String] {
-        if let sqlite = reader as? SQLiteStoreReader { return sqlite.warnings }
-        if let xml = reader as? XMLStoreReader { return xml.warnings }
-        return []
-    }
+    public static func warnings(of reader: any StoreReader) -> [String] { reader.warnings }
 }
 
 /// Facts about a store document for `graft inspect`.

@@ -10,9 +10,13 @@ import GraftModel
 public enum Verification {
     /// Every difference between `first` and `second`, described for people ("Employee p12.salary: 10 vs 12").
     ///
-    /// - Parameter limit: stop describing after this many differences (all are still counted).
+    /// - Parameters:
+    ///   - limit: stop describing after this many differences (all are still counted).
+    ///   - storedValues: a second check of each of `second`'s objects against what `first`'s document
+    ///     holds, without `first`'s reader (see `SQLiteStoredValueCheck`); its differences are added.
     public static func differences(
-        between first: any StoreReader, and second: any StoreReader, limit: Int = 100
+        between first: any StoreReader, and second: any StoreReader, limit: Int = 100,
+        storedValues: ((Snapshot) throws -> [String])? = nil
     ) throws
         -> [String]
     {
@@ -23,7 +27,14 @@ public enum Verification {
         }
         var differing: [ObjectRef] = []
         var onlyInSecond: [ObjectRef] = []
+        var stored: [String] = []
+        var storedCount = 0
         try second.forEachSnapshot { snapshot in
+            if let storedValues {
+                let found = try storedValues(snapshot)
+                storedCount += found.count
+                if stored.count < limit { stored += found.prefix(limit - stored.count) }
+            }
             guard let digest = digests.removeValue(forKey: snapshot.ref) else {
                 onlyInSecond.append(snapshot.ref)
                 return
@@ -45,6 +56,10 @@ public enum Verification {
                 found += describe(a, b, model: model)
             }
             if differing.count > limit { found.append("… and \(differing.count - limit) more objects differ") }
+        }
+        found += stored
+        if storedCount > stored.count {
+            found.append("… and \(storedCount - stored.count) more values differ from what the input holds")
         }
         return found
     }

@@ -198,4 +198,90 @@ extension Decimal {
         guard significand != 0 else { return nil }
         self.init(sign: isNegative ? .minus : .plus, exponent: -fractionDigits, significand: Decimal(significand))
     }
+
+    /// The decimal that decimal text stands for, exactly: an optional sign, digits with an optional
+    /// fraction, an optional exponent (`12`, `-0.005`, `1.5e3`), or `NaN`; `nil` for any other text
+    /// (`Decimal(string:)` reads `12abc` as 12) and for numbers a `Decimal` cannot hold without losing
+    /// digits: more than 38 significant digits, or beyond its exponent's range (`1e999999`).
+    package init?(exactText text: some StringProtocol) {
+        if text == "NaN" {
+            self = .nan
+            return
+        }
+        var bytes = Substring(text).utf8[...]
+        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+            bytes = bytes.dropFirst()
+        }
+        // Significant digits (from the first non-zero one), and the power of ten of the last digit read.
+        var digits = 0
+        var trailingZeros = 0
+        var fractionDigits = 0
+        var sawDigit = false
+        var sawPoint = false
+        while let byte = bytes.first {
+            if byte == UInt8(ascii: "."), !sawPoint {
+                sawPoint = true
+            } else if byte >= 0x30 && byte <= 0x39 {
+                sawDigit = true
+                if sawPoint { fractionDigits += 1 }
+                if byte == 0x30 {
+                    if digits > 0 { trailingZeros += 1 }
+                } else {
+                    digits += trailingZeros + 1
+                    trailingZeros = 0
+                }
+            } else {
+                break
+            }
+            bytes = bytes.dropFirst()
+        }
+        guard sawDigit else { return nil }
+        var exponent = 0
+        if let byte = bytes.first, byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            var negative = false
+            if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+                negative = sign == UInt8(ascii: "-")
+                bytes = bytes.dropFirst()
+            }
+            var exponentDigits = 0
+            while let byte = bytes.first, byte >= 0x30 && byte <= 0x39 {
+                // Past six digits the number is out of range whatever the rest says.
+                if exponent < 1_000_000 { exponent = exponent * 10 + Int(byte - 0x30) }
+                exponentDigits += 1
+                bytes = bytes.dropFirst()
+            }
+            guard exponentDigits > 0 else { return nil }
+            if negative { exponent = -exponent }
+        }
+        guard bytes.isEmpty else { return nil }
+        if digits > 0 {
+            // The value is (significant digits) × 10^lowest, where lowest is the power of the last
+            // non-zero digit: a Decimal holds 38 digits and powers of ten from -128 to 127, and may pad
+            // its significand with zeros to reach a higher power.
+            let lowest = exponent - fractionDigits + trailingZeros
+            guard digits <= 38, lowest >= -128, lowest <= 127 + (38 - digits) else { return nil }
+        }
+        guard let value = Decimal(string: String(text), locale: Locale(identifier: "en_US_POSIX")) else {
+            return nil
+        }
+        self = value
+    }
+
+    /// The decimal a double stands for, by its shortest text (`0.1` for the double nearest 0.1); `nil`
+    /// for infinities, NaN and magnitudes a `Decimal` cannot hold (beyond about 10¹⁶⁵, or below 10⁻¹²⁸).
+    package init?(shortestOf double: Double) {
+        guard double.isFinite else { return nil }
+        if double.rounded() == double, abs(double) < 9.0e15 {
+            self.init(Int64(double))
+            return
+        }
+        var text = "\(double)"
+        if let decimal = text.withUTF8({ Decimal(plainDigits: UnsafeRawBufferPointer($0)) }) {
+            self = decimal
+            return
+        }
+        guard let decimal = Decimal(exactText: text) else { return nil }
+        self = decimal
+    }
 }

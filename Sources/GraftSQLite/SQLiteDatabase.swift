@@ -249,6 +249,14 @@ final class SQLiteStatement {
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
+    /// The column's text, or `nil` when its bytes are not UTF-8 (``text(_:)`` would repair them with
+    /// U+FFFD) or it is NULL.
+    func validatedText(_ index: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, index) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, index))
+        return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+    }
+
     func data(_ index: Int32) -> Data? {
         guard sqlite3_column_type(statement, index) != SQLITE_NULL else { return nil }
         let count = Int(sqlite3_column_bytes(statement, index))

@@ -14,6 +14,8 @@ struct SQLiteRowDecoder {
     let database: SQLiteDatabase
     let path: String
     let externalData: URL?
+    /// What to do with values that are not of their attribute's type or range.
+    let refusals: ValueRefusals
     private var lookups: [Int: SQLiteStatement] = [:]
     /// Per entity (by model index): where its values are in a row, resolved once.
     private var plans: [Plan?]
@@ -78,7 +80,10 @@ struct SQLiteRowDecoder {
         return plan
     }
 
-    init(schema: SQLiteSchema, table: Int, database: SQLiteDatabase, path: String, externalData: URL?) {
+    init(
+        schema: SQLiteSchema, table: Int, database: SQLiteDatabase, path: String, externalData: URL?,
+        refusals: ValueRefusals
+    ) {
         self.schema = schema
         self.table = schema.tables[table]
         self.columns = self.table.columns.filter { !$0.name.isEmpty }
@@ -88,6 +93,7 @@ struct SQLiteRowDecoder {
         self.database = database
         self.path = path
         self.externalData = externalData
+        self.refusals = refusals
         self.plans = Array(repeating: nil, count: schema.model.descriptions.count)
     }
 
@@ -143,6 +149,19 @@ struct SQLiteRowDecoder {
             do {
                 snapshot.attributes[slot.index] = try SQLiteValues.read(
                     row, slot.column, as: slot.kind, externalData: externalData, missing: missing)
+            } catch let refused as UnreadableValue {
+                let entity = schema.model.descriptions[entityIndex]
+                let attribute = entity.attributes[slot.index].name
+                let object = "\(entity.name) p\(key)"
+                try refusals.refuse(
+                    refused, entity: entity.name, attribute: attribute, type: slot.kind.type, object: "p\(key)",
+                    slot: .init(entity: entityIndex, attribute: slot.index, key: key)
+                ) {
+                    GraftError(
+                        .typeMismatch, ValueRefusals.message(refused),
+                        context: [.file(path), .object(object), .key(attribute)])
+                }
+                snapshot.attributes[slot.index] = nil
             } catch let error as GraftError {
                 let entity = schema.model.descriptions[entityIndex]
                 throw error.at(.key(entity.attributes[slot.index].name)).at(.object("\(entity.name) p\(key)")).inFile(

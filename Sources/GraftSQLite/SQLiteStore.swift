@@ -69,11 +69,15 @@ public final class SQLiteStore: PersistentStore {
 
     /// Opens a store to read and fetch from without changing it, its `-wal` or its `-shm` in any way.
     ///
-    /// - Parameter missingExternalData: what to do with a value whose external file is missing: stop
-    ///   with an error when it is read, or read it as no value and add a warning to `warnings`.
+    /// - Parameters:
+    ///   - missingExternalData: what to do with a value whose external file is missing: stop with an
+    ///     error when it is read, or read it as no value and add a warning to `warnings`.
+    ///   - valueReading: what to do with a stored value that is not of its attribute's type or range:
+    ///     stop with an error when it is read, or read it as no value with a warning per attribute.
     /// - Throws: as ``open(_:model:)``.
     public static func openForReading(
-        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
+        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
+        valueReading: ValueReading = .strict
     ) throws -> SQLiteStore {
         let database = try SQLiteDatabase.openForReading(url)
         let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
@@ -81,14 +85,20 @@ public final class SQLiteStore: PersistentStore {
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
         let store = SQLiteStore(
             url: url, model: chosen, metadata: metadata, database: database, schema: schema, isReadOnly: true)
-        store.warnings = choice.warnings + schema.warnings
+        store.readWarnings = choice.warnings + schema.warnings
         store.omitsMissingExternalData = missingExternalData == .omit
+        store.refusals = ValueRefusals(valueReading)
         return store
     }
 
     /// Things worth telling the user that did not stop the store from opening or a value from being read:
-    /// how its model was found, values read as absent because their external file is missing.
-    public private(set) var warnings: [String] = []
+    /// how its model was found, values read as absent because their external file is missing or (under
+    /// `ValueReading.lenient`) because they are not of their attribute's type or range.
+    public var warnings: [String] { readWarnings + refusals.warnings }
+    private var readWarnings: [String] = []
+    /// What to do with values that are not of their attribute's type or range (strict unless opened
+    /// for reading with `.lenient`).
+    private(set) var refusals = ValueRefusals(.strict)
     /// Whether a value whose external file is missing is read as no value (with a warning).
     private var omitsMissingExternalData = false
 
@@ -97,7 +107,7 @@ public final class SQLiteStore: PersistentStore {
     var missingExternalFile: ((String) throws -> Void)? {
         guard omitsMissingExternalData else { return nil }
         return { [weak self] path in
-            self?.warnings.append("external file \(path) is missing; its value is read as no value")
+            self?.readWarnings.append("external file \(path) is missing; its value is read as no value")
         }
     }
 
@@ -182,7 +192,7 @@ public final class SQLiteStore: PersistentStore {
             decoders.removeValue(forKey: table)
             ?? SQLiteRowDecoder(
                 schema: schema, table: table, database: database, path: url.relativePath,
-                externalData: externalDataFolder)
+                externalData: externalDataFolder, refusals: refusals)
         defer { decoders[table] = decoder }
         return try body(&decoder)
     }
@@ -205,17 +215,28 @@ public final class SQLiteStore: PersistentStore {
     }
 
     public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
-        if lastKeys[rootEntity] == nil {
+        let last: Int64
+        let recorded: String
+        if let known = lastKeys[rootEntity] {
+            (last, recorded) = (known, "the last key handed out is \(known)")
+        } else {
             let table = schema.tables[schema.tableOfEntity[rootEntity]].name
-            let recorded = try database.prepare("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
-            try recorded.bind(Int64(schema.entityNumbers[rootEntity]), at: 1)
-            let zMax = try recorded.step() ? recorded.int64(0) : 0
+            let statement = try database.prepare("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_ENT = ?")
+            try statement.bind(Int64(schema.entityNumbers[rootEntity]), at: 1)
+            let zMax = try statement.step() ? statement.int64(0) : 0
             let highest = try database.prepare("SELECT max(Z_PK) FROM \(SQLiteName.quoted(table))")
             let rows = try highest.step() ? highest.int64(0) : 0
-            lastKeys[rootEntity] = max(zMax, rows)
+            // Keys start at 1, whatever a damaged Z_MAX says below that.
+            last = max(zMax, rows, 0)
+            recorded = zMax >= rows ? "Z_MAX is \(zMax)" : "the highest Z_PK in \(table) is \(rows)"
         }
-        let first = lastKeys[rootEntity]! + 1
-        lastKeys[rootEntity] = first + Int64(count) - 1
-        return (0..<Int64(count)).map { first + $0 }
+        do {
+            let keys = try KeyAllocation.keys(
+                after: last, count: count, entity: model.descriptions[rootEntity].name, recorded: recorded)
+            lastKeys[rootEntity] = keys.last ?? last
+            return keys
+        } catch let error as GraftError {
+            throw error.inFile(url.relativePath)
+        }
     }
 }

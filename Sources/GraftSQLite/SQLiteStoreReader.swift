@@ -25,8 +25,15 @@ public final class SQLiteStoreReader: StoreReader {
     let schema: SQLiteSchema
     let url: URL
     let missingExternalData: MissingExternalData
-    /// Things worth telling the user that did not stop the read (values whose external file is missing).
-    public private(set) var warnings: [String] = []
+    /// Values that are not of their attribute's type or range: an error, or no value and a warning.
+    let refusals: ValueRefusals
+    /// Things worth telling the user that did not stop the read: how the model was found, values whose
+    /// external file is missing, values read as no value under `ValueReading.lenient` (one line per
+    /// entity and attribute).
+    public var warnings: [String] { readWarnings + refusals.warnings }
+    private var readWarnings: [String] = []
+    /// The values read as no value under `ValueReading.lenient`, by object and attribute.
+    package var refusedValues: Set<ValueRefusals.Slot> { refusals.slots }
 
     /// What to do with a binary value kept in an external file (`.<store>_SUPPORT/_EXTERNAL_DATA`) that
     /// is not there: Core Data keeps large values outside the store, and copies of stores often leave
@@ -57,18 +64,22 @@ public final class SQLiteStoreReader: StoreReader {
 
     /// Opens a store for reading.
     ///
-    /// - Parameter model: the model to read with; `nil` uses the model the store keeps in its model cache,
-    ///   or, for a store without one (or whose cache cannot be decoded), a model inferred from its tables
-    ///   (`warnings` say what that model cannot know).
+    /// - Parameters:
+    ///   - model: the model to read with; `nil` uses the model the store keeps in its model cache, or, for
+    ///     a store without one (or whose cache cannot be decoded), a model inferred from its tables
+    ///     (`warnings` say what that model cannot know).
+    ///   - valueReading: what to do with a stored value that is not of its attribute's type or range.
     /// - Throws: `GraftError.fileNotFound`, `.malformedInput` (not a Core Data store, corrupt),
     ///   `.modelMismatch` (the given model's version hashes differ from the store's, naming the entities,
-    ///   or its tables do not fit the model).
+    ///   or its tables do not fit the model); while reading, `.typeMismatch` naming the object, attribute
+    ///   and value that strict reading refuses.
     public init(
         url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
-        danglingReferences: DanglingReferences = .keep
+        danglingReferences: DanglingReferences = .keep, valueReading: ValueReading = .strict
     ) throws {
         self.url = url
         self.missingExternalData = missingExternalData
+        self.refusals = ValueRefusals(valueReading)
         let database = try SQLiteDatabase.openForReading(url)
         let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
         let (metadata, chosen) = (choice.metadata, choice.model)
@@ -77,7 +88,7 @@ public final class SQLiteStoreReader: StoreReader {
         self.modelSource = choice.source
         self.database = database
         self.schema = try SQLiteSchema.discover(in: database, model: chosen)
-        warnings = choice.warnings + schema.warnings
+        readWarnings = choice.warnings + schema.warnings
         if danglingReferences == .drop { try findDanglingReferences() }
     }
 
@@ -157,7 +168,7 @@ public final class SQLiteStoreReader: StoreReader {
         }
         for (label, keys) in found.sorted(by: { $0.key < $1.key }) {
             let shown = keys.prefix(10).map { "p\($0)" }.joined(separator: ", ")
-            warnings.append(
+            readWarnings.append(
                 "\(label) refers to \(shown)\(keys.count > 10 ? " and \(keys.count - 10) more" : ""), which the store does not have; those references are left out"
             )
         }
@@ -396,7 +407,7 @@ public final class SQLiteStoreReader: StoreReader {
     ) throws {
         var decoder = SQLiteRowDecoder(
             schema: schema, table: tableIndex, database: database, path: url.relativePath,
-            externalData: externalDataFolder)
+            externalData: externalDataFolder, refusals: refusals)
         let rows = try database.prepare(decoder.selectClause + " ORDER BY t.Z_PK")
         let table = schema.tables[tableIndex]
 
@@ -424,7 +435,7 @@ public final class SQLiteStoreReader: StoreReader {
         let missing: ((String) throws -> Void)? =
             missingExternalData == .fail
             ? nil
-            : { path in self.warnings.append("external file \(path) is missing; its value is read as no value") }
+            : { path in self.readWarnings.append("external file \(path) is missing; its value is read as no value") }
         while try rows.step() {
             let (key, entityIndex) = try decoder.entity(of: rows)
             let current: EntityReading

@@ -189,8 +189,9 @@ public final class SQLiteStoreWriter: StoreWriter {
             try statement.bind(Int64(1), at: 3)
             for slot in plan.attributes {
                 do {
-                    try SQLiteValues.bind(
+                    let exact = try SQLiteValues.bind(
                         snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
+                    if !exact { noteInexact(snapshot, attribute: slot.index) }
                 } catch let error as GraftError {
                     throw error.at(.key(model.descriptions[snapshot.ref.entity].attributes[slot.index].name))
                 }
@@ -301,8 +302,46 @@ public final class SQLiteStoreWriter: StoreWriter {
         try statement.run()
     }
 
+    /// Values the store could not keep exactly, by `Entity.attribute`: decimals stored rounded to a
+    /// double, NaNs stored as NULL; how many, and the first few.
+    private var inexact: [(name: String, isNaN: Bool, count: Int, examples: [String])] = []
+
+    private func noteInexact(_ snapshot: Snapshot, attribute index: Int) {
+        let entity = model.descriptions[snapshot.ref.entity]
+        let name = "\(entity.name).\(entity.attributes[index].name)"
+        var example = "p\(snapshot.ref.key)"
+        var isNaN = true
+        if case .decimal(let value)? = snapshot.attributes[index] {
+            example += " \(value) as \(NSDecimalNumber(decimal: value).doubleValue)"
+            isNaN = false
+        }
+        let position =
+            inexact.firstIndex { $0.name == name && $0.isNaN == isNaN }
+            ?? {
+                inexact.append((name, isNaN, 0, []))
+                return inexact.count - 1
+            }()
+        inexact[position].count += 1
+        if inexact[position].examples.count < 3 { inexact[position].examples.append(example) }
+    }
+
     public func finish() throws {
         guard let database else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
+        for entry in inexact {
+            let more = entry.count > entry.examples.count ? ", and \(entry.count - entry.examples.count) more" : ""
+            let were = entry.count == 1 ? "was" : "were"
+            if entry.isNaN {
+                warnings.append(
+                    "\(entry.name): \(Wording.counted(entry.count, "NaN value")) \(were) stored as no value (SQLite "
+                        + "keeps no NaN): \(entry.examples.joined(separator: ", "))\(more)")
+            } else {
+                warnings.append(
+                    "\(entry.name): \(Wording.counted(entry.count, "decimal value")) with more digits than a SQLite "
+                        + "store keeps (a 64-bit real, as Core Data writes decimals) \(were) stored rounded: "
+                        + "\(entry.examples.joined(separator: ", "))\(more)")
+            }
+        }
+        inexact.removeAll()
         do {
             try applyOrders(database)
             try writeBookkeeping(database)

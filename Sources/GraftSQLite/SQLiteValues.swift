@@ -1,18 +1,24 @@
 import CSQLite
 import Foundation
 import GraftCore
+import GraftGraph
 import GraftModel
 
 /// How attribute values sit in a Core Data SQLite store, and how Graft reads and binds them.
 ///
 /// - integers and booleans: INTEGER;
 /// - Double and Float: REAL (FLOAT columns);
-/// - Decimal: REAL when the value survives the trip through a double, else the exact digits as TEXT
-///   (SQLite's NUMERIC affinity keeps text it cannot convert without loss);
-/// - String and URI: TEXT; Date: REAL seconds since 2001-01-01 (INTEGER is read too);
+/// - Decimal: INTEGER for whole numbers, else REAL, as Core Data writes them; a decimal no double holds
+///   exactly is written rounded to the nearest double (SQLite's NUMERIC affinity would turn its text into a
+///   real too, keeping 15 digits), with a warning from the writer. Text digits (stores written by a
+///   SQLite that kept them) are read exactly;
+/// - String and URI: TEXT (UTF-8); Date: REAL seconds since 2001-01-01 (INTEGER is read too);
 /// - Binary and Transformable: BLOB; an attribute that allows external storage holds a 0x01 byte before
 ///   inline bytes, or 0x02 and a file name in the store's `_EXTERNAL_DATA` folder;
 /// - UUID: a 16-byte BLOB.
+///
+/// Reading is strict (see `read(_:_:as:externalData:missing:)`): a value that is not of its
+/// attribute's type, or outside its range, is refused rather than turned into another value.
 enum SQLiteValues {
     /// What reading and binding need of an attribute, without copying the whole description per value.
     struct Kind {
@@ -29,6 +35,8 @@ enum SQLiteValues {
     /// The value of column `index` of the current row, as `type` holds it.
     ///
     /// - Parameter externalData: the folder holding externally stored binary data, if any.
+    /// - Throws: `UnreadableValue` for a stored value that is not of the attribute's type or is outside
+    ///   its range (the caller names the object and attribute); `GraftError` for a missing external file.
     static func read(
         _ statement: SQLiteStatement, _ index: Int32, as attribute: Attribute, externalData: URL?,
         missing: ((String) throws -> Void)? = nil
@@ -36,85 +44,196 @@ enum SQLiteValues {
         try read(statement, index, as: Kind(attribute), externalData: externalData, missing: missing)
     }
 
+    /// Reads strictly: what SQLite holds must be a value of the attribute's type, within its range, read
+    /// without loss. Accepted besides the storage class Core Data writes: integers in REAL and TIMESTAMP
+    /// columns (when a Double holds them exactly), reals that are whole numbers in integer columns, 0 and 1
+    /// (as integers or reals) for Booleans, a Decimal's digits as text, a UUID as text, text as a blob's
+    /// bytes. Everything else throws `UnreadableValue`.
     static func read(
         _ statement: SQLiteStatement, _ index: Int32, as kind: Kind, externalData: URL?,
         missing: ((String) throws -> Void)? = nil
     ) throws -> Value? {
         let storage = statement.columnType(index)
         guard storage != SQLITE_NULL else { return nil }
-        switch kind.type {
+        let type = kind.type
+        func refused() -> UnreadableValue { .notA(type, found: describe(statement, index)) }
+        switch type {
         case .integer16, .integer32, .integer64:
-            if storage == SQLITE_FLOAT {
-                let number = statement.double(index)
-                return .integer(Int64(exactly: number.rounded(.towardZero)) ?? 0)
+            let number: Int64
+            switch storage {
+            case SQLITE_INTEGER: number = statement.int64(index)
+            case SQLITE_FLOAT:
+                let real = statement.double(index)
+                guard real.rounded(.towardZero) == real else { throw UnreadableValue.notWhole(type, found: "\(real)") }
+                guard let whole = Int64(exactly: real) else { throw UnreadableValue.outOfRange(type, found: "\(real)") }
+                number = whole
+            default: throw refused()
             }
-            return .integer(statement.int64(index))
+            guard type.integerRange?.contains(number) != false else {
+                throw UnreadableValue.outOfRange(type, found: "\(number)")
+            }
+            return .integer(number)
         case .boolean:
-            return .bool(statement.int64(index) != 0)
+            switch storage {
+            case SQLITE_INTEGER where (0...1).contains(statement.int64(index)):
+                return .bool(statement.int64(index) == 1)
+            case SQLITE_FLOAT where statement.double(index) == 0 || statement.double(index) == 1:
+                return .bool(statement.double(index) == 1)
+            case SQLITE_INTEGER, SQLITE_FLOAT:
+                throw UnreadableValue(describe(statement, index), "is not a Boolean value (0 or 1)")
+            default: throw refused()
+            }
         case .double, .float:
-            return .double(statement.double(index))
+            let number: Double
+            switch storage {
+            case SQLITE_FLOAT: number = statement.double(index)
+            case SQLITE_INTEGER: number = try exactDouble(statement.int64(index), type)
+            default: throw refused()
+            }
+            if type == .float, number.isFinite, number.magnitude > Double(Float.greatestFiniteMagnitude) {
+                throw UnreadableValue.outOfRange(type, found: "\(number)")
+            }
+            return .double(number)
         case .decimal:
             switch storage {
             case SQLITE_INTEGER: return .decimal(Decimal(statement.int64(index)))
-            case SQLITE_TEXT:
-                guard let text = statement.text(index), let value = Decimal(string: text, locale: posix) else {
-                    throw GraftError(.malformedInput, "'\(statement.text(index) ?? "")' is not a decimal number")
+            case SQLITE_FLOAT:
+                let real = statement.double(index)
+                guard let value = Decimal(shortestOf: real) else {
+                    throw UnreadableValue.outOfRange(type, found: "\(real)")
                 }
                 return .decimal(value)
-            default: return .decimal(decimal(from: statement.double(index)))
+            case SQLITE_TEXT:
+                guard let text = statement.validatedText(index), let value = Decimal(exactText: text) else {
+                    throw UnreadableValue(describe(statement, index), "is not a decimal number a Decimal holds exactly")
+                }
+                return .decimal(value)
+            default: throw refused()
             }
         case .string:
-            return .string(statement.text(index) ?? "")
+            guard storage == SQLITE_TEXT else { throw refused() }
+            guard let text = statement.validatedText(index) else { throw notUTF8(statement, index) }
+            return .string(text)
         case .uri:
-            let text = statement.text(index) ?? ""
-            guard let url = URL(string: text) else { throw GraftError(.malformedInput, "'\(text)' is not a URI") }
+            guard storage == SQLITE_TEXT else { throw refused() }
+            guard let text = statement.validatedText(index) else { throw notUTF8(statement, index) }
+            guard let url = URL(string: text) else {
+                throw UnreadableValue.notA(type, found: describe(statement, index))
+            }
             return .uri(url)
         case .date:
-            return .date(Date(timeIntervalSinceReferenceDate: statement.double(index)))
-        case .uuid:
-            let bytes = statement.data(index) ?? Data()
-            if bytes.count == 16 {
-                return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+            switch storage {
+            case SQLITE_FLOAT: return .date(Date(timeIntervalSinceReferenceDate: statement.double(index)))
+            case SQLITE_INTEGER:
+                return .date(Date(timeIntervalSinceReferenceDate: try exactDouble(statement.int64(index), type)))
+            default: throw refused()
             }
-            if let text = statement.text(index), let uuid = UUID(uuidString: text) { return .uuid(uuid) }
-            throw GraftError(.malformedInput, "a UUID must be 16 bytes, found \(bytes.count)")
+        case .uuid:
+            switch storage {
+            case SQLITE_BLOB:
+                let bytes = statement.data(index) ?? Data()
+                guard bytes.count == 16 else {
+                    throw UnreadableValue(describe(statement, index), "is not a UUID (16 bytes)")
+                }
+                return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
+            case SQLITE_TEXT:
+                guard let text = statement.validatedText(index), let uuid = UUID(uuidString: text) else {
+                    throw refused()
+                }
+                return .uuid(uuid)
+            default: throw refused()
+            }
         case .binary where kind.external:
+            guard storage == SQLITE_BLOB || storage == SQLITE_TEXT else { throw refused() }
             return try external(statement.data(index) ?? Data(), folder: externalData, missing: missing).map {
                 .data($0)
             }
         case .binary, .transformable, .objectID, .composite, .undefined:
+            // Bytes are bytes, whether SQLite keeps them as a blob or as text; a number is not.
+            guard storage == SQLITE_BLOB || storage == SQLITE_TEXT else { throw refused() }
             return .data(statement.data(index) ?? Data())
         }
     }
 
+    /// An integer as a Double, when a Double holds it exactly (every integer up to 2⁵³ does).
+    private static func exactDouble(_ integer: Int64, _ type: AttributeType) throws -> Double {
+        guard let number = Double(exactly: integer) else {
+            throw UnreadableValue("\(integer)", "cannot be held exactly by \(Wording.withArticle("\(type)")) value")
+        }
+        return number
+    }
+
+    private static func notUTF8(_ statement: SQLiteStatement, _ index: Int32) -> UnreadableValue {
+        UnreadableValue(describe(statement, index), "is not UTF-8 text")
+    }
+
+    /// The stored value for messages: `42`, `10.5`, `the text 'abc'`, `a blob of 3 bytes (61 62 63)`,
+    /// `text that is not UTF-8 (61 ff)`.
+    static func describe(_ statement: SQLiteStatement, _ index: Int32) -> String {
+        func hex(_ bytes: Data) -> String {
+            let shown = bytes.prefix(8).map { String(format: "%02x", $0) }.joined(separator: " ")
+            return bytes.count > 8 ? shown + " …" : shown
+        }
+        switch statement.columnType(index) {
+        case SQLITE_NULL: return "no value"
+        case SQLITE_INTEGER: return "\(statement.int64(index))"
+        case SQLITE_FLOAT: return "\(statement.double(index))"
+        case SQLITE_TEXT:
+            guard let text = statement.validatedText(index) else {
+                return "text that is not UTF-8 (\(hex(statement.data(index) ?? Data())))"
+            }
+            return "the text \(UnreadableValue.quoted(text))"
+        default:
+            let bytes = statement.data(index) ?? Data()
+            return "a blob of \(Wording.counted(bytes.count, "byte"))\(bytes.isEmpty ? "" : " (\(hex(bytes)))")"
+        }
+    }
+
     /// Binds `value` for `attribute` to parameter `index`.
-    static func bind(_ value: Value?, as attribute: Attribute, to statement: SQLiteStatement, at index: Int32) throws {
+    ///
+    /// - Returns: `false` when the store cannot keep the value exactly: a decimal that no 64-bit real
+    ///   holds (SQLite's NUMERIC affinity turns decimal text into a real, keeping 15 digits), bound as
+    ///   the nearest double instead; a NaN double or date, which SQLite stores as NULL.
+    @discardableResult
+    static func bind(
+        _ value: Value?, as attribute: Attribute, to statement: SQLiteStatement, at index: Int32
+    ) throws
+        -> Bool
+    {
         try bind(value, as: Kind(attribute), to: statement, at: index)
     }
 
-    static func bind(_ value: Value?, as kind: Kind, to statement: SQLiteStatement, at index: Int32) throws {
+    @discardableResult
+    static func bind(_ value: Value?, as kind: Kind, to statement: SQLiteStatement, at index: Int32) throws -> Bool {
         guard let value else {
             try statement.bindNull(at: index)
-            return
+            return true
         }
         switch value {
         case .integer(let number): try statement.bind(number, at: index)
         case .bool(let flag): try statement.bind(Int64(flag ? 1 : 0), at: index)
-        case .double(let number): try statement.bind(number, at: index)
+        case .double(let number):
+            try statement.bind(number, at: index)
+            // SQLite keeps no NaN: a NaN real is stored as NULL.
+            return !number.isNaN
         case .decimal(let number):
             if let integer = wholeNumber(number) {
                 try statement.bind(integer, at: index)
-                return
+                return true
+            }
+            if number.isNaN {
+                // SQLite keeps no NaN (a NaN real is stored as NULL): its text stays text.
+                try statement.bind(number.description, at: index)
+                return true
             }
             let double = NSDecimalNumber(decimal: number).doubleValue
-            if decimal(from: double) == number {
-                try statement.bind(double, at: index)
-            } else {
-                try statement.bind(number.description, at: index)
-            }
+            try statement.bind(double, at: index)
+            return decimal(from: double) == number
         case .string(let text): try statement.bind(text, at: index)
         case .uri(let url): try statement.bind(url.absoluteString, at: index)
-        case .date(let date): try statement.bind(date.timeIntervalSinceReferenceDate, at: index)
+        case .date(let date):
+            try statement.bind(date.timeIntervalSinceReferenceDate, at: index)
+            return !date.timeIntervalSinceReferenceDate.isNaN
         case .uuid(let uuid):
             try statement.bind(withUnsafeBytes(of: uuid.uuid) { Data($0) }, at: index)
         case .data(let data):
@@ -126,16 +245,12 @@ enum SQLiteValues {
                 try statement.bind(data, at: index)
             }
         }
+        return true
     }
 
     /// The exact decimal a double stands for, by its shortest text (whole numbers and text without an
-    /// exponent take fast paths).
-    static func decimal(from double: Double) -> Decimal {
-        if double.rounded() == double, abs(double) < 9.0e15 { return Decimal(Int64(double)) }
-        var text = "\(double)"
-        if let decimal = text.withUTF8({ Decimal(plainDigits: UnsafeRawBufferPointer($0)) }) { return decimal }
-        return Decimal(string: text, locale: posix) ?? Decimal(double)
-    }
+    /// exponent take fast paths); `nil` for what a Decimal cannot hold (infinities, beyond its range).
+    static func decimal(from double: Double) -> Decimal? { Decimal(shortestOf: double) }
 
     /// The decimal as an `Int64` when it is a whole number that small (most money amounts in a store).
     static func wholeNumber(_ value: Decimal) -> Int64? {

@@ -1,3 +1,4 @@
+import GraftCore
 import GraftModel
 
 /// Object ids in an XML store, and how they map to snapshot keys.
@@ -117,12 +118,21 @@ final class ObjectIDTable {
     /// Gives every id that is not `z<number>` its key (see `ObjectIDs`).
     ///
     /// - Parameter root: the root entity of an entity's inheritance tree.
-    func assignKeys(root: (Int) -> Int) {
+    /// - Throws: `GraftError.malformedInput` when the keys after the largest number an id has would pass
+    ///   Int64's largest value.
+    func assignKeys(root: (Int) -> Int) throws {
         guard !named.isEmpty else { return }
         var next = largestNumber
         for entry in named {
             if let number = ObjectIDs.suffixedNumber(entry.id) { next = max(next, number) }
         }
+        func noKeysLeft() -> GraftError {
+            GraftError(
+                .malformedInput,
+                "no keys are left for the \(Wording.counted(named.count, "object")) whose ids are not z<number>: "
+                    + "the ids' numbers reach \(next), and keys cannot pass \(Int64.max)")
+        }
+        guard next < Int64.max - Int64(named.count) else { throw noKeysLeft() }
         next = max(next, 0) + 1
         var claimed = Set<Pair>()
         for index in named.indices {

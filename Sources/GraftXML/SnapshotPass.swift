@@ -10,6 +10,8 @@ final class SnapshotPass: SAXPass {
     private let ids: ObjectIDTable
     /// Whether to check that referenced objects are of the relationship's destination (or a subentity).
     private let checkDestinations: Bool
+    /// What to do with values that are not of their attribute's type or range.
+    private let refusals: ValueRefusals
     private let body: (Snapshot) throws -> Void
 
     private enum Place { case outside, database, object, attribute, relationship, skipping }
@@ -27,6 +29,9 @@ final class SnapshotPass: SAXPass {
     @exclusivity(unchecked) private var entity = 0
     @exclusivity(unchecked) private var attribute = 0
     @exclusivity(unchecked) private var attributeKind = XMLValueKind.string
+    /// Whether the current attribute's value was refused already (written as another type), and is read
+    /// as no value.
+    @exclusivity(unchecked) private var attributeRefused = false
     @exclusivity(unchecked) private var attributeHint = 0
     @exclusivity(unchecked) private var relationshipHint = 0
     private let text = ByteBuffer(capacity: 4096)
@@ -35,11 +40,12 @@ final class SnapshotPass: SAXPass {
 
     init(
         url: URL, path: String, tables: ReadTables, ids: ObjectIDTable, checkDestinations: Bool,
-        body: @escaping (Snapshot) throws -> Void
+        refusals: ValueRefusals, body: @escaping (Snapshot) throws -> Void
     ) {
         self.tables = tables
         self.ids = ids
         self.checkDestinations = checkDestinations
+        self.refusals = refusals
         self.body = body
         spare = tables.templates
         snapshot = Snapshot(ref: ObjectRef(entity: 0, key: 0), attributes: [], relationships: [])
@@ -208,15 +214,16 @@ final class SnapshotPass: SAXPass {
                         key: tables.attributeName(position, in: entity)))
                 return
             }
+            attributeRefused = false
             if let expected = slot.kind, kind != expected {
                 let compatible = kind == .base64String ? slot.type == .string : kind.family == expected.family
                 if !compatible {
-                    fail(
-                        objectError(
-                            .typeMismatch,
-                            "the attribute is written as \(kind.spelling), but the model says \(slot.type)",
-                            key: tables.attributeName(position, in: entity)))
-                    return
+                    refuse(
+                        UnreadableValue(
+                            "a value written as \(kind.spelling)", "is not \(Wording.withArticle("\(slot.type)")) value"
+                        ),
+                        attribute: position)
+                    attributeRefused = true
                 }
             }
             attributeKind = kind
@@ -227,9 +234,11 @@ final class SnapshotPass: SAXPass {
 
     private func finishAttribute() {
         let slot = tables.attributes[attribute]
-        if slot.isTransient { return }
+        if slot.isTransient || attributeRefused { return }
         do {
             snapshot.attributes[Int(slot.index)] = try decode(text.bytes, type: slot.type)
+        } catch let refused as UnreadableValue {
+            refuse(refused, attribute: attribute)
         } catch let failure as GraftError {
             fail(objectError(failure.code, failure.message, key: tables.attributeName(attribute, in: entity)))
         } catch {
@@ -237,55 +246,90 @@ final class SnapshotPass: SAXPass {
         }
     }
 
-    /// An attribute's text as the value its model type holds.
-    private func decode(_ bytes: UnsafeRawBufferPointer, type: AttributeType) throws -> Value {
-        func bad(_ what: String) -> GraftError {
-            GraftError(.malformedInput, "'\(Bytes.excerpt(bytes))' is not \(what)")
+    /// A value the attribute at `position` cannot hold: an error, or (reading leniently) no value.
+    private func refuse(_ refused: UnreadableValue, attribute position: Int) {
+        let slot = tables.attributes[position]
+        let name = tables.attributeName(position, in: entity)
+        do {
+            try refusals.refuse(
+                refused, entity: tables.entityName(entity), attribute: name, type: slot.type, object: currentObject,
+                slot: .init(entity: snapshot.ref.entity, attribute: Int(slot.index), key: snapshot.ref.key)
+            ) {
+                objectError(.typeMismatch, ValueRefusals.message(refused), key: name)
+            }
+            snapshot.attributes[Int(slot.index)] = nil
+        } catch {
+            fail(error)
         }
+    }
+
+    /// An attribute's text as the value its model type holds.
+    ///
+    /// - Throws: `UnreadableValue` for text that is not a value of the type, or is outside its range.
+    private func decode(_ bytes: UnsafeRawBufferPointer, type: AttributeType) throws -> Value {
+        func found() -> String { "the text '\(Bytes.excerpt(bytes))'" }
+        func bad() -> UnreadableValue { .notA(type, found: found()) }
         switch type {
         case .integer16, .integer32, .integer64:
-            guard let integer = ValueText.parseInteger(bytes) else { throw bad("an integer") }
+            guard let integer = ValueText.parseInteger(bytes) else {
+                // Digits beyond Int64 are a number out of range, not text of another kind.
+                let digits = Bytes.string(Bytes.trimmed(bytes)).drop { $0 == "-" || $0 == "+" }
+                if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+                    throw UnreadableValue.outOfRange(type, found: found())
+                }
+                throw bad()
+            }
             guard type.integerRange!.contains(integer) else {
-                throw GraftError(.malformedInput, "\(integer) does not fit an \(type) attribute")
+                throw UnreadableValue.outOfRange(type, found: "\(integer)")
             }
             return .integer(integer)
         case .double:
-            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
+            guard let number = ValueText.parseDouble(bytes) else { throw bad() }
             return .double(number)
         case .float:
             // Read as single precision, as Core Data keeps Float attributes.
             if let single = ValueText.parseFloat(bytes) { return .double(Double(single)) }
-            guard let number = ValueText.parseDouble(bytes) else { throw bad("a number") }
-            let text = Bytes.string(Bytes.trimmed(bytes))
-            return .double(Double(Float(text) ?? Float(number)))
+            guard let number = ValueText.parseDouble(bytes) else { throw bad() }
+            let single = Float(Bytes.string(Bytes.trimmed(bytes))) ?? Float(number)
+            // A finite number that single precision cannot hold would become infinity.
+            if single.isInfinite && number.isFinite { throw UnreadableValue.outOfRange(type, found: found()) }
+            return .double(Double(single))
         case .decimal:
-            guard let decimal = ValueText.parseDecimal(bytes) else { throw bad("a decimal number") }
+            guard let decimal = ValueText.parseDecimal(bytes) else {
+                if ValueText.isDecimalNumber(Bytes.string(Bytes.trimmed(bytes))) {
+                    throw UnreadableValue(
+                        found(), "is beyond what a Decimal holds exactly (38 digits, 10⁻¹²⁸ to 10¹⁶⁵)")
+                }
+                throw bad()
+            }
             return .decimal(decimal)
         case .string:
             if attributeKind == .base64String {
-                guard let data = Base64.decode(bytes) else { throw bad("base64") }
+                guard let data = Base64.decode(bytes) else { throw UnreadableValue(found(), "is not base64") }
                 guard let string = String(validating: data, as: UTF8.self) else {
-                    throw GraftError(.malformedInput, "the base64 string is not UTF-8")
+                    throw UnreadableValue("base64 of \(Wording.counted(data.count, "byte"))", "is not UTF-8 text")
                 }
                 return .string(string)
             }
             return .string(Bytes.string(bytes))
         case .boolean:
-            guard let bool = ValueText.parseBool(bytes) else { throw bad("a Boolean (0 or 1)") }
+            guard let bool = ValueText.parseBool(bytes) else {
+                throw UnreadableValue(found(), "is not a Boolean value (0 or 1)")
+            }
             return .bool(bool)
         case .date:
             guard let seconds = ValueText.parseDate(bytes) else {
-                throw bad("a date (seconds since 2001)")
+                throw UnreadableValue(found(), "is not a date (seconds since 2001)")
             }
             return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case .binary, .transformable:
-            guard let data = Base64.decode(bytes) else { throw bad("base64") }
+            guard let data = Base64.decode(bytes) else { throw UnreadableValue(found(), "is not base64") }
             return .data(data)
         case .uuid:
-            guard let uuid = UUID(uuidString: Bytes.string(Bytes.trimmed(bytes))) else { throw bad("a UUID") }
+            guard let uuid = UUID(uuidString: Bytes.string(Bytes.trimmed(bytes))) else { throw bad() }
             return .uuid(uuid)
         case .uri:
-            guard let uri = URL(string: Bytes.string(Bytes.trimmed(bytes))) else { throw bad("a URI") }
+            guard let uri = URL(string: Bytes.string(Bytes.trimmed(bytes))) else { throw bad() }
             return .uri(uri)
         case .objectID, .undefined, .composite:
             throw GraftError(.unsupportedFormat, "Graft does not read \(type) attributes from XML stores")

@@ -250,13 +250,12 @@ enum ValueText {
     }
 
     /// Parses a decimal as `Decimal(string:)` reads it, taking a fast path for plain decimal text; `nil`
-    /// for anything `isDecimalNumber` refuses.
+    /// for anything `isDecimalNumber` refuses, and for numbers a Decimal cannot hold exactly (more than
+    /// 38 digits, beyond its exponent range), which `Decimal(string:)` would round or refuse.
     static func parseDecimal(_ buffer: UnsafeRawBufferPointer) -> Decimal? {
         let text = Bytes.trimmed(buffer)
         if let decimal = Decimal(plainDigits: text) { return decimal }
-        let string = Bytes.string(text)
-        guard isDecimalNumber(string) else { return nil }
-        return Decimal(string: string, locale: nil)
+        return Decimal(exactText: Bytes.string(text))
     }
 
     /// Parses a decimal integer (surrounding white space allowed).

@@ -41,7 +41,12 @@ public final class XMLStoreReader: StoreReader {
     public let metadata: StoreMetadata
     /// What the reader could not know or check: how the model was inferred, a missing `<databaseInfo>`,
     /// metadata without version hashes, an unknown `<version>`.
-    public private(set) var warnings: [String] = []
+    public var warnings: [String] { readWarnings + refusals.warnings }
+    private var readWarnings: [String] = []
+    /// Values that are not of their attribute's type or range: an error, or no value and a warning.
+    private let refusals: ValueRefusals
+    /// The values read as no value under `ValueReading.lenient`, by object and attribute.
+    package var refusedValues: Set<ValueRefusals.Slot> { refusals.slots }
     /// The `<nextObjectID>` the document records, if any.
     public let nextObjectID: Int64?
 
@@ -55,12 +60,16 @@ public final class XMLStoreReader: StoreReader {
     ///   - url: the XML store.
     ///   - model: the model its objects follow, or `nil` to use the model the document carries or to
     ///     infer one.
+    ///   - valueReading: what to do with a value that is not of its attribute's type or range (text that
+    ///     is not a number, 70000 for an Integer 16, a Float beyond Float's range): an error naming the
+    ///     object, attribute and value, or no value and one warning per attribute.
     /// - Throws: `GraftError.fileNotFound`; `GraftError.unsupportedFormat` when the root element is not
     ///   `<database>`; `GraftError.malformedInput` with the line for XML that is not well-formed, declares
     ///   entities, has duplicate ids or unreadable metadata; `GraftError.modelMismatch` naming the
     ///   entities whose version hashes differ from `model`'s, or an object whose type the model lacks.
-    public init(url: URL, model: Model?) throws {
+    public init(url: URL, model: Model?, valueReading: ValueReading = .strict) throws {
         self.url = url
+        refusals = ValueRefusals(valueReading)
         path = url.relativePath
         let kind = FileAccess.kind(of: url)
         guard kind.exists else { throw GraftError(.fileNotFound, "no such file", context: [.file(path)]) }
@@ -129,8 +138,12 @@ public final class XMLStoreReader: StoreReader {
             try Self.collectIDs(url: url, path: path, header: header, tables: tables, ids: ids)
         }
         let model = self.model
-        ids.assignKeys { model.descriptions[$0].rootIndex }
-        self.warnings = warnings
+        do {
+            try ids.assignKeys { model.descriptions[$0].rootIndex }
+        } catch let error as GraftError {
+            throw error.inFile(path)
+        }
+        self.readWarnings = warnings
     }
 
     /// The first pass: every object's id and entity.
@@ -199,7 +212,8 @@ public final class XMLStoreReader: StoreReader {
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
         try withoutActuallyEscaping(body) { body in
             let pass = SnapshotPass(
-                url: url, path: path, tables: tables, ids: ids, checkDestinations: modelSource != .inferred, body: body)
+                url: url, path: path, tables: tables, ids: ids, checkDestinations: modelSource != .inferred,
+                refusals: refusals, body: body)
             try pass.run()
         }
     }

@@ -56,4 +56,37 @@ import Testing
             [("Employee", 6), ("Department", 1), ("Project", 2)], offsets: ["Department": 5, "Project": Int64.max])
         #expect(text?.hasPrefix("Employee p6 and Department p1 would share key 6 in the document") == true)
     }
+
+    /// Trees whose keys reach Int64's largest value cannot all be moved apart: the offsets saturate
+    /// rather than trap, and the writer says the keys do not fit.
+    @Test func treesAtTheEndOfInt64() {
+        let offsets = DocumentKeys.offsets(maxKeys: [0: .max, 1: .max, 2: 5], collide: true)
+        #expect(offsets == [0: 0, 1: .max, 2: .max])
+        let text = message([("Department", .max), ("Employee", 1), ("Department", 1)], offsets: [:])
+        #expect(text?.hasSuffix("is too large to give every object its own key") == true, "\(text ?? "")")
+    }
+
+    /// A key that its tree's recorded offset would move past Int64's smallest value: an error when the
+    /// document is opened, not a trap when it is read.
+    @Test func aKeyTheOffsetCannotMoveBack() throws {
+        var values = try #require(
+            try KeyedArchive(data: InvalidInputTests.validMetadata).topObject(forKey: "metadata")?
+                .decodePropertyList().dictionaryValue)
+        var model = Company.metadata()
+        DocumentKeys.record([Company.model.entity(named: "Project")!.index: 5], model: Company.model, in: &model)
+        values[DocumentKeys.metadataKey] = model.values[DocumentKeys.metadataKey]
+        var archiver = KeyedArchiver()
+        let root = archiver.encodePropertyList(.dictionary(values))
+        let metadata = archiver.finish(top: ["metadata": root]).encode(format: .binary)
+        let node = HandMade.Node(key: .min, entity: "Project", attributes: .byName([("title", "Apollo")]), related: [:])
+        let scratch = Scratch()
+        let url = scratch.url("keys.binary")
+        try InvalidInputTests.assemble(map: InvalidInputTests.handMap([node]), metadata: metadata).write(to: url)
+        let error = try #require(throws: GraftError.self) { try BinaryStoreReader(url: url, model: Company.model) }
+        #expect(error.code == .malformedInput)
+        #expect(
+            error.message
+                == "object map: the primary key -9223372036854775808 cannot be moved back by the offset 5 that "
+                + "GraftKeyOffsets records for its entity's tree (it would pass -9223372036854775808)")
+    }
 }

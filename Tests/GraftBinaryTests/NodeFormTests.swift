@@ -246,7 +246,7 @@ import Testing
                 fragment: "a value for the relationship 'garage'",
                 nodes: [Node(key: 7, entity: "Car", attributes: .byName([("garage", 4)]))]),
             Refusal(
-                name: "a value of the wrong type", code: .typeMismatch, fragment: "where a Integer 16 value belongs",
+                name: "a value of the wrong type", code: .typeMismatch, fragment: "where an Integer 16 value belongs",
                 nodes: [car([.nsNull, .nsNull, "four"] + nulls(9))]),
         ]
     }()

@@ -83,7 +83,12 @@ import Testing
 
     @Test(arguments: doubles)
     func doublesRoundTripBitForBit(value: Double) throws {
-        try expectRoundTrip([Company.snapshot("Employee", 1, ["workload": .double(value), "rating": .double(value)])])
+        // A Float attribute holds only what single precision can (strict reading refuses the rest).
+        var values: [String: Value] = ["workload": .double(value)]
+        if !value.isFinite || value.magnitude <= Double(Float.greatestFiniteMagnitude) {
+            values["rating"] = .double(value)
+        }
+        try expectRoundTrip([Company.snapshot("Employee", 1, values)])
     }
 
     static let integers: [Int64] = [

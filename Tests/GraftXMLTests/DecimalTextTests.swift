@@ -45,7 +45,8 @@ import Testing
 
     @Test func printsNaNLikeDescription() {
         #expect(Self.printed(.nan) == Decimal.nan.description)
-        #expect(Self.parsed("NaN") == nil && Self.reference("NaN") == nil)
+        // NaN is read as NaN (as the writer writes it), where `Decimal(string:)` gives no decimal.
+        #expect(Self.parsed("NaN")?.isNaN == true && Decimal(string: "NaN", locale: nil) == nil)
     }
 
     @Test func printsRandomDecimalsLikeDescription() {

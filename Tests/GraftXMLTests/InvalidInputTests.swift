@@ -35,16 +35,20 @@ import Testing
             line: 44, object: "z102", key: "employees"),
         Case(file: "duplicate-id.xml", code: .malformedInput, message: "used by two objects", line: 56, object: "z103"),
         Case(
-            file: "bad-number.xml", code: .malformedInput, message: "'7a' is not an integer", line: 42, object: "z102",
+            file: "bad-number.xml", code: .typeMismatch,
+            message: "holds the text '7a', which is not an Integer 16 value",
+            line: 42, object: "z102",
             key: "code"),
         Case(
-            file: "out-of-range.xml", code: .malformedInput, message: "70000 does not fit an Integer 16", line: 42,
+            file: "out-of-range.xml", code: .typeMismatch,
+            message: "holds 70000, which is beyond the range of Integer 16 (-32768…32767)", line: 42,
             object: "z102", key: "code"),
         Case(
-            file: "bad-date.xml", code: .malformedInput, message: "'last Tuesday' is not a date", line: 49,
+            file: "bad-date.xml", code: .typeMismatch, message: "holds the text 'last Tuesday', which is not a date",
+            line: 49,
             object: "z103", key: "hireDate"),
         Case(
-            file: "bad-base64.xml", code: .malformedInput, message: "is not base64", line: 50, object: "z103",
+            file: "bad-base64.xml", code: .typeMismatch, message: "is not base64", line: 50, object: "z103",
             key: "photo"),
         Case(
             file: "to-one-with-two.xml", code: .malformedInput, message: "a to-one relationship lists 2 objects",

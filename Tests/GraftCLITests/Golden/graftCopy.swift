@@ -16,14 +16,17 @@ extension Golden {
         .bplist), else JSON. The store is only read, never changed. A binary value whose
         external file is missing (Core Data keeps large values beside a SQLite store,
         and copies of stores often leave them behind) stops the copy, unless
-        --omit-missing-external-data copies it as no value, with a warning.
+        --omit-missing-external-data copies it as no value, with a warning. So does a
+        stored value that is not of its attribute's type or is outside its range, unless
+        --lenient copies it as no value, with one warning per attribute.
 
         USAGE: graft copy [--entity <name>] [--where <predicate>] [--uri <uri> ...]
                [--key <Entity=key> ...] [--all] [--follow <relationship> ...]
                [--stop <entity|relationship> ...] [--depth <n>]
                [--identity <Entity=attr[,attr]> ...] [--format <encoding>]
                [--output <file>] [--force] [--model <path>]
-               [--omit-missing-external-data] [--no-model] [--plan] [--quiet] <store>
+               [--omit-missing-external-data] [--lenient] [--no-model] [--plan]
+               [--quiet] <store>
 
         ARGUMENTS:
           <store>                 The store to copy from (SQLite, XML or binary).
@@ -59,6 +62,9 @@ extension Golden {
           --omit-missing-external-data
                                   Copy binary values whose external file is missing as
                                   no value, with a warning, instead of failing.
+          --lenient               Copy stored values that are not of their attribute's
+                                  type or range as no value, with one warning per
+                                  attribute, instead of failing.
           --no-model              Leave the source model out of the clipboard (a paste
                                   into a new store then needs --model).
           --plan                  Print what would be copied and what would be

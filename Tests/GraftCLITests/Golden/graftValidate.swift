@@ -16,7 +16,7 @@ extension Golden {
         unless given --no-validate).
 
         USAGE: graft validate [--model <path>] [--json] [--omit-missing-external-data]
-               <store>
+               [--lenient] <store>
 
         ARGUMENTS:
           <store>                 The store to check (SQLite, XML or binary).
@@ -28,6 +28,9 @@ extension Golden {
           --omit-missing-external-data
                                   Check values kept in missing external files as no
                                   value, with a warning, instead of stopping.
+          --lenient               Check stored values that are not of their attribute's
+                                  type or range as no value, with one warning per
+                                  attribute, instead of stopping.
           -h, --help              Show help information.
 
         EXAMPLES:
