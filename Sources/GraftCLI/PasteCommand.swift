@@ -113,8 +113,22 @@ struct PasteCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) throws {
-        let clipboard = try readClipboard(context)
         let storeURL = URL(fileURLWithPath: into!.path)
+        if let idMap {
+            // The map must not replace the store (or the clipboard) it is about.
+            let mapURL = URL(fileURLWithPath: idMap.path)
+            let inputs =
+                [storeURL]
+                + (input.flatMap { $0.isStandardStream ? nil : URL(fileURLWithPath: $0.path) }.map { [$0] } ?? [])
+            if inputs.contains(where: {
+                $0.standardizedFileURL == mapURL.standardizedFileURL || StoreFiles.isPart(mapURL, ofStoreAt: $0)
+            }) {
+                throw GraftError(
+                    .invalidOperation, "--id-map names the store or the clipboard; choose another file",
+                    context: [.file(idMap.path)])
+            }
+        }
+        let clipboard = try readClipboard(context)
         let isNew = !FileAccess.kind(of: storeURL).exists
         // An existing store is read with the version of the model it was written with.
         let chosenModel = try model.map { path -> Model in

@@ -65,7 +65,8 @@ public enum FileAccess {
             if filled == data.count {
                 if filled > limit { throw tooLarge(name, limit: limit) }
                 // Room for more, at most one byte past the limit (which tells a source that is too large).
-                let room = min(chunk, limit - filled + 1)
+                let left = limit - filled
+                let room = left >= chunk ? chunk : left + 1
                 data.count += room
                 chunk = min(chunk * 2, 64 << 20)
             }

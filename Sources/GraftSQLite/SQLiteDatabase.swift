@@ -49,8 +49,12 @@ final class SQLiteDatabase {
 
     /// Creates a new, empty database file at `url` (which must not exist, or be empty) and opens it for
     /// writing.
-    static func create(_ url: URL) throws -> SQLiteDatabase {
-        try open(url.path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, displayPath: url.relativePath, url: url)
+    ///
+    /// - Parameter displayPath: what errors call the file (the store it will become); by default its path.
+    static func create(_ url: URL, displayPath: String? = nil) throws -> SQLiteDatabase {
+        try open(
+            url.path, flags: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, displayPath: displayPath ?? url.relativePath,
+            url: url)
     }
 
     /// Opens an existing store for reading and writing (saving into it).

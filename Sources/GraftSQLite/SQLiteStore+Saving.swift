@@ -33,7 +33,8 @@ extension SQLiteStore {
         } catch {
             try? database.execute("ROLLBACK")
             schema = schemaBefore
-            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+            let error = GraftError.wrap(error)
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 

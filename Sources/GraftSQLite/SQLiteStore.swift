@@ -80,7 +80,7 @@ public final class SQLiteStore: PersistentStore {
     ///
     /// - Parameter missingExternalData: what to do with a value whose external file is missing: stop
     ///   with an error when it is read, or read it as no value and add a warning to `warnings`.
-    /// - Throws: as ``open(_:model:)``.
+    /// - Throws: as ``open(_:model:wait:)``.
     public static func openForReading(
         _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail
     ) throws -> SQLiteStore {

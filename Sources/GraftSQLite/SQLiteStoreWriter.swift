@@ -99,7 +99,7 @@ public final class SQLiteStoreWriter: StoreWriter {
             replacing: url, overwrite: overwrite, sideFiles: SQLiteDatabase.sideFileSuffixes)
         schema = SQLiteSchema(model: model)
         do {
-            let database = try SQLiteDatabase.create(temporary)
+            let database = try SQLiteDatabase.create(temporary, displayPath: url.relativePath)
             self.database = database
             // Page size and auto-vacuum must be set before the first table exists.
             try database.execute("PRAGMA page_size = 4096")
@@ -137,7 +137,8 @@ public final class SQLiteStoreWriter: StoreWriter {
             }
         } catch {
             cancel()
-            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+            let error = GraftError.wrap(error)
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 
@@ -338,7 +339,8 @@ public final class SQLiteStoreWriter: StoreWriter {
             placedFile = try replacement.commit()
         } catch {
             cancel()
-            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+            let error = GraftError.wrap(error)
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 
