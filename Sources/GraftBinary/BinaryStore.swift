@@ -25,15 +25,27 @@ public enum BinaryStore {
     /// Opens a binary store as an in-memory store whose saves rewrite the file.
     ///
     /// Each save writes the whole document to a temporary file beside `url` and renames it over
-    /// `url`; a failed save leaves the file as it was.
+    /// `url`; a failed save leaves the file as it was. Saves never discard another writer's work: the
+    /// document is locked (see ``FileLock``) while a save writes, waiting up to `wait` seconds for
+    /// another writer, and a save fails if the document changed since it was read; with `exclusive`, it
+    /// is locked from before it is read until the store goes away, so other writers wait for this one.
     ///
-    /// - Parameter model: the store's model; `nil` uses the model the store carries.
-    /// - Throws: what ``BinaryStoreReader/init(url:model:)`` throws.
-    public static func open(url: URL, model: Model? = nil) throws -> InMemoryStore {
+    /// - Parameters:
+    ///   - model: the store's model; `nil` uses the model the store carries.
+    ///   - wait: how long to wait for another writer's lock, in seconds.
+    ///   - exclusive: whether to lock the document now, for the store's whole life.
+    /// - Throws: what ``BinaryStoreReader/init(url:model:)`` throws; `GraftError.busy` when `exclusive`
+    ///   and another writer holds the document longer than `wait`.
+    public static func open(
+        url: URL, model: Model? = nil, wait: TimeInterval = FileLock.defaultWait, exclusive: Bool = false
+    ) throws -> InMemoryStore {
+        let guarding = try DocumentGuard(url: url, wait: wait, exclusive: exclusive)
         let reader = try BinaryStoreReader(url: url, model: model)
         let storeModel = reader.model
         return try InMemoryStore(reading: reader) { snapshots, metadata in
-            try write(snapshots, to: url, model: storeModel, metadata: metadata, overwrite: true)
+            try guarding.save { overwrite in
+                try writeHoldingLock(snapshots, to: url, model: storeModel, metadata: metadata, overwrite: overwrite)
+            }
         }
     }
 
@@ -48,10 +60,17 @@ public enum BinaryStore {
     public static func write<S: Sequence>(
         _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool = false
     ) throws where S.Element == Snapshot {
+        try writeHoldingLock(snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite).release()
+    }
+
+    /// Writes a whole document, and returns the lock on it, held until released.
+    package static func writeHoldingLock<S: Sequence>(
+        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool
+    ) throws -> FileLock where S.Element == Snapshot {
         var writer = try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
         do {
             for snapshot in snapshots { try writer.write(snapshot) }
-            try writer.finish()
+            return try writer.finishHoldingLock()
         } catch {
             writer.cancel()
             throw error

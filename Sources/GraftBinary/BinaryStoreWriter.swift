@@ -54,6 +54,17 @@ public struct BinaryStoreWriter: StoreWriter {
     ///   is `false`; `GraftError.io`. Nothing is left behind when it throws.
     public mutating func finish() throws {
         try state.guarded { try $0.finish() }
+        state.takePlacedFile()?.release()
+    }
+
+    /// Finishes, and returns the lock on the document now in place, held until released (see
+    /// ``FileReplacement/commit()``), for a store that keeps its document locked.
+    package mutating func finishHoldingLock() throws -> FileLock {
+        try state.guarded { try $0.finish() }
+        guard let lock = state.takePlacedFile() else {
+            throw GraftError(.invalidOperation, "the document was not placed", context: [.file(state.url.relativePath)])
+        }
+        return lock
     }
 
     /// Abandons the document and removes the temporary file.
@@ -68,8 +79,11 @@ private final class WriterState {
     let model: Model
     let metadata: StoreMetadata
     let overwrite: Bool
-    let temporary: URL
+    /// The temporary file and how it replaces the destination.
+    private let replacement: FileReplacement
     private var handle: FileHandle?
+    /// The lock on the finished document, until the writer hands it over or goes away.
+    private(set) var placedFile: FileLock?
     // The writer is used from one thread at a time; its per-node state skips dynamic exclusivity checks.
     @exclusivity(unchecked) private var stream: ArchiveStream
     private var done = false
@@ -171,24 +185,15 @@ private final class WriterState {
         self.metadata = metadata
         self.overwrite = overwrite
         let path = url.relativePath
-        if !overwrite && FileAccess.kind(of: url).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
-        }
-        let folder = url.deletingLastPathComponent()
-        temporary = folder.appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-            throw GraftError(.io, "cannot create a file in \(folder.relativePath)", context: [.file(path)])
-        }
-        var opened: FileHandle?
+        let replacement = try FileReplacement(replacing: url, overwrite: overwrite)
+        self.replacement = replacement
         do {
-            let handle = try FileHandle(forWritingTo: temporary)
-            opened = handle
+            let handle = replacement.handle
             try handle.write(contentsOf: Data(count: BinaryStoreLayout.headerSize))
             stream = try ArchiveStream(handle: handle)
             self.handle = handle
         } catch {
-            try? opened?.close()
-            try? FileManager.default.removeItem(at: temporary)
+            replacement.discard()
             throw GraftError(.io, "cannot be written: \(error.localizedDescription)", context: [.file(path)])
         }
         var accepted: [Bool] = []
@@ -218,6 +223,12 @@ private final class WriterState {
         if !done { discard() }
     }
 
+    /// The lock on the finished document, handed over to the caller.
+    func takePlacedFile() -> FileLock? {
+        defer { placedFile = nil }
+        return placedFile
+    }
+
     /// Runs a step; on failure removes the temporary file and adds the destination to the error.
     func guarded(_ body: (WriterState) throws -> Void) throws {
         let path = url.relativePath
@@ -236,9 +247,8 @@ private final class WriterState {
 
     func discard() {
         done = true
-        try? handle?.close()
         handle = nil
-        try? FileManager.default.removeItem(at: temporary)
+        replacement.discard()
     }
 
     // MARK: Writing nodes
@@ -551,19 +561,11 @@ private final class WriterState {
             try handle.write(contentsOf: metadataBytes)
             try handle.seek(toOffset: 0)
             try handle.write(contentsOf: header.encoded)
-            try handle.synchronize()
-            try handle.close()
             self.handle = nil
         } catch {
             throw GraftError(.io, "cannot be written: \(error.localizedDescription)")
         }
-        if !overwrite && FileAccess.kind(of: url).exists {
-            throw GraftError(.alreadyExists, "already exists (use --force to replace it)")
-        }
-        guard rename(temporary.path, url.path) == 0 else {
-            throw GraftError(
-                .io, "cannot rename the finished file into place: \(String(cString: strerror(errno)))")
-        }
+        placedFile = try replacement.commit()
         done = true
     }
 

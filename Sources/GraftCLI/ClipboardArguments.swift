@@ -69,6 +69,38 @@ struct ConflictRule: ArgumentValue, Hashable {
 
 extension DanglingPolicy: ArgumentValue {}
 
+/// `--max-size 64M`: a number of bytes, with an optional `K`, `M`, `G` or `T` for KiB, MiB, GiB or TiB.
+struct ByteCount: ArgumentValue, Hashable {
+    var bytes: Int
+
+    init(bytes: Int) { self.bytes = bytes }
+
+    init?(argument: String) {
+        let units: [Character: Int] = ["K": 10, "M": 20, "G": 30, "T": 40]
+        var digits = Substring(argument.trimmingCharacters(in: .whitespaces))
+        var shift = 0
+        if let last = digits.last?.uppercased().first, let unitShift = units[last] {
+            shift = unitShift
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let count = Int(digits, radix: 10), count > 0 else {
+            return nil
+        }
+        let (bytes, overflow) = count.multipliedReportingOverflow(by: 1 << shift)
+        guard !overflow else { return nil }
+        self.bytes = bytes
+    }
+
+    static var expectedArgument: String { "a size in bytes, or with K, M, G or T (powers of 1024), such as 512M" }
+
+    var argumentDescription: String {
+        for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] where bytes % (1 << shift) == 0 {
+            return "\(bytes >> shift)\(unit)"
+        }
+        return String(bytes)
+    }
+}
+
 /// `Name=value` split at the first `=`, both sides non-empty.
 private func splitAssignment(_ word: String) -> (String, String)? {
     guard let equals = word.firstIndex(of: "=") else { return nil }

@@ -1,3 +1,5 @@
+import GraftCore
+
 import struct Foundation.Data
 
 /// Where a running command reads and writes: its standard input, output and error, and what they are.
@@ -32,12 +34,13 @@ public struct CommandContext {
     public var isOutputTerminal: Bool
     /// Whether standard input is a terminal (so nothing was piped in).
     public var isInputTerminal: Bool
-    /// Reads standard input to its end.
-    public var readInput: () throws -> Data
+    /// Reads standard input to its end, failing once more than the given number of bytes have come
+    /// (`nil`: no limit).
+    public var readInput: (_ maxSize: Int?) throws -> Data
 
     public init(
         output: any TextSink, errorOutput: any TextSink, isErrorTerminal: Bool = false, isOutputTerminal: Bool = false,
-        isInputTerminal: Bool = false, readInput: @escaping () throws -> Data = { Data() }
+        isInputTerminal: Bool = false, readInput: @escaping (_ maxSize: Int?) throws -> Data = { _ in Data() }
     ) {
         self.output = output
         self.errorOutput = errorOutput
@@ -55,14 +58,18 @@ public struct CommandContext {
         return CommandContext(
             output: output, errorOutput: errorOutput, isErrorTerminal: errorOutput.isTerminal,
             isOutputTerminal: output.isTerminal, isInputTerminal: isTerminal(0),
-            readInput: { try readToEnd(fileDescriptor: 0) })
+            readInput: { try FileAccess.read(fileDescriptor: 0, maxSize: $0, name: "standard input") })
     }
 
     /// A context that keeps what is written, for ``capturedOutput`` and ``capturedErrorOutput``, and
     /// reads `input` as its standard input.
     public static func capturing(isErrorTerminal: Bool = false, input: Data = Data()) -> CommandContext {
         CommandContext(
-            output: StringSink(), errorOutput: StringSink(), isErrorTerminal: isErrorTerminal, readInput: { input })
+            output: StringSink(), errorOutput: StringSink(), isErrorTerminal: isErrorTerminal,
+            readInput: { maxSize in
+                if let maxSize, input.count > maxSize { throw FileAccess.tooLarge("standard input", limit: maxSize) }
+                return input
+            })
     }
 
     /// What was written to ``output``, if it is a ``StringSink``.

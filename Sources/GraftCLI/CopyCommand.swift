@@ -139,6 +139,11 @@ struct CopyCommand: ParsableCommand {
                 "a binary property list would garble the terminal; redirect standard output, or write to a file with -o"
             )
         }
+        if let outputURL, StoreFiles.isPart(outputURL, ofStoreAt: URL(fileURLWithPath: store.path)) {
+            throw GraftError(
+                .invalidOperation, "is the store being copied (or one of its files); choose another output",
+                context: [.file(outputURL.relativePath)])
+        }
         if let outputURL, !force, FileAccess.kind(of: outputURL).exists {
             throw GraftError(
                 .alreadyExists, "already exists (use --force to replace it)", context: [.file(outputURL.relativePath)])

@@ -19,7 +19,10 @@ struct PasteCommand: ParsableCommand {
 
             --into names an existing store (SQLite is saved in one transaction; XML and binary documents \
             are rewritten atomically) or a new one, whose format comes from its extension and whose model \
-            is --model or, by default, the one the clipboard carries.
+            is --model or, by default, the one the clipboard carries. No other writer can change the store \
+            while a paste reads, checks and writes it: another writer waits for this one, and this one \
+            waits up to --wait seconds for another, then fails saying the store is busy. A dry run needs no \
+            write access and changes nothing, a SQLite store's -wal included.
 
             On success the map from clipboard ids to the URIs of the objects they became is printed, one \
             tab-separated pair per line (or written as JSON with --id-map), and a summary goes to standard \
@@ -62,6 +65,12 @@ struct PasteCommand: ParsableCommand {
             .option(
                 \.idMap, name: "id-map", valueName: "file",
                 help: "Write the id map to this file as JSON instead of printing it."),
+            .option(
+                \.wait, name: "wait", valueName: "seconds",
+                help: "How long to wait for another writer to finish with the store before failing as busy."),
+            .option(
+                \.maxSize, name: "max-size", valueName: "size",
+                help: "The largest clipboard accepted, in bytes or with K, M or G (enforced while reading)."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -75,9 +84,15 @@ struct PasteCommand: ParsableCommand {
     var dryRun = false
     var noValidate = false
     var idMap: PathArgument?
+    var wait: Double = FileLock.defaultWait
+    var maxSize = ByteCount(bytes: PasteCommand.defaultMaxSize)
     var quiet = false
 
+    /// The largest clipboard `paste` reads unless `--max-size` says otherwise: 1 GiB.
+    static let defaultMaxSize = 1 << 30
+
     mutating func validate() throws {
+        if wait < 0 { throw UsageError("--wait must be 0 or more seconds") }
         guard let into else { throw UsageError("name the store to paste into with --into") }
         if into.isStandardStream { throw UsageError("--into names a store file; '-' is not supported") }
         if dryRun && idMap != nil { throw UsageError("--dry-run creates no objects, so --id-map has nothing to write") }
@@ -86,7 +101,7 @@ struct PasteCommand: ParsableCommand {
     var options: PasteOptions {
         var options = PasteOptions(
             dangling: dangling, identities: IdentityAttributes.dictionary(identities), dryRun: dryRun,
-            validates: !noValidate)
+            validates: !noValidate, wait: wait)
         for rule in conflicts {
             if let entity = rule.entity {
                 options.onConflictByEntity[entity] = rule.policy
@@ -98,8 +113,22 @@ struct PasteCommand: ParsableCommand {
     }
 
     func run(_ context: CommandContext) throws {
-        let clipboard = try readClipboard(context)
         let storeURL = URL(fileURLWithPath: into!.path)
+        if let idMap {
+            // The map must not replace the store (or the clipboard) it is about.
+            let mapURL = URL(fileURLWithPath: idMap.path)
+            let inputs =
+                [storeURL]
+                + (input.flatMap { $0.isStandardStream ? nil : URL(fileURLWithPath: $0.path) }.map { [$0] } ?? [])
+            if inputs.contains(where: {
+                $0.standardizedFileURL == mapURL.standardizedFileURL || StoreFiles.isPart(mapURL, ofStoreAt: $0)
+            }) {
+                throw GraftError(
+                    .invalidOperation, "--id-map names the store or the clipboard; choose another file",
+                    context: [.file(idMap.path)])
+            }
+        }
+        let clipboard = try readClipboard(context)
         let isNew = !FileAccess.kind(of: storeURL).exists
         // An existing store is read with the version of the model it was written with.
         let chosenModel = try model.map { path -> Model in
@@ -125,7 +154,7 @@ struct PasteCommand: ParsableCommand {
                 }
                 report = try paster.paste(clipboard, intoNewStoreAt: storeURL, format: format, model: chosenModel)
             } else {
-                report = try paster.paste(clipboard, into: try StoreFormats.open(storeURL, model: chosenModel))
+                report = try paster.paste(clipboard, intoStoreAt: storeURL, model: chosenModel)
             }
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)
@@ -149,17 +178,22 @@ struct PasteCommand: ParsableCommand {
     }
 
     private func readClipboard(_ context: CommandContext) throws -> Clipboard {
-        let data: Data
+        var data = Data()
         let origin: String
-        if let input, !input.isStandardStream {
-            data = try FileAccess.read(URL(fileURLWithPath: input.path))
-            origin = input.path
-        } else {
-            if context.isInputTerminal {
-                throw UsageError("no clipboard: name a file, or pipe one in (graft copy … | graft paste --into …)")
+        do {
+            if let input, !input.isStandardStream {
+                origin = input.path
+                data = try FileAccess.read(URL(fileURLWithPath: input.path), maxSize: maxSize.bytes)
+            } else {
+                if context.isInputTerminal {
+                    throw UsageError("no clipboard: name a file, or pipe one in (graft copy … | graft paste --into …)")
+                }
+                origin = "standard input"
+                data = try context.readInput(maxSize.bytes)
             }
-            data = try context.readInput()
-            origin = "standard input"
+        } catch let error as GraftError where error.code == .invalidOperation {
+            // Too large: say how to allow more.
+            throw GraftError(error.code, error.message + " (--max-size sets the limit)", context: error.context)
         }
         guard !data.isEmpty else {
             throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)])

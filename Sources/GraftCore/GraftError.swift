@@ -47,6 +47,9 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidOperation = Code(rawValue: "invalidOperation")
         /// Writing an output would overwrite something that must be kept.
         public static let alreadyExists = Code(rawValue: "alreadyExists")
+        /// Another writer holds the file or database a write needs (longer than the writer waits), or
+        /// changed it since it was read: try again.
+        public static let busy = Code(rawValue: "busy")
     }
 
     /// What kind of failure this is.

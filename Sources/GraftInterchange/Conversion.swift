@@ -103,7 +103,9 @@ public enum Conversion {
                 .unsupportedFormat, "cannot tell the output format from its name; give --to sqlite|xml|binary",
                 context: [.file(output.relativePath)])
         }
-        if input.standardizedFileURL.resolvingSymlinksInPath() == output.standardizedFileURL.resolvingSymlinksInPath() {
+        if input.standardizedFileURL.resolvingSymlinksInPath() == output.standardizedFileURL.resolvingSymlinksInPath()
+            || StoreFiles.isPart(output, ofStoreAt: input)
+        {
             throw GraftError(
                 .invalidOperation, "the output is the input; choose another path", context: [.file(output.relativePath)]
             )

@@ -37,11 +37,15 @@ public struct PasteOptions: Sendable {
     /// `false`, the objects are pasted as they are and every rule they break is listed in
     /// ``PasteReport/violations`` (`graft paste --no-validate`), for data that is already imperfect.
     public var validates: Bool
+    /// How long a paste into a store file waits for another writer to finish with it, in seconds, before
+    /// failing with `GraftError.busy` (`graft paste --wait`); see ``Paster/paste(_:intoStoreAt:model:)``.
+    public var wait: TimeInterval
 
     public init(
         onConflict: ConflictPolicy = .fail, onConflictByEntity: [String: ConflictPolicy] = [:],
         dangling: DanglingPolicy = .fail,
-        identities: [String: [String]] = [:], dryRun: Bool = false, validates: Bool = true
+        identities: [String: [String]] = [:], dryRun: Bool = false, validates: Bool = true,
+        wait: TimeInterval = FileLock.defaultWait
     ) {
         self.onConflict = onConflict
         self.onConflictByEntity = onConflictByEntity
@@ -49,6 +53,7 @@ public struct PasteOptions: Sendable {
         self.identities = identities
         self.dryRun = dryRun
         self.validates = validates
+        self.wait = wait
     }
 }
 
@@ -130,6 +135,32 @@ public struct Paster {
         // Saved objects have permanent IDs now.
         report.idMap = objects.map { ($0.id, $0.object.uri) }
         return report
+    }
+
+    /// Pastes into the existing store document at `url`, and saves (unless `dryRun`).
+    ///
+    /// No other writer can change the store between what the paste reads and what it saves: the store
+    /// is opened with ``StoreFormats/openExclusively(_:model:wait:)``, waiting up to
+    /// ``PasteOptions/wait`` seconds for another writer (another paste waits for this one in turn). A dry
+    /// run opens the store for reading only (``StoreFormats/openForReading(_:model:missingExternalData:)``):
+    /// it needs no write access, takes no lock, and changes nothing, a SQLite store's `-wal` included; so
+    /// does a paste that is refused.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let report = try Paster(options: PasteOptions(wait: 30)).paste(clipboard, intoStoreAt: url)
+    /// ```
+    ///
+    /// - Parameter model: the store's model; by default its own.
+    /// - Throws: `GraftError.busy` when another writer holds the store longer than the wait; what opening
+    ///   the store and ``paste(_:into:)-(_,any PersistentStore)`` throw.
+    public func paste(_ clipboard: Clipboard, intoStoreAt url: URL, model: Model? = nil) throws -> PasteReport {
+        let store =
+            options.dryRun
+            ? try StoreFormats.openForReading(url, model: model)
+            : try StoreFormats.openExclusively(url, model: model, wait: options.wait)
+        return try paste(clipboard, into: store)
     }
 
     // MARK: Into a new document

@@ -124,18 +124,62 @@ public enum StoreFormats {
 
     /// A store to edit through a context: SQLite saves incrementally; XML and binary documents are read
     /// whole and rewritten atomically on save.
-    public static func open(_ url: URL, model: Model?) throws -> any PersistentStore {
+    ///
+    /// Saves never discard another writer's work: a SQLite save waits up to `wait` seconds for another
+    /// connection's lock; an XML or binary document is locked while a save writes (waiting as long), and
+    /// a save fails if the document changed since it was read. For a read-check-write that other writers
+    /// must wait for, use ``openExclusively(_:model:wait:)``.
+    ///
+    /// - Throws: what the format's store throws; `GraftError.busy`.
+    public static func open(
+        _ url: URL, model: Model?, wait: TimeInterval = FileLock.defaultWait
+    ) throws
+        -> any PersistentStore
+    {
         switch try StoreFormat.detect(url) {
-        case .sqlite: return try SQLiteStore.open(url, model: model)
-        case .binary: return try BinaryStore.open(url: url, model: model)
-        case .xml: return try XMLStore.open(url: url, model: model)
+        case .sqlite: return try SQLiteStore.open(url, model: model, wait: wait)
+        case .binary: return try BinaryStore.open(url: url, model: model, wait: wait)
+        case .xml: return try XMLStore.open(url: url, model: model, wait: wait)
+        }
+    }
+
+    /// A store to edit that no other writer can change until it is saved or goes away: an XML or binary
+    /// document is locked before it is read, until the store goes away; a SQLite store holds a write
+    /// transaction from now until the first save commits it (see ``SQLiteStore/beginExclusiveAccess()``).
+    /// Another writer waits for it (up to its own wait), and this one waits up to `wait` seconds for
+    /// another. Readers are never held up.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let store = try StoreFormats.openExclusively(url, model: nil)   // waits up to 5 s for another writer
+    /// let context = ObjectContext(store: store)
+    /// // … read, check, change …
+    /// try context.save()
+    /// ```
+    ///
+    /// - Throws: what ``open(_:model:wait:)`` throws; `GraftError.busy` when another writer holds the store
+    ///   longer than `wait`.
+    public static func openExclusively(
+        _ url: URL, model: Model?, wait: TimeInterval = FileLock.defaultWait
+    ) throws
+        -> any PersistentStore
+    {
+        switch try StoreFormat.detect(url) {
+        case .sqlite:
+            let store = try SQLiteStore.open(url, model: model, wait: wait)
+            try store.beginExclusiveAccess()
+            return store
+        case .binary: return try BinaryStore.open(url: url, model: model, wait: wait, exclusive: true)
+        case .xml: return try XMLStore.open(url: url, model: model, wait: wait, exclusive: true)
         }
     }
 }
 
 extension StoreFormats {
     /// A store to read and fetch from, never changed: SQLite stores are opened read-only (or read from a
-    /// private copy when they have a `-wal`); XML and binary documents are read whole.
+    /// private copy when they have a `-wal`); XML and binary documents are read whole. Nothing is locked,
+    /// nothing needs write access, and saving fails.
     ///
     /// - Parameters:
     ///   - missingExternalData: for a SQLite store, what to do with a value whose external file is missing
@@ -172,17 +216,25 @@ extension StoreFormats {
 
     /// A new, empty store in memory that writes itself to `url` (atomically, in `format`) when saved.
     ///
-    /// Nothing is written until the first save, so a failed paste into a new store leaves no file.
+    /// Nothing is written until the first save, so a failed paste into a new store leaves no file. The
+    /// first save creates the file only if nothing has appeared at `url` meanwhile; later saves replace it
+    /// as ``open(_:model:wait:)``'s XML and binary stores do (locked, and only if no one else changed it).
     ///
     /// - Throws: `GraftError.alreadyExists` when something is at `url`.
-    public static func create(_ url: URL, format: StoreFormat, model: Model) throws -> InMemoryStore {
+    public static func create(
+        _ url: URL, format: StoreFormat, model: Model, wait: TimeInterval = FileLock.defaultWait
+    ) throws -> InMemoryStore {
         guard !FileAccess.kind(of: url).exists else {
             throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
         }
+        let guarding = try DocumentGuard(url: url, wait: wait, exclusive: false)
         let store = InMemoryStore(model: model)
         store.metadata = StoreMetadata.make(for: model, storeType: format.storeType, identifier: store.identifier)
         store.persist = { snapshots, metadata in
-            try write(snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: true)
+            try guarding.save { overwrite in
+                try writeHoldingLock(
+                    snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: overwrite)
+            }
         }
         return store
     }
@@ -191,14 +243,31 @@ extension StoreFormats {
     public static func write<S: Sequence<Snapshot>>(
         _ snapshots: S, to url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
     ) throws {
-        var writer = try StoreFormats.writer(
-            for: url, format: format, model: model, metadata: metadata, overwrite: overwrite)
-        do {
-            for snapshot in snapshots { try writer.write(snapshot) }
-            try writer.finish()
-        } catch {
-            writer.cancel()
-            throw error
+        try writeHoldingLock(
+            snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: overwrite
+        ).release()
+    }
+
+    /// Writes a whole document, and returns the lock on the file written, held until released.
+    static func writeHoldingLock<S: Sequence<Snapshot>>(
+        _ snapshots: S, to url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
+    ) throws -> FileLock {
+        switch format {
+        case .xml:
+            return try XMLStore.writeHoldingLock(
+                snapshots, model: model, metadata: metadata, to: url, overwrite: overwrite)
+        case .binary:
+            return try BinaryStore.writeHoldingLock(
+                snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite)
+        case .sqlite:
+            let writer = try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
+            do {
+                for snapshot in snapshots { try writer.write(snapshot) }
+                return try writer.finishHoldingLock()
+            } catch {
+                writer.cancel()
+                throw error
+            }
         }
     }
 
@@ -213,6 +282,19 @@ extension StoreFormats {
 
     /// What a reader had to say that did not stop it: how its model was found, values it read as absent.
     public static func warnings(of reader: any StoreReader) -> [String] { reader.warnings }
+}
+
+/// The files that make up a store document.
+public enum StoreFiles {
+    /// Whether `url` names the store at `store`, or one of the files SQLite keeps beside it (`-wal`,
+    /// `-shm`, `-journal`), by device and inode: through symbolic links, hard links and other spellings
+    /// of the path too. An output for which this is true must not be written while the store is read.
+    public static func isPart(_ url: URL, ofStoreAt store: URL) -> Bool {
+        guard let identity = FileAccess.identity(of: url) else { return false }
+        return ([""] + SQLiteStore.sideFileSuffixes).contains {
+            FileAccess.identity(of: URL(fileURLWithPath: store.path + $0)) == identity
+        }
+    }
 }
 
 /// Facts about a store document for `graft inspect`.

@@ -14,7 +14,9 @@ extension SQLiteStore {
             throw GraftError(
                 .invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
         }
-        try database.execute("BEGIN IMMEDIATE")
+        // Within the transaction `beginExclusiveAccess()` opened, if any; the save ends it either way.
+        if !holdsExclusiveAccess { try database.execute("BEGIN IMMEDIATE") }
+        holdsExclusiveAccess = false
         let schemaBefore = schema
         do {
             var writer = RowWriter(store: self)
@@ -26,10 +28,13 @@ extension SQLiteStore {
             for ref in changes.deleted { try writer.delete(ref) }
             try writer.recordHighestKeys(changes.inserted)
             try database.execute("COMMIT")
+            // Changes were written: closing may fold the -wal into the store, as SQLite does.
+            database.setCheckpointsOnClose(true)
         } catch {
             try? database.execute("ROLLBACK")
             schema = schemaBefore
-            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+            let error = GraftError.wrap(error)
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 

@@ -39,6 +39,11 @@ public final class SQLiteStore: PersistentStore {
     private var selectClauses: [Int: String] = [:]
     /// The folder Core Data keeps externally stored binary data in.
     let externalDataFolder: URL
+    /// The files SQLite keeps beside a store, by suffix: `-wal`, `-shm`, `-journal`.
+    public static let sideFileSuffixes = SQLiteDatabase.sideFileSuffixes
+
+    /// Whether ``beginExclusiveAccess()`` opened a write transaction that the next save commits.
+    var holdsExclusiveAccess = false
 
     private init(
         url: URL, model: Model, metadata: StoreMetadata, database: SQLiteDatabase, schema: SQLiteSchema,
@@ -56,10 +61,14 @@ public final class SQLiteStore: PersistentStore {
 
     /// Opens an existing store for reading and saving.
     ///
-    /// - Parameter model: the model to use; `nil` uses the store's model cache.
-    /// - Throws: `GraftError.fileNotFound`, `.malformedInput`, `.notFound` (no model), `.modelMismatch`.
-    public static func open(_ url: URL, model: Model?) throws -> SQLiteStore {
-        let database = try SQLiteDatabase.openForWriting(url)
+    /// - Parameters:
+    ///   - model: the model to use; `nil` uses the store's model cache.
+    ///   - wait: how long to wait for another connection's lock, in seconds, before failing as busy.
+    /// - Throws: `GraftError.fileNotFound`, `.malformedInput`, `.notFound` (no model), `.modelMismatch`;
+    ///   `.io` for a read-only store; `.busy`.
+    public static func open(_ url: URL, model: Model?, wait: TimeInterval = FileLock.defaultWait) throws -> SQLiteStore
+    {
+        let database = try SQLiteDatabase.openForWriting(url, wait: wait)
         let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
         let (metadata, chosen) = (choice.metadata, choice.model)
         try database.execute("PRAGMA foreign_keys = OFF")
@@ -74,7 +83,7 @@ public final class SQLiteStore: PersistentStore {
     ///     error when it is read, or read it as no value and add a warning to `warnings`.
     ///   - valueReading: what to do with a stored value that is not of its attribute's type or range:
     ///     stop with an error when it is read, or read it as no value with a warning per attribute.
-    /// - Throws: as ``open(_:model:)``.
+    /// - Throws: as ``open(_:model:wait:)``.
     public static func openForReading(
         _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
         valueReading: ValueReading = .strict
@@ -89,6 +98,25 @@ public final class SQLiteStore: PersistentStore {
         store.omitsMissingExternalData = missingExternalData == .omit
         store.refusals = ValueRefusals(valueReading)
         return store
+    }
+
+    /// Starts a write transaction now, waiting for other writers up to the store's `wait`, and holds it
+    /// until the next save commits it (or the store goes away, which rolls it back): what is read and
+    /// checked from now on cannot be changed by another writer before the save (a paste's
+    /// read-check-write). Readers are not held up.
+    ///
+    /// The corresponding SQL is `BEGIN IMMEDIATE`.
+    ///
+    /// - Throws: `GraftError.busy` when another writer holds the store longer than `wait`;
+    ///   `GraftError.invalidOperation` for a store opened for reading.
+    public func beginExclusiveAccess() throws {
+        guard !isReadOnly else {
+            throw GraftError(
+                .invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
+        }
+        guard !holdsExclusiveAccess else { return }
+        try database.execute("BEGIN IMMEDIATE")
+        holdsExclusiveAccess = true
     }
 
     /// Things worth telling the user that did not stop the store from opening or a value from being read:

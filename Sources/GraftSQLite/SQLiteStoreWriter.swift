@@ -25,8 +25,12 @@ public final class SQLiteStoreWriter: StoreWriter {
     let model: Model
     var metadata: StoreMetadata
     let overwrite: Bool
-    private let temporary: URL
+    /// The temporary file the store is built in, and how it replaces the destination.
+    private let replacement: FileReplacement
+    private var temporary: URL { replacement.temporaryURL }
     private var database: SQLiteDatabase?
+    /// The lock on the finished store's file, until the writer hands it over or is dropped.
+    private var placedFile: FileLock?
     private let schema: SQLiteSchema
     private var inserts: [SQLiteStatement] = []
     /// For each entity: where its values go in its table's insert statement, resolved once.
@@ -90,15 +94,12 @@ public final class SQLiteStoreWriter: StoreWriter {
         self.model = model
         self.metadata = metadata
         self.overwrite = overwrite
-        if !overwrite && FileAccess.kind(of: url).exists {
-            throw GraftError(
-                .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
-        }
-        temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
+        // A replaced store's -wal, -shm and -journal go with it: they would otherwise be applied to the new file.
+        replacement = try FileReplacement(
+            replacing: url, overwrite: overwrite, sideFiles: SQLiteDatabase.sideFileSuffixes)
         schema = SQLiteSchema(model: model)
         do {
-            let database = try SQLiteDatabase.create(temporary)
+            let database = try SQLiteDatabase.create(temporary, displayPath: url.relativePath)
             self.database = database
             // Page size and auto-vacuum must be set before the first table exists.
             try database.execute("PRAGMA page_size = 4096")
@@ -136,7 +137,8 @@ public final class SQLiteStoreWriter: StoreWriter {
             }
         } catch {
             cancel()
-            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+            let error = GraftError.wrap(error)
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 
@@ -326,6 +328,23 @@ public final class SQLiteStoreWriter: StoreWriter {
     }
 
     public func finish() throws {
+        try finishKeepingLock()
+        placedFile?.release()
+        placedFile = nil
+    }
+
+    /// Finishes, and returns the lock on the store's file now in place, held until released (see
+    /// ``FileReplacement/commit()``), for a store that keeps its document locked.
+    package func finishHoldingLock() throws -> FileLock {
+        try finishKeepingLock()
+        defer { placedFile = nil }
+        guard let placedFile else {
+            throw GraftError(.invalidOperation, "the store was not placed", context: [.file(url.relativePath)])
+        }
+        return placedFile
+    }
+
+    private func finishKeepingLock() throws {
         guard let database else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
         for entry in inexact {
             let more = entry.count > entry.examples.count ? ", and \(entry.count - entry.examples.count) more" : ""
@@ -353,11 +372,14 @@ public final class SQLiteStoreWriter: StoreWriter {
             try database.execute("PRAGMA journal_mode = WAL")
             database.close()
             self.database = nil
-            try Self.syncFile(temporary)
-            try Self.moveIntoPlace(temporary, url, overwrite: overwrite)
+            for suffix in SQLiteDatabase.sideFileSuffixes {
+                try? FileManager.default.removeItem(atPath: temporary.path + suffix)
+            }
+            placedFile = try replacement.commit()
         } catch {
             cancel()
-            throw (error as? GraftError)?.inFile(url.relativePath) ?? GraftError.wrap(error)
+            let error = GraftError.wrap(error)
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
     }
 
@@ -367,9 +389,10 @@ public final class SQLiteStoreWriter: StoreWriter {
         furtherOwners.removeAll()
         database?.close()
         database = nil
-        for suffix in ["", "-journal", "-wal", "-shm"] {
+        for suffix in SQLiteDatabase.sideFileSuffixes {
             try? FileManager.default.removeItem(atPath: temporary.path + suffix)
         }
+        replacement.discard()
     }
 
     private func applyOrders(_ database: SQLiteDatabase) throws {
@@ -439,44 +462,6 @@ public final class SQLiteStoreWriter: StoreWriter {
         let cache = try database.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
         try cache.bind(try SQLiteModelCache.encode(model, frameworkVersion: metadata.frameworkVersion), at: 1)
         try cache.run()
-    }
-
-    /// Flushes a file's contents to disk.
-    static func syncFile(_ url: URL) throws {
-        let handle = try FileHandle(forUpdating: url)
-        defer { try? handle.close() }
-        try handle.synchronize()
-    }
-
-    /// Renames `source` to `destination`. When replacing a store, its old `-wal` and `-shm` are moved
-    /// aside first (they would otherwise be applied to the new file) and removed once the rename is done.
-    static func moveIntoPlace(_ source: URL, _ destination: URL, overwrite: Bool) throws {
-        let manager = FileManager.default
-        if !overwrite && FileAccess.kind(of: destination).exists {
-            throw GraftError(
-                .alreadyExists, "already exists (use --force to replace it)", context: [.file(destination.relativePath)]
-            )
-        }
-        var aside: [URL] = []
-        for suffix in ["-wal", "-shm", "-journal"] where manager.fileExists(atPath: destination.path + suffix) {
-            let moved = URL(fileURLWithPath: source.path + ".old" + suffix)
-            guard rename(destination.path + suffix, moved.path) == 0 else {
-                throw GraftError(
-                    .io, "cannot move the old store's \(suffix) file aside", context: [.file(destination.relativePath)])
-            }
-            aside.append(moved)
-        }
-        guard rename(source.path, destination.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            for moved in aside {
-                let suffix = String(moved.path.suffix(from: moved.path.range(of: ".old-")!.upperBound))
-                _ = rename(moved.path, destination.path + "-" + suffix)
-            }
-            throw GraftError(
-                .io, "cannot rename the finished store into place: \(reason)",
-                context: [.file(destination.relativePath)])
-        }
-        for moved in aside { try? manager.removeItem(at: moved) }
     }
 }
 

@@ -23,13 +23,23 @@ public enum XMLStore {
 
     /// Opens an XML store as a `PersistentStore` that rewrites the whole file, atomically, on every save.
     ///
-    /// When no file is at `url`, the store starts empty and the first save creates the file.
+    /// When no file is at `url`, the store starts empty and the first save creates the file (unless one
+    /// has appeared there meanwhile). Saves never discard another writer's work: the document is locked
+    /// (see ``FileLock``) while a save writes, waiting up to `wait` seconds for another writer, and a save
+    /// fails if the document changed since it was read; with `exclusive`, it is locked from before it is
+    /// read until the store goes away, so that other writers wait for this one (a paste).
     ///
     /// - Parameters:
     ///   - model: the model; `nil` to use the one the document carries or to infer one (see
     ///     `XMLStoreReader`). Required for a new store.
-    /// - Throws: what `XMLStoreReader` throws; `GraftError.invalidOperation` for a new store without a model.
-    public static func open(url: URL, model: Model?) throws -> InMemoryStore {
+    ///   - wait: how long to wait for another writer's lock, in seconds.
+    ///   - exclusive: whether to lock the document now, for the store's whole life.
+    /// - Throws: what `XMLStoreReader` throws; `GraftError.invalidOperation` for a new store without a
+    ///   model; `GraftError.busy` when `exclusive` and another writer holds the document longer than `wait`.
+    public static func open(
+        url: URL, model: Model?, wait: TimeInterval = FileLock.defaultWait, exclusive: Bool = false
+    ) throws -> InMemoryStore {
+        let guarding = try DocumentGuard(url: url, wait: wait, exclusive: exclusive)
         if !FileAccess.kind(of: url).exists {
             guard let model else {
                 throw GraftError(
@@ -39,14 +49,18 @@ public enum XMLStore {
             let store = InMemoryStore(model: model)
             store.metadata = StoreMetadata.make(for: model, storeType: .xml, identifier: store.identifier)
             store.persist = { snapshots, metadata in
-                try write(snapshots, model: model, metadata: metadata, to: url)
+                try guarding.save { overwrite in
+                    try writeHoldingLock(snapshots, model: model, metadata: metadata, to: url, overwrite: overwrite)
+                }
             }
             return store
         }
         let reader = try XMLStoreReader(url: url, model: model)
         let readModel = reader.model
         return try InMemoryStore(reading: reader) { snapshots, metadata in
-            try write(snapshots, model: readModel, metadata: metadata, to: url)
+            try guarding.save { overwrite in
+                try writeHoldingLock(snapshots, model: readModel, metadata: metadata, to: url, overwrite: overwrite)
+            }
         }
     }
 
@@ -55,10 +69,17 @@ public enum XMLStore {
     /// - Throws: what `XMLStoreWriter` throws; nothing is left at `url` or beside it on failure.
     public static func write<S: Sequence>(_ snapshots: S, model: Model, metadata: StoreMetadata, to url: URL) throws
     where S.Element == Snapshot {
-        var writer = try XMLStoreWriter(url: url, model: model, metadata: metadata, overwrite: true)
+        try writeHoldingLock(snapshots, model: model, metadata: metadata, to: url, overwrite: true).release()
+    }
+
+    /// Writes a whole document, and returns the lock on it, held until released.
+    package static func writeHoldingLock<S: Sequence>(
+        _ snapshots: S, model: Model, metadata: StoreMetadata, to url: URL, overwrite: Bool
+    ) throws -> FileLock where S.Element == Snapshot {
+        var writer = try XMLStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
         do {
             for snapshot in snapshots { try writer.write(snapshot) }
-            try writer.finish()
+            return try writer.finishHoldingLock()
         } catch {
             writer.cancel()
             throw error

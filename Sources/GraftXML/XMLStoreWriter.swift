@@ -62,6 +62,18 @@ public struct XMLStoreWriter: StoreWriter {
     /// Completes the document and renames it into place.
     public mutating func finish() throws {
         try engine.finish()
+        engine.takePlacedFile()?.release()
+    }
+
+    /// Finishes, and returns the lock on the document now in place, held until released (see
+    /// ``FileReplacement/commit()``), for a store that keeps its document locked.
+    package mutating func finishHoldingLock() throws -> FileLock {
+        try engine.finish()
+        guard let lock = engine.takePlacedFile() else {
+            throw GraftError(
+                .invalidOperation, "the document was not placed", context: [.file(engine.url.relativePath)])
+        }
+        return lock
     }
 
     /// Abandons the document and removes the temporary file.
@@ -78,6 +90,10 @@ public struct XMLStoreWriter: StoreWriter {
 final class WriterEngine {
     let url: URL
     let temporaryURL: URL
+    /// The temporary file and how it replaces the destination.
+    private let replacement: FileReplacement
+    /// The lock on the finished document, until the writer hands it over or goes away.
+    private var placedFile: FileLock?
     let model: Model
     let overwrite: Bool
     private var path: String { url.relativePath }
@@ -100,22 +116,9 @@ final class WriterEngine {
         self.url = url
         self.model = model
         self.overwrite = overwrite
-        let folder = url.deletingLastPathComponent()
-        let kind = FileAccess.kind(of: url)
-        if kind.isDirectory {
-            throw GraftError(.io, "is a folder, not a file", context: [.file(url.relativePath)])
-        }
-        if kind.exists && !overwrite {
-            throw GraftError(
-                .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
-        }
-        temporaryURL = folder.appendingPathComponent(".\(url.lastPathComponent).graft-\(UUID().uuidString).tmp")
-        descriptor = open(temporaryURL.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
-        guard descriptor >= 0 else {
-            let reason = String(cString: strerror(errno))
-            throw GraftError(
-                .io, "cannot create a file in \(folder.relativePath): \(reason)", context: [.file(url.relativePath)])
-        }
+        replacement = try FileReplacement(replacing: url, overwrite: overwrite)
+        temporaryURL = replacement.temporaryURL
+        descriptor = replacement.descriptor
         ids = ObjectIDWriter(model: model)
         tally = ObjectTally(model: model)
         tags = WriterTags(model: model)
@@ -197,57 +200,26 @@ final class WriterEngine {
                 element.appendSpaces(Self.nextObjectIDWidth - element.count)
                 try writeAll(element.bytes, at: nextObjectIDOffset)
             }
-            guard fsync(descriptor) == 0 else { throw ioError("cannot flush the file to disk") }
-            guard close(descriptor) == 0 else {
-                descriptor = -1
-                throw ioError("cannot close the file")
-            }
             descriptor = -1
-            try moveIntoPlace()
+            placedFile = try replacement.commit()
             state = .finished
-            syncFolder()
         } catch {
             abandon()
             throw error
         }
     }
 
-    /// Renames the finished file over the destination; without `overwrite`, links it there instead, which
-    /// fails if a file has appeared at the destination meanwhile (no window between check and rename).
-    private func moveIntoPlace() throws {
-        if !overwrite {
-            if link(temporaryURL.path, url.path) == 0 {
-                unlink(temporaryURL.path)
-                return
-            }
-            if errno == EEXIST {
-                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
-            }
-            // A file system without hard links: check, then rename.
-            if FileAccess.kind(of: url).exists {
-                throw GraftError(.alreadyExists, "already exists (use --force to replace it)", context: [.file(path)])
-            }
-        }
-        guard rename(temporaryURL.path, url.path) == 0 else {
-            throw ioError("cannot rename the finished file into place")
-        }
-    }
-
-    /// Flushes the folder so that the rename survives a crash; failure here is not an error.
-    private func syncFolder() {
-        let folder = open(url.deletingLastPathComponent().path, O_RDONLY | O_CLOEXEC)
-        if folder >= 0 {
-            _ = fsync(folder)
-            _ = close(folder)
-        }
+    /// The lock on the finished document, handed over to the caller.
+    func takePlacedFile() -> FileLock? {
+        defer { placedFile = nil }
+        return placedFile
     }
 
     func abandon() {
         guard state == .open else { return }
         state = .abandoned
-        if descriptor >= 0 { _ = close(descriptor) }
         descriptor = -1
-        unlink(temporaryURL.path)
+        replacement.discard()
     }
 
     private func requireOpen() throws {

@@ -153,4 +153,30 @@ import Testing
         #expect(try Data(contentsOf: url) == before)
         #expect(scratch.contents == ["Company.binary"])
     }
+
+    @Test func aSaveAfterAnotherWritersSaveFailsAndAnExclusiveStoreHoldsOthersOff() throws {
+        let scratch = Scratch()
+        let url = scratch.url("Company.binary")
+        try writeStore(Company.edgeDocument, to: url)
+        let one = try BinaryStore.open(url: url, model: Company.model, wait: 0.2)
+        let other = try BinaryStore.open(url: url, model: Company.model)
+        let renamed = Company.snapshot("Department", 1, ["name": "Renamed"])
+        try one.save(StoreChanges(updated: [renamed]))
+        let after = try Data(contentsOf: url)
+        let error = #expect(throws: GraftError.self) {
+            try other.save(StoreChanges(updated: [Company.snapshot("Department", 1, ["name": "Lost"])]))
+        }
+        #expect(error?.code == .busy)
+        #expect(error?.message.hasPrefix("was changed by another writer since it was read") == true)
+        #expect(try Data(contentsOf: url) == after)
+        // Exclusive: other writers wait, then fail as busy.
+        let holder = try BinaryStore.open(url: url, model: Company.model, exclusive: true)
+        let busy = #expect(throws: GraftError.self) {
+            _ = try BinaryStore.open(url: url, model: Company.model, wait: 0.2, exclusive: true)
+        }
+        #expect(busy?.code == .busy)
+        try holder.save(StoreChanges(updated: [Company.snapshot("Department", 1, ["name": "Held"])]))
+        #expect(throws: GraftError.self) { try one.save(StoreChanges(updated: [renamed])) }
+        #expect(scratch.contents == ["Company.binary"])
+    }
 }

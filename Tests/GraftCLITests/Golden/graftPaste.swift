@@ -18,7 +18,10 @@ extension Golden {
         --into names an existing store (SQLite is saved in one transaction; XML and
         binary documents are rewritten atomically) or a new one, whose format comes from
         its extension and whose model is --model or, by default, the one the clipboard
-        carries.
+        carries. No other writer can change the store while a paste reads, checks and
+        writes it: another writer waits for this one, and this one waits up to --wait
+        seconds for another, then fails saying the store is busy. A dry run needs no
+        write access and changes nothing, a SQLite store's -wal included.
 
         On success the map from clipboard ids to the URIs of the objects they became is
         printed, one tab-separated pair per line (or written as JSON with --id-map), and
@@ -27,7 +30,8 @@ extension Golden {
         USAGE: graft paste [--into <store>] [--model <path>]
                [--on-conflict <policy> ...] [--dangling <policy>]
                [--identity <Entity=attr[,attr]> ...] [--dry-run] [--no-validate]
-               [--id-map <file>] [--quiet] [<file>]
+               [--id-map <file>] [--wait <seconds>] [--max-size <size>] [--quiet]
+               [<file>]
 
         ARGUMENTS:
           <file>                  The clipboard document ('-' or absent: standard
@@ -50,6 +54,10 @@ extension Golden {
                                   are, with a warning for each rule broken.
           --id-map <file>         Write the id map to this file as JSON instead of
                                   printing it.
+          --wait <seconds>        How long to wait for another writer to finish with the
+                                  store before failing as busy. (default: 5.0)
+          --max-size <size>       The largest clipboard accepted, in bytes or with K, M
+                                  or G (enforced while reading). (default: 1G)
           -q, --quiet             Print no summary.
           -h, --help              Show help information.
 
