@@ -42,11 +42,14 @@ public enum BinaryStore {
         let guarding = try DocumentGuard(url: url, wait: wait, exclusive: exclusive)
         let reader = try BinaryStoreReader(url: url, model: model)
         let storeModel = reader.model
-        return try InMemoryStore(reading: reader) { snapshots, metadata in
+        let store = try InMemoryStore(reading: reader) { snapshots, metadata in
             try guarding.save { overwrite in
                 try writeHoldingLock(snapshots, to: url, model: storeModel, metadata: metadata, overwrite: overwrite)
             }
         }
+        // A binary document has one key sequence: new objects continue it.
+        store.sharedKeyOffsets = try DocumentKeys.offsets(in: reader.metadata, model: storeModel)
+        return store
     }
 
     /// Writes a whole document: every snapshot, then finishes; nothing is left behind on failure.

@@ -95,8 +95,23 @@ public final class InMemoryStore: PersistentStore, StoreReader {
             refs: refs, snapshots: refs.map { objects[$0]! }, predicateApplied: false, sortedAndLimited: false)
     }
 
+    /// For a document with one key sequence shared by every inheritance tree (a binary store): each
+    /// root entity's offset into it (0 where none is recorded). New keys then continue the document's
+    /// sequence, so that no two objects share a key in it; otherwise each tree counts on from its own
+    /// highest key.
+    public var sharedKeyOffsets: [Int: Int64]?
+
     public func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64] {
-        let last = lastKeys[rootEntity] ?? 0
+        var last = lastKeys[rootEntity] ?? 0
+        if let offsets = sharedKeyOffsets {
+            // The highest key in the document, and the local key just below the next one for this tree.
+            var highest: Int64 = 0
+            for (root, key) in lastKeys {
+                let (document, overflow) = key.addingReportingOverflow(offsets[root] ?? 0)
+                highest = overflow ? .max : max(highest, document)
+            }
+            last = max(last, highest - (offsets[rootEntity] ?? 0))
+        }
         let keys = try KeyAllocation.keys(
             after: last, count: count, entity: model.descriptions[rootEntity].name,
             recorded: "its highest key is \(last)")

@@ -217,6 +217,34 @@ import Testing
         #expect(scratch.contents == ["Company.binary"])
     }
 
+    /// A binary document has one key sequence: objects added to one tree must not take keys another tree
+    /// holds in the document (they did, once a tree had been moved up by the recorded key offsets).
+    @Test func newObjectsContinueTheDocumentsOneKeySequence() throws {
+        let scratch = Scratch()
+        let url = scratch.url("Company.binary")
+        // Two trees with the same keys: written with offsets, Project moved up past the departments.
+        let department = Company.ref("Department", 1), project = Company.ref("Project", 1)
+        try writeStore(
+            [
+                Company.snapshot(
+                    "Department", 1, ["name": "R", "code": .integer(1)], ["projects": .toMany([project])]),
+                Company.snapshot("Project", 1, ["title": "P"], ["department": .toOne(department)]),
+            ], to: url)
+        #expect(try BinaryStoreReader(url: url, model: Company.model).metadata.values[DocumentKeys.metadataKey] != nil)
+        for round in 1...3 {
+            let context = ObjectContext(store: try BinaryStore.open(url: url, model: Company.model))
+            let unit = try context.insert("Department")
+            try unit.setValue("D\(round)", forKey: "name")
+            try unit.setValue(Int64(10 + round), forKey: "code")
+            let work = try context.insert("Project")
+            try work.setValue("P\(round)", forKey: "title")
+            try context.save()
+        }
+        let snapshots = try readStore(url)
+        #expect(snapshots.count == 8)
+        #expect(Set(snapshots.map(\.ref)).count == 8)
+    }
+
     @Test func isBinaryStoreLooksAtTheMagic() throws {
         let scratch = Scratch()
         let url = scratch.url("Company.binary")
