@@ -156,7 +156,14 @@ struct PasteCommand: ParsableCommand {
             } else {
                 report = try paster.paste(clipboard, intoStoreAt: storeURL, model: chosenModel)
             }
-        } catch let error as GraftError {
+        } catch var error as GraftError {
+            // A paste rewrites its target, so it cannot read the target's damaged values as none: point to
+            // the rescue instead of an option paste does not have.
+            let hint = " (--lenient reads such values as no value, with a warning)"
+            if error.message.hasSuffix(hint) {
+                error.message = String(error.message.dropLast(hint.count))
+                    + " (the target already holds it; `graft convert --lenient` rescues such a store into a new one)"
+            }
             throw error.namingFile(storeURL.relativePath)
         }
         if dryRun {
