@@ -398,37 +398,7 @@ enum ValueText {
     /// Whether `text` is a decimal number as `Decimal(string:)` should read it whole: an optional
     /// sign, digits with an optional fraction, an optional exponent; or `NaN`.
     static func isDecimalNumber(_ text: String) -> Bool {
-        if text == "NaN" { return true }
-        var bytes = text.utf8[...]
-        if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
-            bytes = bytes.dropFirst()
-        }
-        var digits = 0
-        while let byte = bytes.first, byte >= 0x30 && byte <= 0x39 {
-            digits += 1
-            bytes = bytes.dropFirst()
-        }
-        if bytes.first == UInt8(ascii: ".") {
-            bytes = bytes.dropFirst()
-            while let byte = bytes.first, byte >= 0x30 && byte <= 0x39 {
-                digits += 1
-                bytes = bytes.dropFirst()
-            }
-        }
-        guard digits > 0 else { return false }
-        if let byte = bytes.first, byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
-                bytes = bytes.dropFirst()
-            }
-            var exponentDigits = 0
-            while let byte = bytes.first, byte >= 0x30 && byte <= 0x39 {
-                exponentDigits += 1
-                bytes = bytes.dropFirst()
-            }
-            guard exponentDigits > 0 else { return false }
-        }
-        return bytes.isEmpty
+        text == "NaN" || NumberText.isDecimal(text)
     }
 
     /// Parses a Boolean: `1`/`0` as Core Data writes it; `YES`/`NO` and `true`/`false` are accepted.
