@@ -193,7 +193,7 @@ public final class SQLiteStoreWriter: StoreWriter {
                 do {
                     let exact = try SQLiteValues.bind(
                         snapshot.attributes[slot.index], as: slot.kind, to: statement, at: slot.parameter)
-                    if !exact { noteInexact(snapshot, attribute: slot.index) }
+                    if !exact { try noteInexact(snapshot, attribute: slot.index) }
                 } catch let error as GraftError {
                     throw error.at(.key(model.descriptions[snapshot.ref.entity].attributes[slot.index].name))
                 }
@@ -308,14 +308,22 @@ public final class SQLiteStoreWriter: StoreWriter {
     /// double, NaNs stored as NULL; how many, and the first few.
     private var inexact: [(name: String, isNaN: Bool, count: Int, examples: [String])] = []
 
-    private func noteInexact(_ snapshot: Snapshot, attribute index: Int) {
+    /// Notes a value stored inexactly; a NaN in a required attribute, which would be stored as no value,
+    /// is refused.
+    private func noteInexact(_ snapshot: Snapshot, attribute index: Int) throws {
         let entity = model.descriptions[snapshot.ref.entity]
-        let name = "\(entity.name).\(entity.attributes[index].name)"
+        let attribute = entity.attributes[index]
+        let name = "\(entity.name).\(attribute.name)"
         var example = "p\(snapshot.ref.key)"
         var isNaN = true
         if case .decimal(let value)? = snapshot.attributes[index] {
             example += " \(value) as \(NSDecimalNumber(decimal: value).doubleValue)"
             isNaN = false
+        }
+        if isNaN && !attribute.isOptional {
+            throw GraftError(
+                .validationFailed,
+                "is NaN, which a SQLite store keeps as no value, and the attribute is required")
         }
         let position =
             inexact.firstIndex { $0.name == name && $0.isNaN == isNaN }

@@ -310,6 +310,24 @@ import Testing
         #expect(readings[0][attribute: "single", in: entity] == .double(.infinity))
     }
 
+    /// A NaN in a required attribute would be stored as no value, breaking the rule the paste checked:
+    /// the writer refuses it, naming the object and attribute.
+    @Test func aNaNInARequiredAttributeIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try Model(entities: [
+            Entity(name: "Visit", attributes: [Attribute(name: "when", type: .date, isOptional: false)])
+        ])
+        let entity = model.descriptions[0]
+        var visit = Snapshot(entity: entity, key: 1)
+        visit[attribute: "when", in: entity] = .date(Date(timeIntervalSinceReferenceDate: .nan))
+        let writer = try SQLiteStoreWriter(
+            url: url, model: model, metadata: StoreMetadata.make(for: model, storeType: .sqlite), overwrite: true)
+        let error = try #require(throws: GraftError.self) { try writer.write(visit) }
+        writer.cancel()
+        #expect(error.code == .validationFailed)
+        #expect(error.description.contains("Visit p1: when: is NaN, which a SQLite store keeps as no value"))
+    }
+
     /// The store opened for a context (copying a selection, validating) reads the same way.
     @Test func aStoreOpenedForReadingReadsStrictlyOrLeniently() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
