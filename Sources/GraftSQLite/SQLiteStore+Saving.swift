@@ -102,7 +102,16 @@ extension SQLiteStore {
             let entity = model.descriptions[snapshot.ref.entity]
             for (index, kind) in columns.attributes {
                 do {
-                    try SQLiteValues.bind(snapshot.attributes[index], as: kind, to: statement, at: parameter)
+                    let exact = try SQLiteValues.bind(
+                        snapshot.attributes[index], as: kind, to: statement, at: parameter)
+                    if !exact && !entity.attributes[index].isOptional
+                        && snapshot.attributes[index]?.doubleValue?.isNaN == true
+                    {
+                        throw GraftError(
+                            .validationFailed,
+                            "is NaN, which a SQLite store keeps as no value, and the attribute is required",
+                            context: [.object("\(entity.name) p\(snapshot.ref.key)")])
+                    }
                 } catch let error as GraftError {
                     throw error.at(.key(entity.attributes[index].name))
                 }
