@@ -76,7 +76,9 @@ struct ConvertCommand: ParsableCommand {
         }
         var options = Conversion.Options(
             format: format, model: chosenModel, overwrite: force, verify: verify,
-            missingExternalData: omitMissingExternalData ? .omit : .fail, valueReading: lenient ? .lenient : .strict)
+            reading: StoreReadOptions(
+                valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail
+            ))
         options.overwrite = force
         let showProgress = !quiet && context.isErrorTerminal
         let started = Date()

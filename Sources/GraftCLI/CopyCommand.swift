@@ -185,29 +185,19 @@ struct CopyCommand: ParsableCommand {
 
     /// The clipboard, or nil when `--plan` printed what a copy would take instead.
     private func copy(from storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws -> Clipboard? {
-        let missingExternalData: Copier.MissingExternalData = omitMissingExternalData ? .omit : .fail
-        let valueReading: ValueReading = lenient ? .lenient : .strict
-        if all && stop.isEmpty && depth == nil && !plan {
-            // Everything: one streaming pass over the document.
-            let reader = try Copier.reader(
-                for: storeURL, model: chosenModel, missingExternalData: missingExternalData, valueReading: valueReading)
-            try selection.check(against: reader.model)
-            let clipboard = try Copier.copyAll(from: reader, includesModel: !noModel)
-            if !quiet { for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") } }
-            return clipboard
+        let reading = StoreReadOptions(
+            valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
+        if !plan {
+            let copied = try Copier.copy(
+                storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel)
+            if !quiet { for warning in copied.warnings { context.printError("warning: \(warning)") } }
+            return copied.clipboard
         }
-        let opened = try Copier.openStore(
-            storeURL, model: chosenModel, missingExternalData: missingExternalData, valueReading: valueReading)
-        defer { if !quiet { for warning in opened.warnings() { context.printError("warning: \(warning)") } } }
-        let source = opened.store
-        let copier = Copier(source: StoreSource(source), includesModel: !noModel)
-        let selection = selection
-        let copyPlan = try copier.plan(selection)
-        if plan {
-            context.print(Self.describe(copyPlan, model: source.model), terminator: "")
-            return nil
-        }
-        return try copier.clipboard(for: copyPlan, selection: selection)
+        let source = try StoreFormat.openForReading(storeURL, model: chosenModel, options: reading)
+        defer { if !quiet { for warning in source.warnings { context.printError("warning: \(warning)") } } }
+        let copyPlan = try Copier(source: StoreSource(source)).plan(selection)
+        context.print(Self.describe(copyPlan, model: source.model), terminator: "")
+        return nil
     }
 
     /// The text `--plan` prints: objects per entity, then each relationship that leaves the selection.

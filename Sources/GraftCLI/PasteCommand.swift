@@ -129,39 +129,25 @@ struct PasteCommand: ParsableCommand {
             }
         }
         let clipboard = try readClipboard(context)
-        let isNew = !FileAccess.kind(of: storeURL).exists
-        // An existing store is read with the version of the model it was written with.
-        let chosenModel = try model.map { path -> Model in
-            let url = URL(fileURLWithPath: path.path)
-            return isNew
-                ? try ModelLoading.load(url).current : try ModelLoading.model(at: url, forStoreAt: storeURL).model
+        // An existing store is read with the version of the model it was written with; a new one gets the
+        // file's current version.
+        let chosenModel = try model.map {
+            try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
         }
-        let paster = Paster(options: options)
         let report: PasteReport
         do {
-            if isNew {
-                guard let format = StoreFormat.forExtension(storeURL) else {
-                    throw GraftError(
-                        .invalidOperation,
-                        "the store does not exist, and its extension does not say which format to create (.sqlite, .xml or .binary)"
-                    )
-                }
-                guard chosenModel != nil || clipboard.modelContents != nil else {
-                    throw GraftError(
-                        .invalidOperation,
-                        "the store does not exist and the clipboard carries no model to create it with; name one with --model"
-                    )
-                }
-                report = try paster.paste(clipboard, intoNewStoreAt: storeURL, format: format, model: chosenModel)
-            } else {
-                report = try paster.paste(clipboard, intoStoreAt: storeURL, model: chosenModel)
-            }
+            report = try Paster(options: options).paste(clipboard, intoStoreAt: storeURL, model: chosenModel)
+        } catch var error as GraftError where error.code == .invalidOperation && error.message.hasSuffix("; name one") {
+            // A new store without a model: the option that gives one.
+            error.message += " with --model"
+            throw error.namingFile(storeURL.relativePath)
         } catch var error as GraftError {
             // A paste rewrites its target, so it cannot read the target's damaged values as none: point to
             // the rescue instead of an option paste does not have.
             let hint = " (--lenient reads such values as no value, with a warning)"
             if error.message.hasSuffix(hint) {
-                error.message = String(error.message.dropLast(hint.count))
+                error.message =
+                    String(error.message.dropLast(hint.count))
                     + " (the target already holds it; `graft convert --lenient` rescues such a store into a new one)"
             }
             throw error.namingFile(storeURL.relativePath)
@@ -181,7 +167,7 @@ struct PasteCommand: ParsableCommand {
         for note in report.notes { context.printError("note: \(note)") }
         for dropped in report.dangling { context.printError("dropped link to: \(dropped)") }
         for violation in report.violations { context.printError("warning: \(violation)") }
-        context.printError(Self.summary(report, store: into!.path, created: isNew))
+        context.printError(Self.summary(report, store: into!.path))
     }
 
     private func readClipboard(_ context: CommandContext) throws -> Clipboard {
@@ -212,7 +198,7 @@ struct PasteCommand: ParsableCommand {
         }
     }
 
-    static func summary(_ report: PasteReport, store: String, created: Bool) -> String {
+    static func summary(_ report: PasteReport, store: String) -> String {
         var parts = ["inserted \(report.inserted.values.reduce(0, +))" + counts(report.inserted)]
         if !report.merged.isEmpty {
             parts.append("merged \(report.merged.values.reduce(0, +))" + counts(report.merged))
@@ -225,7 +211,7 @@ struct PasteCommand: ParsableCommand {
         if !report.violations.isEmpty {
             parts.append("\(Wording.counted(report.violations.count, "rule")) broken (pasted as they are)")
         }
-        return "Pasted into \(store)\(created ? " (new)" : ""): " + parts.joined(separator: ", ")
+        return "Pasted into \(store)\(report.createdStore ? " (new)" : ""): " + parts.joined(separator: ", ")
     }
 
     static func describe(_ report: PasteReport, store: String) -> String {
