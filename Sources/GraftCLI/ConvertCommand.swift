@@ -48,6 +48,7 @@ struct ConvertCommand: ParsableCommand {
                 help:
                     "Convert stored values that are not of their attribute's type or range (text in an integer column, 70000 for an Integer 16) as no value, with one warning per attribute, instead of failing."
             ),
+            .flag(\.json, name: "json", help: "Print the summary as JSON (warnings included) instead of text."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no progress and no summary."),
         ]
     }
@@ -60,6 +61,7 @@ struct ConvertCommand: ParsableCommand {
     var verify = false
     var omitMissingExternalData = false
     var lenient = false
+    var json = false
     var quiet = false
 
     mutating func validate() throws {
@@ -92,6 +94,10 @@ struct ConvertCommand: ParsableCommand {
         }
         if shown { context.printError("") }
         guard !quiet else { return }
+        if json {
+            context.print(report.json.text(pretty: true))
+            return
+        }
         for warning in report.warnings.prefix(20) { context.printError("warning: \(warning)") }
         if report.warnings.count > 20 { context.printError("warning: … and \(report.warnings.count - 20) more") }
         let seconds = Date().timeIntervalSince(started)

@@ -83,6 +83,11 @@ struct CopyCommand: ParsableCommand {
             .flag(
                 \.plan, name: "plan", help: "Print what would be copied and what would be referenced, and copy nothing."
             ),
+            .flag(
+                \.json, name: "json",
+                help:
+                    "Print the summary (or the --plan) as JSON, warnings included: on standard output when the clipboard goes to a file, else on standard error."
+            ),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -105,6 +110,7 @@ struct CopyCommand: ParsableCommand {
     var lenient = false
     var noModel = false
     var plan = false
+    var json = false
     var quiet = false
 
     mutating func validate() throws {
@@ -160,13 +166,14 @@ struct CopyCommand: ParsableCommand {
         let chosenModel = try model.map {
             try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
         }
-        let clipboard: Clipboard
+        let copied: Copier.StoreCopy
         do {
-            guard let copied = try copy(from: storeURL, model: chosenModel, context) else { return }
-            clipboard = copied
+            guard let result = try copy(from: storeURL, model: chosenModel, context) else { return }
+            copied = result
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)
         }
+        let clipboard = copied.clipboard
         if let outputURL {
             try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
                 try encoding.encode(clipboard) { chunk in try handle.write(contentsOf: Data(chunk)) }
@@ -175,7 +182,13 @@ struct CopyCommand: ParsableCommand {
             try encoding.encode(clipboard) { chunk in context.output.write(bytes: Data(chunk)) }
             context.output.flush()
         }
+        if json {
+            let text = copied.json.text(pretty: true)
+            outputURL == nil ? context.printError(text) : context.print(text)
+            return
+        }
         guard !quiet else { return }
+        for warning in copied.warnings { context.printError("warning: \(warning)") }
         let counts = describeCounts(clipboard.counts)
         context.printError(
             "Copied \(Wording.counted(clipboard.objects.count, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
@@ -183,20 +196,24 @@ struct CopyCommand: ParsableCommand {
                 + (outputURL.map { " to \($0.relativePath)" } ?? ""))
     }
 
-    /// The clipboard, or nil when `--plan` printed what a copy would take instead.
-    private func copy(from storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws -> Clipboard? {
+    /// What was copied, or nil when `--plan` printed what a copy would take instead.
+    private func copy(
+        from storeURL: URL, model chosenModel: Model?, _ context: CommandContext
+    ) throws -> Copier.StoreCopy? {
         let reading = StoreReadOptions(
             valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
         if !plan {
-            let copied = try Copier.copy(
+            return try Copier.copy(
                 storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel)
-            if !quiet { for warning in copied.warnings { context.printError("warning: \(warning)") } }
-            return copied.clipboard
         }
         let source = try StoreFormat.openForReading(storeURL, model: chosenModel, options: reading)
-        defer { if !quiet { for warning in source.warnings { context.printError("warning: \(warning)") } } }
         let copyPlan = try Copier(source: StoreSource(source)).plan(selection)
-        context.print(Self.describe(copyPlan, model: source.model), terminator: "")
+        if json {
+            context.print(copyPlan.json(model: source.model, warnings: source.warnings).text(pretty: true))
+        } else {
+            if !quiet { for warning in source.warnings { context.printError("warning: \(warning)") } }
+            context.print(Self.describe(copyPlan, model: source.model), terminator: "")
+        }
         return nil
     }
 

@@ -71,6 +71,9 @@ struct PasteCommand: ParsableCommand {
             .option(
                 \.maxSize, name: "max-size", valueName: "size",
                 help: "The largest clipboard accepted, in bytes or with K, M or G (enforced while reading)."),
+            .flag(
+                \.json, name: "json",
+                help: "Print the report as JSON (the id map, counts, notes and broken rules) instead of text."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -86,6 +89,7 @@ struct PasteCommand: ParsableCommand {
     var idMap: PathArgument?
     var wait: Double = FileLock.defaultWait
     var maxSize = ByteCount(bytes: PasteCommand.defaultMaxSize)
+    var json = false
     var quiet = false
 
     /// The largest clipboard `paste` reads unless `--max-size` says otherwise: 1 GiB.
@@ -152,14 +156,17 @@ struct PasteCommand: ParsableCommand {
             }
             throw error.namingFile(storeURL.relativePath)
         }
+        if json {
+            if let idMap, !dryRun { try write(idMap: report, to: idMap) }
+            context.print(report.json.text(pretty: true))
+            return
+        }
         if dryRun {
             context.print(Self.describe(report, store: into!.path), terminator: "")
             return
         }
         if let idMap {
-            let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
-            try FileAccess.writeAtomically(
-                Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: idMap.path))
+            try write(idMap: report, to: idMap)
         } else {
             for (id, uri) in report.idMap { context.print("\(id)\t\(uri)") }
         }
@@ -168,6 +175,11 @@ struct PasteCommand: ParsableCommand {
         for dropped in report.dangling { context.printError("dropped link to: \(dropped)") }
         for violation in report.violations { context.printError("warning: \(violation)") }
         context.printError(Self.summary(report, store: into!.path))
+    }
+
+    private func write(idMap report: PasteReport, to path: PathArgument) throws {
+        let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
+        try FileAccess.writeAtomically(Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: path.path))
     }
 
     private func readClipboard(_ context: CommandContext) throws -> Clipboard {

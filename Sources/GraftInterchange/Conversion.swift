@@ -50,6 +50,17 @@ public enum Conversion {
         /// Differences `verify` found (empty when it found none or did not run).
         public var differences: [String]
         public var warnings: [String]
+
+        /// `{"inputFormat", "outputFormat", "objects", "counts": {entity: n}, "differences": […],
+        /// "warnings": […]}`, entities in name order.
+        public var json: JSONValue {
+            .object([
+                ("inputFormat", .string(inputFormat.rawValue)), ("outputFormat", .string(outputFormat.rawValue)),
+                ("objects", .int(Int64(objects))), ("counts", JSONValue.counts(counts)),
+                ("differences", .array(differences.map(JSONValue.string))),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
     }
 
     /// Streams every snapshot of `reader` into `writer` (a concrete writer type, so the per-object call is

@@ -32,6 +32,34 @@ public struct Copier {
         /// The objects read while planning, so that the copy does not read them again.
         var snapshots: [ObjectRef: Snapshot] = [:]
 
+        /// `{"objects", "roots", "counts": {entity: n}, "exits": [{"from", "relationship", "to", "rule"}],
+        /// "warnings": […]}`: objects named `Entity p<key>`, relationships `Entity.relationship`, entities in
+        /// name order; `warnings` are what reading the source had to say.
+        public func json(model: Model, warnings: [String] = []) -> JSONValue {
+            func label(_ ref: ObjectRef) -> JSONValue { .string("\(model.descriptions[ref.entity].name) p\(ref.key)") }
+            var counts: [String: Int] = [:]
+            for ref in objects { counts[model.descriptions[ref.entity].name, default: 0] += 1 }
+            return .object([
+                ("objects", .int(Int64(objects.count))), ("roots", .int(Int64(roots.count))),
+                ("counts", JSONValue.counts(counts)),
+                (
+                    "exits",
+                    .array(
+                        exits.map {
+                            .object([
+                                ("from", label($0.from)),
+                                (
+                                    "relationship",
+                                    .string("\(model.descriptions[$0.from.entity].name).\($0.relationship)")
+                                ),
+                                ("to", label($0.to)), ("rule", .string($0.rule.description)),
+                            ])
+                        })
+                ),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
+
         public struct Exit: Hashable, Sendable {
             public var from: ObjectRef
             public var relationship: String
@@ -272,6 +300,15 @@ extension Copier {
     public struct StoreCopy {
         public var clipboard: Clipboard
         public var warnings: [String]
+
+        /// `{"objects", "counts": {entity: n}, "references", "warnings": […]}`, entities in name order.
+        public var json: JSONValue {
+            .object([
+                ("objects", .int(Int64(clipboard.objects.count))), ("counts", JSONValue.counts(clipboard.counts)),
+                ("references", .int(Int64(clipboard.references.count))),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
     }
 
     /// Copies a selection out of the store document at `url`, never changing it, the fastest way the

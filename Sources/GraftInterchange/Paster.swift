@@ -80,6 +80,30 @@ public struct PasteReport: Sendable {
     public var violations: [RuleViolation] = []
     /// Whether the paste created the store (nothing was at its path).
     public var createdStore = false
+
+    /// `{"dryRun", "createdStore", "inserted": {entity: n}, "merged": {…}, "skipped": {…}, "linked",
+    /// "dangling": […], "notes": […], "violations": [{"entity", "object", "property", "rule", "message"}],
+    /// "idMap": {clipboard id: URI}}`, entities in name order and ids in document order.
+    public var json: JSONValue {
+        .object([
+            ("dryRun", .bool(dryRun)), ("createdStore", .bool(createdStore)),
+            ("inserted", JSONValue.counts(inserted)), ("merged", JSONValue.counts(merged)),
+            ("skipped", JSONValue.counts(skipped)), ("linked", .int(Int64(linked))),
+            ("dangling", .array(dangling.map(JSONValue.string))), ("notes", .array(notes.map(JSONValue.string))),
+            (
+                "violations",
+                .array(
+                    violations.map {
+                        .object([
+                            ("entity", .string($0.entity)), ("object", .string($0.object)),
+                            ("property", .string($0.property)), ("rule", .string($0.rule.rawValue)),
+                            ("message", .string($0.message)),
+                        ])
+                    })
+            ),
+            ("idMap", .object(idMap.map { ($0.id, .string($0.uri)) })),
+        ])
+    }
 }
 
 /// Pastes clipboard documents as new objects: into a store (saved in one step, all or nothing) or into
