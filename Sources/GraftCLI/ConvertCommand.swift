@@ -82,17 +82,12 @@ struct ConvertCommand: ParsableCommand {
                 valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail
             ))
         options.overwrite = force
-        let showProgress = !quiet && context.isErrorTerminal
+        let progress = ProgressLine("converting", context: context, shown: !quiet)
         let started = Date()
-        var shown = false
         let report = try Conversion.convert(from: inputURL, to: outputURL, options: options) { done, total in
-            guard showProgress, done >= 50_000 || shown else { return }
-            shown = true
-            let share = total.map { $0 > 0 ? " (\(done * 100 / $0)%)" : "" } ?? ""
-            context.printError(
-                "\rconverting: \(done)\(total.map { " of \($0)" } ?? "") objects\(share)", terminator: "")
+            progress.update(done, of: total)
         }
-        if shown { context.printError("") }
+        progress.finish()
         guard !quiet else { return }
         if json {
             context.print(report.json.text(pretty: true))

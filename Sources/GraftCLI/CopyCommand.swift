@@ -203,8 +203,11 @@ struct CopyCommand: ParsableCommand {
         let reading = StoreReadOptions(
             valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
         if !plan {
+            let progress = ProgressLine("copying", context: context, shown: !quiet)
+            defer { progress.finish() }
             return try Copier.copy(
-                storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel)
+                storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel
+            ) { done, total in progress.update(done, of: total) }
         }
         let source = try StoreFormat.openForReading(storeURL, model: chosenModel, options: reading)
         let copyPlan = try Copier(source: StoreSource(source)).plan(selection)

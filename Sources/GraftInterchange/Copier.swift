@@ -230,7 +230,12 @@ public struct Copier {
     /// its inheritance tree), so a link can name an object before it is read. Read stores with
     /// ``reader(for:model:options:)`` (or `danglingReferences: .drop`), so that links to objects that do not
     /// exist are left out.
-    public static func copyAll(from reader: any StoreReader, includesModel: Bool = true) throws -> Clipboard {
+    ///
+    /// - Parameter progress: called now and then with the objects copied so far and the total, when known.
+    public static func copyAll(
+        from reader: any StoreReader, includesModel: Bool = true,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> Clipboard {
         let model = reader.model
         let offsets = reader.keyOffsets
         let rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
@@ -246,7 +251,8 @@ public struct Copier {
             return "o\(id)"
         }
         var objects: [Clipboard.Object] = []
-        if let count = reader.objectCount { objects.reserveCapacity(count) }
+        let total = progress == nil ? nil : reader.objectCount
+        if let count = total ?? reader.objectCount { objects.reserveCapacity(count) }
         var used = Set<Int>()
         // Per entity, the attributes and relationships a clipboard carries, resolved once.
         let attributeLists = model.descriptions.map { entity in
@@ -272,7 +278,9 @@ public struct Copier {
                 Clipboard.Object(
                     id: try localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
                     relationships: links))
+            if objects.count % 10_000 == 0 { progress?(objects.count, total) }
         }
+        progress?(objects.count, total)
         return Clipboard(
             entities: entityInfo(model, used: used), versionIdentifiers: model.versionIdentifiers,
             sourceStore: reader.metadata.identifier, roots: objects.map(\.id), objects: objects,
@@ -324,16 +332,19 @@ extension Copier {
     /// try ClipboardEncoding.json.encode(copied.clipboard) { chunk in … }
     /// ```
     ///
-    /// - Parameter model: the store's model; by default its own.
+    /// - Parameters:
+    ///   - model: the store's model; by default its own.
+    ///   - progress: called now and then, on the streaming pass, with the objects copied so far and the
+    ///     total, when known.
     /// - Throws: what opening or reading the store throws; what ``plan(_:)`` throws for the selection.
     public static func copy(
         storeAt url: URL, selection: Selection, model: Model? = nil, options: StoreReadOptions = StoreReadOptions(),
-        includesModel: Bool = true
+        includesModel: Bool = true, progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> StoreCopy {
         if selection.takesEverything {
             let reader = try reader(for: url, model: model, options: options)
             try selection.check(against: reader.model)
-            let clipboard = try copyAll(from: reader, includesModel: includesModel)
+            let clipboard = try copyAll(from: reader, includesModel: includesModel, progress: progress)
             return StoreCopy(clipboard: clipboard, warnings: reader.warnings)
         }
         let store = try StoreFormat.openForReading(url, model: model, options: options)
