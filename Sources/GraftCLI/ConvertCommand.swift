@@ -82,7 +82,7 @@ struct ConvertCommand: ParsableCommand {
                 valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail
             ))
         options.overwrite = force
-        let progress = ProgressLine("converting", context: context, shown: !quiet)
+        let progress = ProgressLine("converting", context: context, shown: !quiet && !json)
         let started = Date()
         let report = try Conversion.convert(from: inputURL, to: outputURL, options: options) { done, total in
             progress.update(done, of: total)

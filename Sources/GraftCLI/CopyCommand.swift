@@ -203,7 +203,7 @@ struct CopyCommand: ParsableCommand {
         let reading = StoreReadOptions(
             valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
         if !plan {
-            let progress = ProgressLine("copying", context: context, shown: !quiet)
+            let progress = ProgressLine("copying", context: context, shown: !quiet && !json)
             defer { progress.finish() }
             return try Copier.copy(
                 storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel

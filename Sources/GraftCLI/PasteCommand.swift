@@ -140,7 +140,11 @@ struct PasteCommand: ParsableCommand {
         }
         let report: PasteReport
         do {
-            report = try Paster(options: options).paste(clipboard, intoStoreAt: storeURL, model: chosenModel)
+            let progress = ProgressLine("pasting", context: context, shown: !quiet && !json)
+            defer { progress.finish() }
+            report = try Paster(options: options).paste(clipboard, intoStoreAt: storeURL, model: chosenModel) {
+                progress.update($0, of: $1)
+            }
         } catch var error as GraftError where error.code == .invalidOperation && error.message.hasSuffix("; name one") {
             // A new store without a model: the option that gives one.
             error.message += " with --model"

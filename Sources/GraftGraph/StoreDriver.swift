@@ -86,20 +86,32 @@ extension StoreDriver {
 
     /// Writes a whole document from `snapshots`: atomically, so that on any error nothing is left at
     /// `url` or beside it.
+    ///
+    /// - Parameter progress: called every 10,000 objects, and at the end, with the objects written so far.
     public func write<S: Sequence<Snapshot>>(
-        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool
+        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool,
+        progress: ((_ done: Int) -> Void)? = nil
     ) throws {
-        try writeHoldingLock(snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite).release()
+        try writeHoldingLock(
+            snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite, progress: progress
+        ).release()
     }
 
-    /// Writes a whole document as ``write(_:to:model:metadata:overwrite:)`` does, and returns the lock on
-    /// the file written, held until released (for a store that keeps its document locked).
+    /// Writes a whole document as ``write(_:to:model:metadata:overwrite:progress:)`` does, and returns the
+    /// lock on the file written, held until released (for a store that keeps its document locked).
     public func writeHoldingLock<S: Sequence<Snapshot>>(
-        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool
+        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool,
+        progress: ((_ done: Int) -> Void)? = nil
     ) throws -> FileLock {
         var writer = try self.writer(at: url, model: model, metadata: metadata, overwrite: overwrite)
         do {
-            for snapshot in snapshots { try writer.write(snapshot) }
+            var done = 0
+            for snapshot in snapshots {
+                try writer.write(snapshot)
+                done += 1
+                if done % 10_000 == 0 { progress?(done) }
+            }
+            progress?(done)
             return try writer.finishHoldingLock()
         } catch {
             writer.cancel()

@@ -181,13 +181,16 @@ public struct Paster {
     /// print(report.createdStore ? "created" : "pasted into", url.path)
     /// ```
     ///
-    /// - Parameter model: the store's model; by default its own (for a new store, the clipboard's).
+    /// - Parameters:
+    ///   - model: the store's model; by default its own (for a new store, the clipboard's).
+    ///   - progress: for a new store, called now and then with the objects written so far and their total.
     /// - Throws: `GraftError.invalidOperation` for a new store whose format the extension does not name
     ///   and no `format` is given, or when no model is given and the clipboard carries none;
     ///   `GraftError.busy` when another writer holds the store longer than the wait; what opening the
     ///   store and ``paste(_:into:)-(_,any PersistentStore)`` throw.
     public func paste(
-        _ clipboard: Clipboard, intoStoreAt url: URL, format: StoreFormat? = nil, model: Model? = nil
+        _ clipboard: Clipboard, intoStoreAt url: URL, format: StoreFormat? = nil, model: Model? = nil,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
         guard FileAccess.kind(of: url).exists else {
             guard let format = format ?? StoreFormat.forExtension(url) else {
@@ -197,7 +200,7 @@ public struct Paster {
                     "the store does not exist, and its extension does not say which format to create ("
                         + extensions.joined(separator: ", ") + ")", context: [.file(url.relativePath)])
             }
-            var report = try paste(clipboard, intoNewStoreAt: url, format: format, model: model)
+            var report = try paste(clipboard, intoNewStoreAt: url, format: format, model: model, progress: progress)
             report.createdStore = true
             return report
         }
@@ -216,10 +219,12 @@ public struct Paster {
     /// - Parameters:
     ///   - format: the document's format.
     ///   - model: the document's model; by default the one the clipboard carries.
+    ///   - progress: called now and then with the objects written so far and their total.
     /// - Throws: `GraftError.alreadyExists` when something is at `url`; `.invalidOperation` when no model
     ///   is given and the clipboard carries none; what ``paste(_:into:)-(_,any PersistentStore)`` throws.
     public func paste(
-        _ clipboard: Clipboard, intoNewStoreAt url: URL, format: StoreFormat, model: Model? = nil
+        _ clipboard: Clipboard, intoNewStoreAt url: URL, format: StoreFormat, model: Model? = nil,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
         guard !FileAccess.kind(of: url).exists else {
             throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
@@ -242,7 +247,10 @@ public struct Paster {
         }
         report.violations = result.violations
         if options.dryRun { return report }
-        try format.driver.write(result.snapshots, to: url, model: model, metadata: metadata, overwrite: false)
+        let total = result.snapshots.count
+        try format.driver.write(
+            result.snapshots, to: url, model: model, metadata: metadata, overwrite: false,
+            progress: progress.map { report in { report($0, total) } })
         report.idMap = result.idMap(model: model, storeIdentifier: metadata.identifier)
         return report
     }
