@@ -18,20 +18,22 @@ import Foundation
 ///     if case .dictionary(let start, let count) = try plist.object(plist.topObject) { … }
 /// }
 /// ```
+@usableFromInline
 package struct BinaryPlistView {
-    package let bytes: UnsafeRawBufferPointer
+    @usableFromInline package let bytes: UnsafeRawBufferPointer
     /// What the bytes are, at the start of every message ("binary property list", "object map").
-    package let name: String
+    @usableFromInline package let name: StaticString
     /// Where these bytes start in their file, for error messages.
-    package let baseOffset: Int
-    package let offsetSize: Int
-    package let referenceSize: Int
-    package let objectCount: Int
-    package let topObject: Int
+    @usableFromInline package let baseOffset: Int
+    @usableFromInline package let offsetSize: Int
+    @usableFromInline package let referenceSize: Int
+    @usableFromInline package let objectCount: Int
+    @usableFromInline package let topObject: Int
     /// Where the offset table starts: objects lie in `8 ..< offsetTableStart`.
-    package let offsetTableStart: Int
+    @usableFromInline package let offsetTableStart: Int
 
     /// One object's type and value, or where its contents lie; nothing is copied.
+    @usableFromInline
     package enum Object {
         case integer(Int64)
         /// An integer above `Int64.max` (a 16-byte integer).
@@ -73,7 +75,9 @@ package struct BinaryPlistView {
     /// must fit in the bytes, and the reference size must tell every object apart.
     ///
     /// - Throws: `GraftError.malformedInput` (`.unsupportedFormat` for another version).
-    package init(_ bytes: UnsafeRawBufferPointer, name: String = "binary property list", baseOffset: Int = 0) throws {
+    package init(
+        _ bytes: UnsafeRawBufferPointer, name: StaticString = "binary property list", baseOffset: Int = 0
+    ) throws {
         self.bytes = bytes
         self.name = name
         self.baseOffset = baseOffset

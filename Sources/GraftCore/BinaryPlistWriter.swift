@@ -2,6 +2,7 @@ import Foundation
 
 /// Where a ``BinaryPlistWriter`` puts its bytes: a growing buffer, or one that hands full chunks on to a
 /// file or a sink.
+@usableFromInline
 package protocol BinaryPlistOutput {
     /// The offset of the next byte from the start of the property list, counting bytes handed on.
     var position: Int { get }
@@ -55,8 +56,10 @@ extension [UInt8]: BinaryPlistOutput {
 /// Each object is numbered as it is written (or *reserved* first and written later) and only its
 /// offset is kept, as a compact log of a byte or two an object, so a writer that streams its output
 /// grows by little more than that. A container lists references to objects by number, written before
-/// or after it. Integers, counts and offsets take the fewest of 1, 2, 4 or 8 bytes that hold them,
-/// as Apple's CFBinaryPList writes them; the reference size is the caller's, fixed up front.
+/// or after it. Integers and counts take the fewest of 1, 2, 4 or 8 bytes that hold them, and offsets
+/// the fewest that reach the offset table, as Apple's CFBinaryPList writes them. The reference size is
+/// the caller's, fixed up front: Apple's writer takes the fewest bytes that hold the number of objects
+/// (not the largest number), and its reader refuses fewer.
 ///
 /// For example:
 ///
@@ -68,17 +71,17 @@ extension [UInt8]: BinaryPlistOutput {
 /// try writer.finish(top: top)
 /// let data = Data(writer.output)
 /// ```
+@usableFromInline
 package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
-    package var output: Output
+    @usableFromInline package var output: Output
     /// How many bytes each object reference takes.
-    package let referenceSize: Int
+    @usableFromInline package let referenceSize: Int
     /// The number of objects numbered so far.
-    package private(set) var objectCount = 0
+    @usableFromInline package var objectCount = 0
     /// Each object's offset, in object order: the distance from the previous object written in turn
     /// (LEB128, at least 1), or 0 for an object reserved to be written later.
     @usableFromInline var offsetLog = ByteLog()
     @usableFromInline var lastOffset = 0
-    @usableFromInline var largestOffset = 0
     /// Reserved objects in object order, and their offsets once written (0 until then). Offsets are
     /// kept in 32 bits, so a reserved object must be written in the first 4 GiB.
     @usableFromInline var reservedObjects: [UInt32] = []
@@ -112,7 +115,6 @@ package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
         let offset = output.position
         offsetLog.appendLEB128(UInt64(offset &- lastOffset))
         lastOffset = offset
-        if offset > largestOffset { largestOffset = offset }
         objectCount &+= 1
         return objectCount &- 1
     }
@@ -148,7 +150,6 @@ package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
                 "property-list object \(object) would lie beyond 4 GiB, where reserved objects cannot")
         }
         reservedOffsets[low] = UInt32(offset)
-        if offset > largestOffset { largestOffset = offset }
     }
 
     // MARK: Parts of objects
@@ -196,8 +197,14 @@ package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
     /// Writes an ASCII string of these bytes (the caller knows they are ASCII).
     @inlinable
     package mutating func asciiString(_ bytes: UnsafeRawBufferPointer) -> Int {
+        counted(BinaryMarker.asciiString, bytes)
+    }
+
+    /// Writes an object of these bytes, counted after its marker.
+    @inlinable @inline(__always)
+    mutating func counted(_ marker: UInt8, _ bytes: UnsafeRawBufferPointer) -> Int {
         let object = beginObject()
-        header(BinaryMarker.asciiString, count: bytes.count)
+        header(marker, count: bytes.count)
         output.appendBytes(bytes)
         return object
     }
@@ -289,10 +296,7 @@ package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
     /// Writes a data object.
     @inlinable
     package mutating func data(_ bytes: UnsafeRawBufferPointer) -> Int {
-        let object = beginObject()
-        header(BinaryMarker.data, count: bytes.count)
-        output.appendBytes(bytes)
-        return object
+        counted(BinaryMarker.data, bytes)
     }
 
     @inlinable
@@ -344,14 +348,16 @@ package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
             throw GraftError(
                 .invalidOperation, "property-list object \(reservedObjects[unwritten]) was reserved but never written")
         }
-        if referenceSize < 8 && objectCount > 1 << (8 * referenceSize) {
+        // CoreFoundation refuses references that cannot hold the number of objects.
+        if referenceSize < 8 && objectCount >= 1 << (8 * referenceSize) {
             throw GraftError(
                 .invalidOperation,
                 "\(objectCount) property-list objects cannot be told apart with "
                     + "\(referenceSize)-byte references")
         }
+        // Offsets as wide as the offset table's own offset, as CoreFoundation writes and reads them.
         let tableStart = output.position
-        let offsetSize = Self.byteCount(UInt64(largestOffset))
+        let offsetSize = Self.byteCount(UInt64(tableStart))
         var reader = offsetLog.reader()
         var offset = 0
         var reserved = 0
@@ -381,12 +387,13 @@ package struct BinaryPlistWriter<Output: BinaryPlistOutput> {
 
 /// An append-only run of bytes kept in chunks of 1 MiB, so that it grows without copying (and
 /// without the doubled peak of a growing array).
+@usableFromInline
 package struct ByteLog {
     @usableFromInline static var chunkSize: Int { 1 << 20 }
     @usableFromInline var full: [[UInt8]] = []
     @usableFromInline var current: [UInt8] = []
 
-    package init() {}
+    @inlinable package init() {}
 
     @inlinable @inline(__always)
     package mutating func append(byte: UInt8) {
@@ -416,6 +423,7 @@ package struct ByteLog {
     package func reader() -> Reader { Reader(chunks: full + [current]) }
 
     /// Reads a log from its start.
+    @usableFromInline
     package struct Reader {
         @usableFromInline let chunks: [[UInt8]]
         @usableFromInline var chunk = 0

@@ -4,9 +4,11 @@ extension BinaryPropertyList {
     /// Encodes a property list in the binary format (`bplist00`).
     ///
     /// Equal strings, numbers, dates, data and UIDs are written once and shared; arrays and
-    /// dictionaries are written as often as they occur. Integers, offsets and object references use
-    /// the fewest bytes that hold them. ASCII strings are written as ASCII, others as UTF-16, as
-    /// Apple's writer does; reals are always 8 bytes, so every value survives a round trip exactly.
+    /// dictionaries are written as often as they occur. Integers use the fewest bytes that hold them,
+    /// offsets the fewest that reach the offset table and references the fewest that hold the number of
+    /// objects, as Apple's CFBinaryPList picks them (its reader refuses narrower ones). ASCII strings
+    /// are written as ASCII, others as UTF-16, as Apple's writer does; reals are always 8 bytes, so
+    /// every value survives a round trip exactly.
     ///
     /// For example:
     ///
@@ -69,7 +71,8 @@ struct BinaryPlistTreeWriter {
     // MARK: Writing
 
     private func write() -> Data {
-        let referenceSize = BinaryPlistWriter<[UInt8]>.byteCount(UInt64(objects.count - 1))
+        // References as wide as the number of objects, as CFBinaryPList writes them.
+        let referenceSize = BinaryPlistWriter<[UInt8]>.byteCount(UInt64(objects.count))
         var writer = BinaryPlistWriter(output: [UInt8](), referenceSize: referenceSize)
         writer.output.reserveCapacity(8 + objects.count * 4 + references.count * referenceSize + 32)
         for index in objects.indices {

@@ -29,6 +29,7 @@ public enum BinaryPropertyList {
 }
 
 /// Object markers: the high four bits of an object's first byte (and the few whole bytes that are values).
+@usableFromInline
 package enum BinaryMarker {
     @inlinable package static var simple: UInt8 { 0x0 }  // null, false, true, fill
     @inlinable package static var integer: UInt8 { 0x1 }

@@ -34,7 +34,7 @@ struct ClipboardBinaryPlistWriter {
         plist = BinaryPlistWriter(
             output: output,
             referenceSize: BinaryPlistWriter<ClipboardOutput>.byteCount(
-                UInt64(max(Self.objectBound(clipboard) - 1, 0))))
+                UInt64(Self.objectBound(clipboard))))
         entityNames = Array(repeating: nil, count: schema.entities.count)
         attributeNames = schema.entities.map { Array(repeating: nil, count: $0.attributeNames.count) }
         relationshipNames = schema.entities.map { Array(repeating: nil, count: $0.relationships.count) }
@@ -42,21 +42,21 @@ struct ClipboardBinaryPlistWriter {
 
     mutating func write() throws {
         var top: [(Int, Int)] = []
-        top.append((sharedString(ClipboardKey.format), string(Clipboard.formatName)))
-        top.append((sharedString(ClipboardKey.version), integer(Int64(Clipboard.formatVersion))))
+        top.append((plist.sharedString(ClipboardKey.format), plist.string(Clipboard.formatName)))
+        top.append((plist.sharedString(ClipboardKey.version), plist.integer(Int64(Clipboard.formatVersion))))
         var declarationKeys: [Int] = []
         var declarationValues: [Int] = []
         for entry in ClipboardDeclaration.entries(.binaryPlist) {
-            declarationKeys.append(sharedString(entry.key))
-            declarationValues.append(string(entry.value))
+            declarationKeys.append(plist.sharedString(entry.key))
+            declarationValues.append(plist.string(entry.value))
         }
-        top.append((sharedString(ClipboardKey.encoding), dictionary(declarationKeys, declarationValues)))
-        top.append((sharedString(ClipboardKey.model), writeModel()))
+        top.append((plist.sharedString(ClipboardKey.encoding), dictionary(declarationKeys, declarationValues)))
+        top.append((plist.sharedString(ClipboardKey.model), writeModel()))
         if let store = clipboard.sourceStore {
-            let storeKey = sharedString("store")
-            top.append((sharedString(ClipboardKey.source), dictionary([storeKey], [string(store)])))
+            let storeKey = plist.sharedString("store")
+            top.append((plist.sharedString(ClipboardKey.source), dictionary([storeKey], [plist.string(store)])))
         }
-        top.append((sharedString(ClipboardKey.roots), stringArray(clipboard.roots)))
+        top.append((plist.sharedString(ClipboardKey.roots), stringArray(clipboard.roots)))
         var objectList: [Int] = []
         objectList.reserveCapacity(clipboard.objects.count)
         var last = -1
@@ -64,13 +64,13 @@ struct ClipboardBinaryPlistWriter {
             objectList.append(try writeObject(object, last: &last))
             try output.flushIfFull()
         }
-        top.append((sharedString(ClipboardKey.objects), array(objectList)))
+        top.append((plist.sharedString(ClipboardKey.objects), array(objectList)))
         objectList.removeAll(keepingCapacity: true)
         for reference in clipboard.references {
             objectList.append(try writeReference(reference, last: &last))
             try output.flushIfFull()
         }
-        top.append((sharedString(ClipboardKey.references), array(objectList)))
+        top.append((plist.sharedString(ClipboardKey.references), array(objectList)))
         try plist.finish(top: dictionary(top.map(\.0), top.map(\.1)))
     }
 
@@ -97,33 +97,36 @@ struct ClipboardBinaryPlistWriter {
             for attribute in entity.attributes {
                 attributeList.append(
                     dictionary(
-                        [sharedString("name"), sharedString("type")],
-                        [string(attribute.name), sharedString(ClipboardValues.typeName(attribute.type))]))
+                        [plist.sharedString("name"), plist.sharedString("type")],
+                        [plist.string(attribute.name), plist.sharedString(ClipboardValues.typeName(attribute.type))]))
             }
             var relationshipList: [Int] = []
             for relationship in entity.relationships {
                 relationshipList.append(
                     dictionary(
-                        [sharedString("name"), sharedString("toMany"), sharedString("ordered")],
-                        [string(relationship.name), bool(relationship.isToMany), bool(relationship.isOrdered)]))
+                        [plist.sharedString("name"), plist.sharedString("toMany"), plist.sharedString("ordered")],
+                        [
+                            plist.string(relationship.name), plist.sharedBool(relationship.isToMany),
+                            plist.sharedBool(relationship.isOrdered),
+                        ]))
             }
-            let name = string(entity.name)
+            let name = plist.string(entity.name)
             entityNames[index] = name
             entityList.append(
                 dictionary(
                     [
-                        sharedString("name"), sharedString("versionHash"), sharedString("attributes"),
-                        sharedString("relationships"),
+                        plist.sharedString("name"), plist.sharedString("versionHash"), plist.sharedString("attributes"),
+                        plist.sharedString("relationships"),
                     ],
-                    [name, data(entity.versionHash), array(attributeList), array(relationshipList)]))
+                    [name, plist.data(entity.versionHash), array(attributeList), array(relationshipList)]))
         }
         let entities = array(entityList)
         let identifiers = stringArray(clipboard.versionIdentifiers)
-        var modelKeys = [sharedString("entities"), sharedString("versionIdentifiers")]
+        var modelKeys = [plist.sharedString("entities"), plist.sharedString("versionIdentifiers")]
         var modelValues = [entities, identifiers]
         if let contents = clipboard.modelContents {
-            modelKeys.append(sharedString("contents"))
-            modelValues.append(data(contents))
+            modelKeys.append(plist.sharedString("contents"))
+            modelValues.append(plist.data(contents))
         }
         return dictionary(modelKeys, modelValues)
     }
@@ -132,7 +135,7 @@ struct ClipboardBinaryPlistWriter {
         let index = schema.entity(named: object.entity, last: last)!
         last = index
         let entity = schema.entities[index]
-        let id = string(object.id)
+        let id = plist.string(object.id)
         let attributes = try writeValues(object.attributes, entity: index, id: object.id)
         // Relationships: each to-one as the target's id, each to-many (and each to-one without a target)
         // as an array of ids.
@@ -143,10 +146,10 @@ struct ClipboardBinaryPlistWriter {
             let position = entity.relationship(named: link.name, hint: &hint)!
             keys.append(relationshipName(index, position))
             if !entity.relationships[position].isToMany && link.targets.count == 1 {
-                values.append(string(link.targets[0]))
+                values.append(plist.string(link.targets[0]))
             } else {
                 elements.removeAll(keepingCapacity: true)
-                for target in link.targets { elements.append(string(target)) }
+                for target in link.targets { elements.append(plist.string(target)) }
                 values.append(array(elements))
             }
         }
@@ -169,13 +172,13 @@ struct ClipboardBinaryPlistWriter {
     private mutating func writeReference(_ reference: Clipboard.Reference, last: inout Int) throws -> Int {
         let index = schema.entity(named: reference.entity, last: last)!
         last = index
-        let id = string(reference.id)
+        let id = plist.string(reference.id)
         let identity = try writeValues(reference.identity, entity: index, id: reference.id)
         var keyList = [fixedKey(.id), fixedKey(.entity), fixedKey(.identity)]
         var valueList = [id, entityName(index), identity]
         if let uri = reference.uri {
             keyList.append(fixedKey(.uri))
-            valueList.append(string(uri))
+            valueList.append(plist.string(uri))
         }
         return dictionary(keyList, valueList)
     }
@@ -200,7 +203,7 @@ struct ClipboardBinaryPlistWriter {
     private mutating func fixedKey(_ key: FixedKey) -> Int {
         let written = fixedKeys[key.rawValue]
         if written >= 0 { return written }
-        let new = sharedString(key.text)
+        let new = plist.sharedString(key.text)
         fixedKeys[key.rawValue] = new
         return new
     }
@@ -243,7 +246,7 @@ struct ClipboardBinaryPlistWriter {
 
     private mutating func entityName(_ entity: Int) -> Int {
         if let written = entityNames[entity] { return written }
-        let written = string(schema.entities[entity].name)
+        let written = plist.string(schema.entities[entity].name)
         entityNames[entity] = written
         return written
     }
@@ -251,7 +254,7 @@ struct ClipboardBinaryPlistWriter {
     @inline(__always)
     private mutating func attributeName(_ entity: Int, _ attribute: Int) -> Int {
         if let written = attributeNames[entity][attribute] { return written }
-        let written = string(schema.entities[entity].attributeNames[attribute])
+        let written = plist.string(schema.entities[entity].attributeNames[attribute])
         attributeNames[entity][attribute] = written
         return written
     }
@@ -259,22 +262,12 @@ struct ClipboardBinaryPlistWriter {
     @inline(__always)
     private mutating func relationshipName(_ entity: Int, _ relationship: Int) -> Int {
         if let written = relationshipNames[entity][relationship] { return written }
-        let written = string(schema.entities[entity].relationshipNames[relationship])
+        let written = plist.string(schema.entities[entity].relationshipNames[relationship])
         relationshipNames[entity][relationship] = written
         return written
     }
 
     // MARK: Objects
-
-    private mutating func sharedString(_ text: String) -> Int { plist.sharedString(text) }
-
-    private mutating func string(_ text: String) -> Int { plist.string(text) }
-
-    private mutating func integer(_ value: Int64) -> Int { plist.integer(value) }
-
-    private mutating func bool(_ value: Bool) -> Int { plist.sharedBool(value) }
-
-    private mutating func data(_ bytes: Data) -> Int { plist.data(bytes) }
 
     private mutating func stringArray(_ strings: [String]) -> Int {
         var list: [Int] = []
