@@ -210,19 +210,13 @@ package struct BinaryPlistView {
             try need(offset &+ 1, 8, for: "a date", at: offset)
             return .date(Double(bitPattern: Self.readUInt64(bytes, at: offset &+ 1, size: 8)))
         case BinaryMarker.data:
-            let (count, start) = try count(at: offset)
-            try need(start, count, for: "\(count) bytes of data", at: offset)
+            let (start, count) = try contents(at: offset, type: BinaryMarker.data)
             return .data(start: start, count: count)
         case BinaryMarker.asciiString, BinaryMarker.utf8String:
-            let (count, start) = try count(at: offset)
-            try need(start, count, for: "a string of \(count) bytes", at: offset)
+            let (start, count) = try contents(at: offset, type: BinaryMarker.asciiString)
             return .asciiString(start: start, count: count)
         case BinaryMarker.utf16String:
-            let (count, start) = try count(at: offset)
-            guard count <= (offsetTableStart &- start) / 2 else {
-                throw failure(
-                    "a UTF-16 string of \(count) characters runs past the end of the object area", at: offset)
-            }
+            let (start, count) = try contents(at: offset, type: BinaryMarker.utf16String)
             return .utf16String(start: start, count: count)
         case BinaryMarker.uid:
             let size = low &+ 1
@@ -232,19 +226,42 @@ package struct BinaryPlistView {
             try need(offset &+ 1, size, for: "a \(size)-byte UID", at: offset)
             return .uid(Self.readUInt64(bytes, at: offset &+ 1, size: size))
         case BinaryMarker.array, BinaryMarker.orderedSet, BinaryMarker.set:
-            let (count, start) = try count(at: offset)
-            try needReferences(start, count, at: offset)
+            let (start, count) = try contents(at: offset, type: BinaryMarker.array)
             return .array(start: start, count: count)
         case BinaryMarker.dictionary:
-            let (count, start) = try count(at: offset)
-            guard count <= Int.max / 2 else {
-                throw failure("a dictionary of \(count) entries is impossibly large", at: offset)
-            }
-            try needReferences(start, 2 &* count, at: offset)
+            let (start, count) = try contents(at: offset, type: BinaryMarker.dictionary)
             return .dictionary(start: start, count: count)
         default:
             throw markerFailure(reference, at: offset)
         }
+    }
+
+    /// Where the contents of the counted object at `offset` start and how many units they hold (bytes,
+    /// UTF-16 units, references or entries), checked to lie among the objects. `type` is the kind of
+    /// object the caller has seen in the marker's high four bits (an array for sets, a single-byte
+    /// string for UTF-8).
+    @inlinable @inline(__always)
+    package func contents(at offset: Int, type: UInt8) throws -> (start: Int, count: Int) {
+        let (count, start) = try count(at: offset)
+        switch type {
+        case BinaryMarker.array:
+            try needReferences(start, count, at: offset)
+        case BinaryMarker.dictionary:
+            guard count <= Int.max / 2 else {
+                throw failure("a dictionary of \(count) entries is impossibly large", at: offset)
+            }
+            try needReferences(start, 2 &* count, at: offset)
+        case BinaryMarker.utf16String:
+            guard count <= (offsetTableStart &- start) / 2 else {
+                throw failure(
+                    "a UTF-16 string of \(count) characters runs past the end of the object area", at: offset)
+            }
+        default:
+            try need(
+                start, count, for: type == BinaryMarker.data ? "\(count) bytes of data" : "a string of \(count) bytes",
+                at: offset)
+        }
+        return (start, count)
     }
 
     /// The integer at `offset`: 1, 2 and 4-byte integers are unsigned, 8-byte ones signed, 16-byte ones

@@ -6,8 +6,8 @@ import GraftModel
 /// reader follows references only where the shape says (never recursing into arbitrary containers) and
 /// types each value by the model, without building a property-list tree.
 ///
-/// Every offset, count and reference is checked against the data. Keys and values may be shared or not,
-/// and dictionaries may list their keys in any order.
+/// The bytes are read through GraftCore's ``BinaryPlistView``, which checks every offset, count and reference
+/// against the data. Keys and values may be shared or not, and dictionaries may list their keys in any order.
 struct ClipboardBinaryPlistReader {
     private let view: BinaryPlistView
     private var schema: ClipboardSchema?
@@ -489,9 +489,10 @@ struct ClipboardBinaryPlistReader {
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> DictionaryView {
         let offset = try view.offset(of: reference)
-        guard view.bytes[offset] >> 4 == BinaryMarker.dictionary,
-            case .dictionary(let start, let count) = try view.object(at: offset, reference: reference)
-        else { throw mismatch(what(), "a dictionary", reference, at: offset, context: context()) }
+        guard view.bytes[offset] >> 4 == BinaryMarker.dictionary else {
+            throw mismatch(what(), "a dictionary", reference, at: offset, context: context())
+        }
+        let (start, count) = try view.contents(at: offset, type: BinaryMarker.dictionary)
         return DictionaryView(view: view, count: count, start: start)
     }
 
@@ -499,9 +500,10 @@ struct ClipboardBinaryPlistReader {
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> ArrayView {
         let offset = try view.offset(of: reference)
-        guard view.bytes[offset] >> 4 == BinaryMarker.array,
-            case .array(let start, let count) = try view.object(at: offset, reference: reference)
-        else { throw mismatch(what(), "an array", reference, at: offset, context: context()) }
+        guard view.bytes[offset] >> 4 == BinaryMarker.array else {
+            throw mismatch(what(), "an array", reference, at: offset, context: context())
+        }
+        let (start, count) = try view.contents(at: offset, type: BinaryMarker.array)
         return ArrayView(view: view, count: count, start: start)
     }
 
@@ -527,15 +529,12 @@ struct ClipboardBinaryPlistReader {
         -> UnsafeRawBufferPointer
     {
         let offset = try view.offset(of: reference)
-        let marker = view.bytes[offset] >> 4
-        guard
-            marker == BinaryMarker.asciiString || marker == BinaryMarker.utf8String
-                || marker == BinaryMarker.utf16String
-        else { throw mismatch(what(), "a string", reference, at: offset, context: context()) }
-        switch try view.object(at: offset, reference: reference) {
-        case .asciiString(let start, let count):
+        switch view.bytes[offset] >> 4 {
+        case BinaryMarker.asciiString, BinaryMarker.utf8String:
+            let (start, count) = try view.contents(at: offset, type: BinaryMarker.asciiString)
             return view.bytes(start, count)
-        case .utf16String(let start, let count):
+        case BinaryMarker.utf16String:
+            let (start, count) = try view.contents(at: offset, type: BinaryMarker.utf16String)
             scratch.removeAll()
             let scratch = scratch
             guard view.transcodeUTF16(start, count, { scratch.append($0) }) else {
@@ -567,9 +566,10 @@ struct ClipboardBinaryPlistReader {
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> Data {
         let offset = try view.offset(of: reference)
-        guard view.bytes[offset] >> 4 == BinaryMarker.data,
-            case .data(let start, let count) = try view.object(at: offset, reference: reference)
-        else { throw mismatch(what(), "data", reference, at: offset, context: context()) }
+        guard view.bytes[offset] >> 4 == BinaryMarker.data else {
+            throw mismatch(what(), "data", reference, at: offset, context: context())
+        }
+        let (start, count) = try view.contents(at: offset, type: BinaryMarker.data)
         return view.data(start, count)
     }
 
