@@ -89,25 +89,29 @@ struct ArchiveStream {
     @inline(__always)
     private mutating func flushIfNeeded() throws { try plist.output.flushIfFull() }
 
+    /// Writes one object, after handing full chunks to the file.
+    @inline(__always)
+    private mutating func write(_ object: (inout BinaryPlistWriter<FileOutput>) -> Int) throws -> Ref {
+        try flushIfNeeded()
+        return Ref(truncatingIfNeeded: object(&plist))
+    }
+
     /// A number for an object to be written later with ``writeInteger(_:at:)``.
     mutating func reserve() throws -> Ref {
         Ref(truncatingIfNeeded: plist.reserve())
     }
 
     mutating func string(_ string: String) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.string(string))
+        try write { $0.string(string) }
     }
 
     /// One string object per distinct name (keys, class names, entity and relationship names).
     mutating func sharedString(_ name: String) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.sharedString(name))
+        try write { $0.sharedString(name) }
     }
 
     mutating func integer(_ value: Int64) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.integer(value))
+        try write { $0.integer(value) }
     }
 
     /// Writes a reserved object as an integer.
@@ -117,34 +121,28 @@ struct ArchiveStream {
     }
 
     mutating func real(_ value: Double) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.real(value))
+        try write { $0.real(value) }
     }
 
     mutating func bool(_ value: Bool) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.sharedBool(value))
+        try write { $0.sharedBool(value) }
     }
 
     mutating func data(_ value: Data) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.data(value))
+        try write { $0.data(value) }
     }
 
     /// A data object of the given bytes.
     mutating func data(bytes: UnsafeRawBufferPointer) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.data(bytes))
+        try write { $0.data(bytes) }
     }
 
     mutating func array(_ elements: [Ref]) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.array(elements))
+        try write { $0.array(elements) }
     }
 
     mutating func dictionary(keys: [Ref], values: [Ref]) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.dictionary(keys: keys, values: values))
+        try write { $0.dictionary(keys: keys, values: values) }
     }
 
     // MARK: Archive objects
@@ -160,8 +158,7 @@ struct ArchiveStream {
 
     /// A new UID object referring to `uid`, to store in a field or collection.
     mutating func reference(to uid: UID) throws -> Ref {
-        try flushIfNeeded()
-        return Ref(truncatingIfNeeded: plist.uid(uid))
+        try write { $0.uid(uid) }
     }
 
     /// One UID object per archive entry that many objects refer to (`$null`, names, classes).
