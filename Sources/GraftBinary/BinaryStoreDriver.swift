@@ -32,8 +32,4 @@ public struct BinaryStoreDriver: StoreDriver {
     public func open(_ url: URL, model: Model?, wait: TimeInterval, exclusive: Bool) throws -> any PersistentStore {
         try BinaryStore.open(url: url, model: model, wait: wait, exclusive: exclusive)
     }
-
-    public func openForReading(_ url: URL, model: Model?, options: StoreReadOptions) throws -> any PersistentStore {
-        try InMemoryStore.readOnly(reader(at: url, model: model, options: options), at: url)
-    }
 }

@@ -78,6 +78,12 @@ extension StoreDriver {
     public var hasOneKeySequence: Bool { false }
     public var sideFileSuffixes: [String] { [] }
 
+    /// By default, the whole document read into memory through ``reader(at:model:options:)``, its saves
+    /// failing: right for whole-document formats (XML, binary).
+    public func openForReading(_ url: URL, model: Model?, options: StoreReadOptions) throws -> any PersistentStore {
+        try InMemoryStore.readOnly(reader(at: url, model: model, options: options), at: url)
+    }
+
     public func storedValueCheck(
         of stored: any StoreReader, readWith read: any StoreReader
     ) -> (

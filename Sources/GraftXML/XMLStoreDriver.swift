@@ -31,8 +31,4 @@ public struct XMLStoreDriver: StoreDriver {
     public func open(_ url: URL, model: Model?, wait: TimeInterval, exclusive: Bool) throws -> any PersistentStore {
         try XMLStore.open(url: url, model: model, wait: wait, exclusive: exclusive)
     }
-
-    public func openForReading(_ url: URL, model: Model?, options: StoreReadOptions) throws -> any PersistentStore {
-        try InMemoryStore.readOnly(reader(at: url, model: model, options: options), at: url)
-    }
 }
