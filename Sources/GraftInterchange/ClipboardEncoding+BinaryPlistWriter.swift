@@ -12,7 +12,7 @@ import GraftModel
 struct ClipboardBinaryPlistWriter {
     let clipboard: Clipboard
     let schema: ClipboardSchema
-    let output: ClipboardOutput
+    let output: ByteBuffer
 
     /// The offset of every object written, by object number.
     private var offsets: [Int] = []
@@ -30,9 +30,9 @@ struct ClipboardBinaryPlistWriter {
     private var elements: [Int] = []
     private var fixedKeys = [Int](repeating: -1, count: 6)
     /// Where decimals are formatted before they are written (their header needs the length).
-    private let decimalText = ClipboardOutput(sink: nil)
+    private let decimalText = ByteBuffer(capacity: 1 << 16)
 
-    init(clipboard: Clipboard, schema: ClipboardSchema, output: ClipboardOutput) {
+    init(clipboard: Clipboard, schema: ClipboardSchema, output: ByteBuffer) {
         self.clipboard = clipboard
         self.schema = schema
         self.output = output
@@ -81,7 +81,7 @@ struct ClipboardBinaryPlistWriter {
         let offsetSize = Self.byteCount(UInt64(offsets.last ?? 0))
         for offset in offsets {
             bigEndian(UInt64(offset), size: offsetSize)
-            if output.count >= ClipboardOutput.chunkSize { try output.flushIfFull() }
+            if output.count >= ByteBuffer.chunkSize { try output.flushIfFull() }
         }
         output.append(repeating: 0, count: 6)
         output.append(UInt8(offsetSize))
@@ -249,7 +249,7 @@ struct ClipboardBinaryPlistWriter {
         case .date(let date): return real(date.timeIntervalSinceReferenceDate)
         case .decimal(let decimal):
             decimalText.removeAll()
-            ClipboardDecimal.append(decimal, to: decimalText)
+            NumberText.append(decimal, to: decimalText)
             offsets.append(output.position)
             header(0x5, count: decimalText.count)
             output.append(UnsafeRawBufferPointer(start: decimalText.base, count: decimalText.count))

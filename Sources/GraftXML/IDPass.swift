@@ -1,4 +1,4 @@
-import CLibXML2
+internal import CLibXML2
 import Foundation
 import GraftCore
 
@@ -228,9 +228,9 @@ final class SchemaCollector {
         let bytes = idrefs.bytePointer
         var index = 0
         while index < idrefs.count {
-            while index < idrefs.count && Bytes.isSpace(bytes[index]) { index += 1 }
+            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
             let start = index
-            while index < idrefs.count && !Bytes.isSpace(bytes[index]) { index += 1 }
+            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
             guard index > start else { continue }
             if let target = ids.lookup(bytes + start, index - start) {
                 if Int32(target.entity) != destination {

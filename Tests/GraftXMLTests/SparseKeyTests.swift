@@ -1,4 +1,5 @@
 import Foundation
+import GraftCore
 import GraftModel
 import GraftTestSupport
 import Testing
