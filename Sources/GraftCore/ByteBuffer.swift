@@ -27,13 +27,20 @@ import Foundation
 /// It is a class so that its storage has one owner; the hot fields skip Swift's dynamic exclusivity
 /// checks, which would otherwise cost more than the appends themselves. The appends are inlinable, so
 /// that they cost no call in the modules that use them.
-package final class ByteBuffer {
+@_spi(GraftInternal) public final class ByteBuffer {
     /// How much a buffer with a sink gathers before it hands it on.
-    package static let chunkSize = 256 * 1024
+    public static let chunkSize = 256 * 1024
 
-    @exclusivity(unchecked) @usableFromInline package internal(set) var base: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) @usableFromInline package internal(set) var count = 0
-    @exclusivity(unchecked) @usableFromInline package internal(set) var capacity: Int
+    @exclusivity(unchecked) @usableFromInline var storage: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) @usableFromInline var used = 0
+    @exclusivity(unchecked) @usableFromInline var allocated: Int
+
+    /// The first byte.
+    @inlinable public var base: UnsafeMutablePointer<UInt8> { storage }
+    /// How many bytes the buffer holds.
+    @inlinable public var count: Int { used }
+    /// How many bytes it has room for before it grows.
+    @inlinable public var capacity: Int { allocated }
     /// Bytes already handed to the sink.
     @exclusivity(unchecked) package private(set) var flushed = 0
     @usableFromInline let sink: ((UnsafeRawBufferPointer) throws -> Void)?
@@ -44,158 +51,158 @@ package final class ByteBuffer {
     ///   the bytes are valid only during the call.
     package init(capacity: Int = 4096, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil) {
         self.sink = sink
-        self.capacity = max(capacity, sink == nil ? 16 : Self.chunkSize + (1 << 16))
-        base = Self.allocate(self.capacity)
+        allocated = max(capacity, sink == nil ? 16 : Self.chunkSize + (1 << 16))
+        storage = Self.allocate(self.allocated)
     }
 
-    deinit { free(base) }
+    deinit { free(storage) }
 
     private static func allocate(_ capacity: Int) -> UnsafeMutablePointer<UInt8> {
         guard let memory = malloc(capacity) else { fatalError("out of memory for a buffer of \(capacity) bytes") }
         return memory.assumingMemoryBound(to: UInt8.self)
     }
 
-    package var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { used == 0 }
 
     /// The buffered bytes, valid until the next append.
-    @inlinable
-    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    @inlinable @inline(__always)
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: used) }
 
     /// The offset of the next byte in the whole output, counting what went to the sink.
-    package var position: Int { flushed + count }
+    package var position: Int { flushed + used }
 
     // MARK: Sink and result
 
     /// Hands the buffered bytes to the sink when they pass the chunk size.
-    @inlinable
-    package func flushIfFull() throws {
-        if sink != nil && count >= Self.chunkSize { try flush() }
+    @inlinable @inline(__always)
+    public func flushIfFull() throws {
+        if sink != nil && used >= Self.chunkSize { try flush() }
     }
 
     /// Hands every buffered byte to the sink.
-    package func flush() throws {
-        guard let sink, count > 0 else { return }
-        try sink(UnsafeRawBufferPointer(start: base, count: count))
-        flushed += count
-        count = 0
+    public func flush() throws {
+        guard let sink, used > 0 else { return }
+        try sink(UnsafeRawBufferPointer(start: storage, count: used))
+        flushed += used
+        used = 0
     }
 
     /// The whole output as `Data`, taking over the buffer's memory (only without a sink); the buffer is
     /// left empty and can be used again.
     package func takeData() -> Data {
         precondition(sink == nil, "takeData() on a buffer with a sink")
-        let data = Data(bytesNoCopy: base, count: count, deallocator: .free)
-        capacity = 16
-        base = Self.allocate(capacity)
-        count = 0
+        let data = Data(bytesNoCopy: storage, count: used, deallocator: .free)
+        allocated = 16
+        storage = Self.allocate(allocated)
+        used = 0
         return data
     }
 
     // MARK: Room
 
     /// Forgets the buffered bytes and keeps the memory.
-    @inlinable
-    package func removeAll() { count = 0 }
+    @inlinable @inline(__always)
+    public func removeAll() { used = 0 }
 
     /// Drops bytes from the end so that `newCount` bytes remain.
-    package func truncate(to newCount: Int) { count = min(count, max(newCount, 0)) }
+    package func truncate(to newCount: Int) { used = min(used, max(newCount, 0)) }
 
     /// Makes room for `extra` more bytes.
-    @inlinable
-    package func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(count + extra) }
+    @inlinable @inline(__always)
+    public func reserve(_ extra: Int) {
+        if used + extra > allocated { grow(used + extra) }
     }
 
     @usableFromInline
     func grow(_ needed: Int) {
-        var newCapacity = capacity * 2
+        var newCapacity = allocated * 2
         while newCapacity < needed { newCapacity *= 2 }
-        guard let memory = realloc(base, newCapacity) else {
+        guard let memory = realloc(storage, newCapacity) else {
             fatalError("out of memory for a buffer of \(newCapacity) bytes")
         }
-        base = memory.assumingMemoryBound(to: UInt8.self)
-        capacity = newCapacity
+        storage = memory.assumingMemoryBound(to: UInt8.self)
+        allocated = newCapacity
     }
 
     /// Where bytes reserved with ``reserve(_:)`` are written; ``commit(_:)`` counts them.
-    @inlinable
-    package var end: UnsafeMutablePointer<UInt8> { base + count }
+    @inlinable @inline(__always)
+    public var end: UnsafeMutablePointer<UInt8> { storage + used }
 
     /// Counts `length` bytes written directly into the reserved space at ``end``.
-    @inlinable
-    package func commit(_ length: Int) {
-        precondition(count + length <= capacity)
-        count += length
+    @inlinable @inline(__always)
+    public func commit(_ length: Int) {
+        precondition(used + length <= allocated)
+        used += length
     }
 
     /// Replaces `length` bytes at `start` with `bytes`, moving what follows.
     package func replace(start: Int, length: Int, with bytes: UnsafeRawBufferPointer) {
-        precondition(start >= 0 && start + length <= count)
-        let tail = count - start - length
+        precondition(start >= 0 && start + length <= used)
+        let tail = used - start - length
         reserve(max(bytes.count - length, 0))
-        (base + start + bytes.count).update(from: base + start + length, count: tail)
+        (storage + start + bytes.count).update(from: storage + start + length, count: tail)
         if let source = bytes.baseAddress {
-            UnsafeMutableRawPointer(base + start).copyMemory(from: source, byteCount: bytes.count)
+            UnsafeMutableRawPointer(storage + start).copyMemory(from: source, byteCount: bytes.count)
         }
-        count = start + bytes.count + tail
+        used = start + bytes.count + tail
     }
 
     // MARK: Bytes and text
 
-    @inlinable
-    package func append(_ byte: UInt8) {
-        if count == capacity { grow(count + 1) }
-        base[count] = byte
-        count += 1
+    @inlinable @inline(__always)
+    public func append(_ byte: UInt8) {
+        if used == allocated { grow(used + 1) }
+        storage[used] = byte
+        used += 1
     }
 
-    @inlinable
-    package func append(_ first: UInt8, _ second: UInt8) {
+    @inlinable @inline(__always)
+    public func append(_ first: UInt8, _ second: UInt8) {
         reserve(2)
-        base[count] = first
-        base[count + 1] = second
-        count += 2
+        storage[used] = first
+        storage[used + 1] = second
+        used += 2
     }
 
-    @inlinable
-    package func append(_ pointer: UnsafePointer<UInt8>, count length: Int) {
+    @inlinable @inline(__always)
+    public func append(_ pointer: UnsafePointer<UInt8>, count length: Int) {
         guard length > 0 else { return }
         reserve(length)
-        (base + count).update(from: pointer, count: length)
-        count += length
+        (storage + used).update(from: pointer, count: length)
+        used += length
     }
 
-    @inlinable
-    package func append(_ bytes: UnsafeRawBufferPointer) {
+    @inlinable @inline(__always)
+    public func append(_ bytes: UnsafeRawBufferPointer) {
         guard let start = bytes.baseAddress, bytes.count > 0 else { return }
         append(start.assumingMemoryBound(to: UInt8.self), count: bytes.count)
     }
 
-    @inlinable
-    package func append(_ bytes: [UInt8]) {
+    @inlinable @inline(__always)
+    public func append(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { append(UnsafeRawBufferPointer($0)) }
     }
 
     /// Appends a literal's UTF-8 bytes as they are (no escaping).
-    @inlinable
-    package func append(_ text: StaticString) {
+    @inlinable @inline(__always)
+    public func append(_ text: StaticString) {
         append(text.utf8Start, count: text.utf8CodeUnitCount)
     }
 
     /// Appends a string's UTF-8 bytes as they are (no escaping).
-    @inlinable
-    package func append(string text: String) {
+    @inlinable @inline(__always)
+    public func append(string text: String) {
         var text = text
         text.withUTF8 { append(UnsafeRawBufferPointer($0)) }
     }
 
     /// Appends `byte` `length` times.
-    @inlinable
-    package func append(repeating byte: UInt8, count length: Int) {
+    @inlinable @inline(__always)
+    public func append(repeating byte: UInt8, count length: Int) {
         guard length > 0 else { return }
         reserve(length)
-        (base + count).initialize(repeating: byte, count: length)
-        count += length
+        (storage + used).initialize(repeating: byte, count: length)
+        used += length
     }
 
     /// Appends `length` spaces.
@@ -205,7 +212,7 @@ package final class ByteBuffer {
 
     /// Appends `value` in decimal.
     @inlinable
-    package func append(decimal value: Int64) {
+    public func append(decimal value: Int64) {
         if value < 0 {
             append(UInt8(ascii: "-"))
             append(decimal: UInt64(bitPattern: 0 &- value))  // also right for Int64.min
@@ -216,30 +223,30 @@ package final class ByteBuffer {
 
     /// Appends `value` in decimal.
     @inlinable
-    package func append(decimal value: UInt64) {
+    public func append(decimal value: UInt64) {
         reserve(20)
         if value < 10 {
-            base[count] = UInt8(truncatingIfNeeded: value) &+ 0x30
-            count += 1
+            storage[used] = UInt8(truncatingIfNeeded: value) &+ 0x30
+            used += 1
             return
         }
         let digits = NumberText.digitCount(value)
-        NumberText.writeDigits(value, count: digits, to: base + count)
-        count += digits
+        NumberText.writeDigits(value, count: digits, to: storage + used)
+        used += digits
     }
 
     /// Appends `value` as exactly `width` decimal digits, padded with leading zeros (only the lowest
     /// `width` digits of a longer value).
-    @inlinable
-    package func append(decimal value: UInt64, width: Int) {
+    @inlinable @inline(__always)
+    public func append(decimal value: UInt64, width: Int) {
         reserve(width)
-        NumberText.writeDigits(value, count: width, to: base + count)
-        count += width
+        NumberText.writeDigits(value, count: width, to: storage + used)
+        used += width
     }
 
     /// Appends the shortest text that reads back as exactly `value` (`1.0`, `0.1`, `1e-05`, `-0.0`).
-    @inlinable
-    package func append(double value: Double) {
+    @inlinable @inline(__always)
+    public func append(double value: Double) {
         append(string: value.description)
     }
 
@@ -247,8 +254,8 @@ package final class ByteBuffer {
     package func append(base64 bytes: UnsafeRawBufferPointer) {
         let length = Base64.encodedLength(bytes.count)
         reserve(length)
-        Base64.encode(bytes, into: base + count)
-        count += length
+        Base64.encode(bytes, into: storage + used)
+        used += length
     }
 
     package func append(base64 data: Data) {

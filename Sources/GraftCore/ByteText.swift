@@ -8,17 +8,17 @@ import Foundation
 
 /// Byte-level text helpers shared by Graft's readers and writers: XML and JSON character classes, UTF-8
 /// validation, comparison with literals, lines and excerpts for messages.
-package enum ByteText {
+@_spi(GraftInternal) public enum ByteText {
     /// XML and JSON white space (space, tab, line feed, carriage return).
-    @inlinable
-    package static func isSpace(_ byte: UInt8) -> Bool {
+    @inlinable @inline(__always)
+    public static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
 
     /// A byte that may continue an XML name (ASCII name characters and any byte of a multi-byte UTF-8
     /// sequence).
-    @inlinable
-    package static func isNameByte(_ byte: UInt8) -> Bool {
+    @inlinable @inline(__always)
+    public static func isNameByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: ":"), UInt8(ascii: "-"),
@@ -30,8 +30,8 @@ package enum ByteText {
     }
 
     /// A byte that may start an XML name.
-    @inlinable
-    package static func isNameStartByte(_ byte: UInt8) -> Bool {
+    @inlinable @inline(__always)
+    public static func isNameStartByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "_"),
             UInt8(ascii: ":"), 0x80...0xFF:
@@ -42,8 +42,8 @@ package enum ByteText {
     }
 
     /// The bytes without XML white space at either end.
-    @inlinable
-    package static func trimmed(_ text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+    @inlinable @inline(__always)
+    public static func trimmed(_ text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         var start = 0
         var end = text.count
         while start < end, isSpace(text[start]) { start += 1 }
@@ -56,14 +56,14 @@ package enum ByteText {
     ///
     /// ASCII is checked eight bytes at a time; other text is validated here, because the standard
     /// library's validating initializer is generic and, unspecialised, costs more than the whole parse.
-    @inlinable
-    package static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
+    @inlinable @inline(__always)
+    public static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
         guard isASCII(bytes) || isValidUTF8(bytes) else { return nil }
         return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
-    @inlinable
-    package static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    @inlinable @inline(__always)
+    public static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let count = bytes.count
         var index = 0
@@ -80,7 +80,7 @@ package enum ByteText {
     }
 
     /// Whether the bytes are well-formed UTF-8 (no overlong forms, surrogates or values above U+10FFFF).
-    package static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    public static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         let count = bytes.count
         while index < count {
@@ -110,15 +110,15 @@ package enum ByteText {
     }
 
     /// Whether the bytes equal an ASCII literal.
-    @inlinable
-    package static func equals(_ bytes: UnsafeRawBufferPointer, _ literal: StaticString) -> Bool {
+    @inlinable @inline(__always)
+    public static func equals(_ bytes: UnsafeRawBufferPointer, _ literal: StaticString) -> Bool {
         bytes.count == literal.utf8CodeUnitCount
             && (bytes.count == 0 || memcmp(bytes.baseAddress!, literal.utf8Start, bytes.count) == 0)
     }
 
     /// Whether two byte runs are equal.
-    @inlinable
-    package static func equals(_ bytes: UnsafeRawBufferPointer, _ other: UnsafeRawBufferPointer) -> Bool {
+    @inlinable @inline(__always)
+    public static func equals(_ bytes: UnsafeRawBufferPointer, _ other: UnsafeRawBufferPointer) -> Bool {
         bytes.count == other.count
             && (bytes.count == 0 || memcmp(bytes.baseAddress!, other.baseAddress!, bytes.count) == 0)
     }

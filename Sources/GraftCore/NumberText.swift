@@ -11,7 +11,7 @@ import Foundation
 /// NumberText.wholeNumber("60.0")      // "60"
 /// NumberText.wholeNumber("1.5")       // nil
 /// ```
-package enum NumberText {
+@_spi(GraftInternal) public enum NumberText {
     /// Whether `text` is a decimal number: an optional sign, digits with an optional fraction (`.5`, `5.`
     /// and `5.25`; at least one digit), then an optional exponent (`e` or `E`, an optional sign, digits).
     /// White space, `inf`, `nan` and hexadecimal forms are not numbers here.
@@ -90,13 +90,9 @@ extension NumberText {
     package static func signedMagnitude(
         _ bytes: UnsafeRawBufferPointer, radix: UInt64
     ) -> (negative: Bool, magnitude: UInt64)? {
-        var index = 0
         let count = bytes.count
-        var negative = false
-        if count > 0 && (bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+")) {
-            negative = bytes[0] == UInt8(ascii: "-")
-            index = 1
-        }
+        var index = 0
+        let negative = readSign(bytes, &index)
         guard index < count else { return nil }
         var magnitude: UInt64 = 0
         while index < count {
@@ -117,9 +113,19 @@ extension NumberText {
         return (negative, magnitude)
     }
 
+    /// Whether the text starts with `-`; a leading `-` or `+` is skipped.
+    @inline(__always)
+    static func readSign(_ bytes: UnsafeRawBufferPointer, _ index: inout Int) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") else {
+            return false
+        }
+        index += 1
+        return bytes[index - 1] == UInt8(ascii: "-")
+    }
+
     /// How many decimal digits `value` has (1 for 0).
-    @inlinable
-    package static func digitCount(_ value: UInt64) -> Int {
+    @inlinable @inline(__always)
+    public static func digitCount(_ value: UInt64) -> Int {
         var digits = 1
         var rest = value
         while rest >= 10 {
@@ -130,8 +136,8 @@ extension NumberText {
     }
 
     /// Writes the lowest `count` decimal digits of `value` at `target`, with leading zeros.
-    @inlinable
-    package static func writeDigits(_ value: UInt64, count: Int, to target: UnsafeMutablePointer<UInt8>) {
+    @inlinable @inline(__always)
+    public static func writeDigits(_ value: UInt64, count: Int, to target: UnsafeMutablePointer<UInt8>) {
         var rest = value
         var index = count - 1
         while index >= 0 {
@@ -157,11 +163,7 @@ extension NumberText {
     package static func double(_ bytes: UnsafeRawBufferPointer) -> Double? {
         let count = bytes.count
         var index = 0
-        var negative = false
-        if count > 0 && (bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+")) {
-            negative = bytes[0] == UInt8(ascii: "-")
-            index = 1
-        }
+        let negative = readSign(bytes, &index)
         var mantissa: UInt64 = 0
         var significantDigits = 0
         var digits = 0
@@ -210,11 +212,7 @@ extension NumberText {
     private static func exponentValue(_ bytes: UnsafeRawBufferPointer, from index: inout Int) -> Int? {
         let count = bytes.count
         index += 1
-        var negative = false
-        if index < count && (bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+")) {
-            negative = bytes[index] == UInt8(ascii: "-")
-            index += 1
-        }
+        let negative = readSign(bytes, &index)
         var written = 0
         var exponentDigits = 0
         while index < count, bytes[index] &- 0x30 < 10 {
@@ -270,11 +268,7 @@ extension NumberText {
     package static func decimal(_ bytes: UnsafeRawBufferPointer) -> Result<Decimal, DecimalProblem> {
         let count = bytes.count
         var index = 0
-        var negative = false
-        if count > 0 && (bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+")) {
-            negative = bytes[0] == UInt8(ascii: "-")
-            index = 1
-        }
+        let negative = readSign(bytes, &index)
         // Significant digits (leading zeros dropped), and the power of ten of the last one.
         var significant = [UInt8]()
         significant.reserveCapacity(24)

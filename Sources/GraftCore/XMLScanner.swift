@@ -31,7 +31,7 @@ import Foundation
 /// while try scanner.nextChild(of: "clipboard") { try scanner.skipElement() }
 /// try scanner.readEnd()
 /// ```
-package struct XMLScanner {
+@_spi(GraftInternal) public struct XMLScanner {
     /// The deepest nesting a skipped element may have.
     package static let maximumDepth = 512
 
@@ -48,7 +48,7 @@ package struct XMLScanner {
     }
 
     package let bytes: UnsafeRawBufferPointer
-    private let base: UnsafePointer<UInt8>
+    @usableFromInline let base: UnsafePointer<UInt8>
     private let count: Int
     package private(set) var position: Int
     /// The name the messages give the document ("XML clipboard", …).
@@ -57,8 +57,8 @@ package struct XMLScanner {
     private let scratch = ByteBuffer(capacity: 256)
 
     /// The current start or end tag's name.
-    package private(set) var nameStart = 0
-    package private(set) var nameLength = 0
+    @usableFromInline package private(set) var nameStart = 0
+    @usableFromInline package private(set) var nameLength = 0
     /// Whether the current start tag closes itself (`<a/>`).
     package private(set) var isEmptyElement = false
     package private(set) var attributes: [Attribute] = []
@@ -98,12 +98,13 @@ package struct XMLScanner {
     // MARK: Names
 
     /// The current tag's name.
-    package var name: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + nameStart, count: nameLength) }
+    @inlinable @inline(__always)
+    public var name: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + nameStart, count: nameLength) }
 
     package var nameText: String { String(decoding: name, as: UTF8.self) }
 
-    @inline(__always)
-    package func isNamed(_ literal: StaticString) -> Bool { ByteText.equals(name, literal) }
+    @inlinable @inline(__always)
+    public func isNamed(_ literal: StaticString) -> Bool { ByteText.equals(name, literal) }
 
     // MARK: Prolog and epilog
 

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Reads a JSON clipboard in one pass over the bytes, typing each value by the document's model.

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// A byte-level JSON tokenizer over a document in memory (RFC 8259, UTF-8).
 ///

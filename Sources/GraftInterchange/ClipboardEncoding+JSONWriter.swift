@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Writes a clipboard as JSON: the document's sections one per line or block, each object and reference

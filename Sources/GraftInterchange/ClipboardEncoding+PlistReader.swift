@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Reads an XML property-list clipboard in one pass with `XMLScanner`, typing each value by the

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Reads a clipboard in Graft's XML format in one pass with `XMLScanner`.

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Writes a clipboard in Graft's own XML format (`Formats/clipboard.xsd`): one element a line, two

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// The four encodings of a clipboard document: Apple's XML and binary property lists, JSON, and an XML
 /// format of Graft's own.

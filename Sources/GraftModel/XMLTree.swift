@@ -1,6 +1,6 @@
 internal import CLibXML2
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// A small, read-only XML element tree parsed with libxml2, for documents that fit in memory
 /// (model files).

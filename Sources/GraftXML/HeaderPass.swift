@@ -1,6 +1,6 @@
 internal import CLibXML2
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// Reads a document's start: checks that the root is `<database>`, and reads `<databaseInfo>` (version,
 /// UUID, the metadata property list). Stops at the first `<object>` or the end of `<databaseInfo>`.

@@ -1,6 +1,6 @@
 internal import CLibXML2
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// A SAX pass that collects every object's id and entity, and, when there is no model, what the
 /// document says about its entities: their attributes with types, their relationships with counts and

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import Testing
 
 /// The one growable byte buffer: appends, scratch reuse, chunks handed to a sink, the result as `Data`.

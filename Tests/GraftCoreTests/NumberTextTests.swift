@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import Testing
 
 /// The one number-text module: integers, doubles and decimals read from bytes exactly, and written back.
