@@ -44,7 +44,7 @@ public enum ModelLoading {
         let current =
             file.versions.first { $0.name == file.currentVersionName } ?? file.versions[file.versions.count - 1]
         guard file.versions.count > 1,
-            let recorded = try? StoreFormats.recordedVersionHashes(of: storeURL),
+            let recorded = try? StoreFormat.recordedVersionHashes(of: storeURL),
             !recorded.isEmpty, current.model.versionHashes != recorded,
             let matching = file.versions.reversed().first(where: { $0.model.versionHashes == recorded })
         else {

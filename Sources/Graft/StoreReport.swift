@@ -43,7 +43,7 @@ public enum StoreReport {
             ("format", .string(format)),
             ("uuid", .string(metadata.identifier)),
             ("metadata", json(.dictionary(metadata.values))),
-            ("counts", .object(counts.keys.sorted().map { ($0, .int(Int64(counts[$0]!))) })),
+            ("counts", JSONValue.counts(counts)),
             ("model", modelJSON),
         ])
     }

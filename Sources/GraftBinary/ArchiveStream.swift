@@ -6,9 +6,11 @@ import GraftCore
 /// `KeyedArchiver` builds the archive as a property-list tree and `BinaryPropertyList.encode` numbers
 /// it before writing; for an object map of a million nodes that tree alone takes gigabytes. This
 /// writer emits each object's bytes as soon as the object is complete and keeps only its offset, so
-/// memory grows by a few bytes per object. Object references are always four bytes wide (readers
-/// take any width the trailer names), and an object may be *reserved* first and written later, which
-/// is how primary keys get their final numbers after every node has been written.
+/// memory grows by a few bytes per object. The bytes are GraftCore's ``BinaryPlistWriter``'s; this
+/// stream adds the keyed archive (`$objects`, shared names and classes, archived objects by layout).
+/// Object references are always four bytes wide (readers take any width the trailer names), and an
+/// object may be *reserved* first and written later, which is how primary keys get their final
+/// numbers after every node has been written.
 ///
 /// The archive it writes is an ordinary `NSKeyedArchiver` archive: `$archiver`, `$version` 100000,
 /// `$top`, and `$objects` starting with `$null`.
@@ -16,205 +18,131 @@ struct ArchiveStream {
     typealias Ref = UInt32
     typealias UID = UInt64
 
-    private let handle: FileHandle
-    /// Bytes not yet handed to the file.
-    private var buffer: [UInt8] = []
-    /// Bytes of the property list already handed to the file.
-    private var flushed = 0
-    /// Each property-list object's offset from the start of the property list, in object order, as a
-    /// compact log (a few bytes an object rather than four, for tens of millions of objects): the
-    /// distance from the previous object written in turn (LEB128, at least 1), or 0 for an object
-    /// reserved to be written later, whose offset is in `reservedOffsets`.
-    private var offsetLog = ByteLog()
-    private var objectTotal = 0
-    private var lastOffset: UInt32 = 0
-    private var largestOffset: UInt32 = 0
-    /// Objects reserved with `reserve()`, in object order, and their offsets (0 until written).
-    private var reservedRefs: [Ref] = []
-    private var reservedOffsets: [UInt32] = []
+    /// The property list's bytes on their way to the file, handed on in chunks.
+    struct FileOutput: BinaryPlistOutput {
+        private static let flushSize = 1 << 22
+        private let handle: FileHandle
+        /// Bytes not yet handed to the file.
+        private var buffer: [UInt8] = []
+        /// Bytes of the property list already handed to the file.
+        private var flushed = 0
+
+        init(handle: FileHandle) {
+            self.handle = handle
+            buffer.reserveCapacity(Self.flushSize + 4096)
+        }
+
+        var position: Int { flushed + buffer.count }
+
+        @inline(__always)
+        mutating func appendByte(_ byte: UInt8) { buffer.append(byte) }
+
+        mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
+
+        @inline(__always)
+        mutating func appendBigEndian(_ value: UInt64, size: Int) {
+            var shift = (size - 1) * 8
+            while shift >= 0 {
+                buffer.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+                shift -= 8
+            }
+        }
+
+        @inline(__always)
+        mutating func flushIfFull() throws {
+            if buffer.count >= Self.flushSize { try flush() }
+        }
+
+        mutating func flush() throws {
+            guard !buffer.isEmpty else { return }
+            try handle.write(contentsOf: buffer)
+            flushed += buffer.count
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private var plist: BinaryPlistWriter<FileOutput>
     /// `$objects`: archive UID → property-list object, as a log of differences from the previous
     /// entry (zigzag LEB128).
     private var objectsLog = ByteLog()
     private var objectsTotal = 0
     private var lastObject: Ref = 0
-    private var sharedStrings: [String: Ref] = [:]
+    private var sharedNames: [String: Ref] = [:]
     private var sharedReferences: [UID: Ref] = [:]
     private var classes: [[String]: Ref] = [:]
-    private var falseRef: Ref?
-    private var trueRef: Ref?
     private var nullRef: Ref?
 
     static let referenceSize = 4
-    private static let flushSize = 1 << 22
 
     /// Starts a property list at the handle's current position.
     init(handle: FileHandle) throws {
-        self.handle = handle
-        buffer.reserveCapacity(Self.flushSize + 4096)
-        buffer.append(contentsOf: Array("bplist00".utf8))
+        plist = BinaryPlistWriter(output: FileOutput(handle: handle), referenceSize: Self.referenceSize)
         _ = archive(try string("$null"))
     }
 
     /// The number of property-list objects so far.
-    var objectCount: Int { objectTotal }
-
-    private var position: Int { flushed + buffer.count }
-
-    private mutating func flushIfNeeded() throws {
-        if buffer.count >= Self.flushSize { try flush() }
-    }
-
-    private mutating func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try handle.write(contentsOf: buffer)
-        flushed += buffer.count
-        buffer.removeAll(keepingCapacity: true)
-    }
+    var objectCount: Int { plist.objectCount }
 
     // MARK: Property-list objects
 
+    /// Hands full chunks to the file; before each object.
+    @inline(__always)
+    private mutating func flushIfNeeded() throws { try plist.output.flushIfFull() }
+
+    /// Writes one object, after handing full chunks to the file.
+    @inline(__always)
+    private mutating func write(_ object: (inout BinaryPlistWriter<FileOutput>) -> Int) throws -> Ref {
+        try flushIfNeeded()
+        return Ref(truncatingIfNeeded: object(&plist))
+    }
+
     /// A number for an object to be written later with ``writeInteger(_:at:)``.
     mutating func reserve() throws -> Ref {
-        let ref = try nextRef()
-        offsetLog.append(byte: 0)
-        reservedRefs.append(ref)
-        reservedOffsets.append(0)
-        return ref
-    }
-
-    private mutating func nextRef() throws -> Ref {
-        guard objectTotal < Int(UInt32.max) else {
-            throw GraftError(.invalidOperation, "the object map would hold more than 2³² property-list objects")
-        }
-        objectTotal += 1
-        return Ref(objectTotal - 1)
-    }
-
-    /// The current position as an offset, which must fit in 32 bits.
-    private func currentOffset() throws -> UInt32 {
-        guard position <= Int(UInt32.max) else {
-            throw GraftError(.invalidOperation, "the object map would be larger than 4 GiB, which Graft does not write")
-        }
-        return UInt32(position)
-    }
-
-    private mutating func newObject() throws -> Ref {
-        try flushIfNeeded()
-        let ref = try nextRef()
-        let offset = try currentOffset()
-        offsetLog.appendLEB128(UInt64(offset - lastOffset))
-        lastOffset = offset
-        largestOffset = max(largestOffset, offset)
-        return ref
+        Ref(truncatingIfNeeded: plist.reserve())
     }
 
     mutating func string(_ string: String) throws -> Ref {
-        let ref = try newObject()
-        var string = string
-        let ascii = string.withUTF8 { utf8 in !utf8.contains { $0 >= 0x80 } }
-        if ascii {
-            string.withUTF8 { utf8 in
-                header(0x5, count: utf8.count)
-                buffer.append(contentsOf: utf8)
-            }
-        } else {
-            let units = Array(string.utf16)
-            header(0x6, count: units.count)
-            for unit in units {
-                buffer.append(UInt8(truncatingIfNeeded: unit >> 8))
-                buffer.append(UInt8(truncatingIfNeeded: unit))
-            }
-        }
-        return ref
+        try write { $0.string(string) }
     }
 
     /// One string object per distinct name (keys, class names, entity and relationship names).
     mutating func sharedString(_ name: String) throws -> Ref {
-        if let ref = sharedStrings[name] { return ref }
-        let ref = try string(name)
-        sharedStrings[name] = ref
-        return ref
+        try write { $0.sharedString(name) }
     }
 
     mutating func integer(_ value: Int64) throws -> Ref {
-        let ref = try newObject()
-        appendInteger(value)
-        return ref
+        try write { $0.integer(value) }
     }
 
     /// Writes a reserved object as an integer.
     mutating func writeInteger(_ value: Int64, at ref: Ref) throws {
         try flushIfNeeded()
-        // Reserved objects are in object order: find this one.
-        var low = 0
-        var high = reservedRefs.count
-        while low < high {
-            let middle = (low + high) / 2
-            if reservedRefs[middle] < ref { low = middle + 1 } else { high = middle }
-        }
-        guard low < reservedRefs.count, reservedRefs[low] == ref else {
-            throw GraftError(.invalidOperation, "property-list object \(ref) was not reserved")
-        }
-        let offset = try currentOffset()
-        reservedOffsets[low] = offset
-        largestOffset = max(largestOffset, offset)
-        appendInteger(value)
-    }
-
-    private mutating func appendInteger(_ value: Int64) {
-        if value >= 0 && value <= Int64(UInt32.max) {
-            let size = Self.byteCount(UInt64(value))
-            buffer.append(0x10 | UInt8(size.trailingZeroBitCount))
-            append(UInt64(value), size: size)
-        } else {
-            buffer.append(0x13)
-            append(UInt64(bitPattern: value), size: 8)
-        }
+        try plist.integer(value, at: Int(ref))
     }
 
     mutating func real(_ value: Double) throws -> Ref {
-        let ref = try newObject()
-        buffer.append(0x23)
-        append(value.bitPattern, size: 8)
-        return ref
+        try write { $0.real(value) }
     }
 
     mutating func bool(_ value: Bool) throws -> Ref {
-        if let ref = value ? trueRef : falseRef { return ref }
-        let ref = try newObject()
-        buffer.append(value ? 0x09 : 0x08)
-        if value { trueRef = ref } else { falseRef = ref }
-        return ref
+        try write { $0.sharedBool(value) }
     }
 
     mutating func data(_ value: Data) throws -> Ref {
-        let ref = try newObject()
-        header(0x4, count: value.count)
-        buffer.append(contentsOf: value)
-        return ref
+        try write { $0.data(value) }
     }
 
     /// A data object of the given bytes.
     mutating func data(bytes: UnsafeRawBufferPointer) throws -> Ref {
-        let ref = try newObject()
-        header(0x4, count: bytes.count)
-        buffer.append(contentsOf: bytes)
-        return ref
+        try write { $0.data(bytes) }
     }
 
     mutating func array(_ elements: [Ref]) throws -> Ref {
-        let ref = try newObject()
-        header(0xA, count: elements.count)
-        for element in elements { append(UInt64(element), size: Self.referenceSize) }
-        return ref
+        try write { $0.array(elements) }
     }
 
     mutating func dictionary(keys: [Ref], values: [Ref]) throws -> Ref {
-        let ref = try newObject()
-        header(0xD, count: keys.count)
-        for key in keys { append(UInt64(key), size: Self.referenceSize) }
-        for value in values { append(UInt64(value), size: Self.referenceSize) }
-        return ref
+        try write { $0.dictionary(keys: keys, values: values) }
     }
 
     // MARK: Archive objects
@@ -230,11 +158,7 @@ struct ArchiveStream {
 
     /// A new UID object referring to `uid`, to store in a field or collection.
     mutating func reference(to uid: UID) throws -> Ref {
-        let ref = try newObject()
-        let size = Self.byteCount(uid)
-        buffer.append(0x80 | UInt8(size - 1))
-        append(uid, size: size)
-        return ref
+        try write { $0.uid(uid) }
     }
 
     /// One UID object per archive entry that many objects refer to (`$null`, names, classes).
@@ -255,10 +179,9 @@ struct ArchiveStream {
 
     /// The reference to a string archived once (an entity or relationship name).
     mutating func sharedName(_ name: String) throws -> Ref {
-        let key = "\u{0}name:" + name
-        if let ref = sharedStrings[key] { return ref }
+        if let ref = sharedNames[name] { return ref }
         let ref = try reference(to: archive(string(name)))
-        sharedStrings[key] = ref
+        sharedNames[name] = ref
         return ref
     }
 
@@ -297,15 +220,16 @@ struct ArchiveStream {
             for name in layout.fieldNames { keys.append(try sharedString(name)) }
             layout.keys = keys
         }
-        let ref = try newObject()
+        try flushIfNeeded()
+        let ref = Ref(truncatingIfNeeded: plist.beginObject())
         let count = layout.fieldNames.count
-        header(0xD, count: count + 1)
+        plist.header(BinaryMarker.dictionary, count: count + 1)
         layout.keys.withUnsafeBufferPointer { keys in
-            append(UInt64(keys[0]), size: Self.referenceSize)
-            for index in 0..<count { append(UInt64(keys[index + 2]), size: Self.referenceSize) }
-            append(UInt64(keys[1]), size: Self.referenceSize)
+            plist.appendReference(keys[0])
+            for index in 0..<count { plist.appendReference(keys[index + 2]) }
+            plist.appendReference(keys[1])
         }
-        for index in 0..<count { append(UInt64(values(index)), size: Self.referenceSize) }
+        for index in 0..<count { plist.appendReference(values(index)) }
         return archive(ref)
     }
 
@@ -332,20 +256,17 @@ struct ArchiveStream {
     ///
     /// - Returns: the property list's length in bytes.
     mutating func finish(top: [(key: String, value: UID)]) throws -> Int {
-        if let unwritten = reservedOffsets.firstIndex(of: 0) {
-            throw GraftError(
-                .invalidOperation, "property-list object \(reservedRefs[unwritten]) was reserved but never written")
-        }
         // `$objects`, from its log.
-        let objectsArray = try newObject()
-        header(0xA, count: objectsTotal)
+        try flushIfNeeded()
+        let objectsArray = Ref(truncatingIfNeeded: plist.beginObject())
+        plist.header(BinaryMarker.array, count: objectsTotal)
         var objectsReader = objectsLog.reader()
         var ref: Int64 = 0
         for _ in 0..<objectsTotal {
             let zigzag = objectsReader.nextLEB128()
             ref += Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
-            append(UInt64(ref), size: Self.referenceSize)
-            if buffer.count >= Self.flushSize { try flush() }
+            plist.appendReference(ref)
+            try flushIfNeeded()
         }
         objectsLog = ByteLog()
         var topKeys: [Ref] = []
@@ -360,117 +281,8 @@ struct ArchiveStream {
                 sharedString("$version"), sharedString("$archiver"), sharedString("$top"), sharedString("$objects"),
             ],
             values: [integer(100_000), string("NSKeyedArchiver"), topDictionary, objectsArray])
-        let tableStart = position
-        let offsetSize = Self.byteCount(UInt64(largestOffset))
-        var offsetReader = offsetLog.reader()
-        var offset: UInt32 = 0
-        var reserved = 0
-        for _ in 0..<objectTotal {
-            let distance = offsetReader.nextLEB128()
-            if distance == 0 {
-                append(UInt64(reservedOffsets[reserved]), size: offsetSize)
-                reserved += 1
-            } else {
-                offset += UInt32(distance)
-                append(UInt64(offset), size: offsetSize)
-            }
-            if buffer.count >= Self.flushSize { try flush() }
-        }
-        buffer.append(contentsOf: repeatElement(0, count: 6))
-        buffer.append(UInt8(offsetSize))
-        buffer.append(UInt8(Self.referenceSize))
-        append(UInt64(objectTotal), size: 8)
-        append(UInt64(root), size: 8)
-        append(UInt64(tableStart), size: 8)
-        try flush()
-        return flushed
-    }
-
-    // MARK: Bytes
-
-    private mutating func header(_ marker: UInt8, count: Int) {
-        if count < 15 {
-            buffer.append(marker << 4 | UInt8(count))
-        } else {
-            buffer.append(marker << 4 | 0x0F)
-            let size = Self.byteCount(UInt64(count))
-            buffer.append(0x10 | UInt8(size.trailingZeroBitCount))
-            append(UInt64(count), size: size)
-        }
-    }
-
-    @inline(__always)
-    private mutating func append(_ value: UInt64, size: Int) {
-        var shift = (size - 1) * 8
-        while shift >= 0 {
-            buffer.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-            shift -= 8
-        }
-    }
-
-    static func byteCount(_ value: UInt64) -> Int {
-        if value <= 0xFF { return 1 }
-        if value <= 0xFFFF { return 2 }
-        if value <= 0xFFFF_FFFF { return 4 }
-        return 8
-    }
-}
-
-/// An append-only run of bytes kept in chunks of 1 MiB, so that it grows without copying (and
-/// without the doubled peak of a growing array).
-struct ByteLog {
-    private static let chunkSize = 1 << 20
-    private var chunks: [[UInt8]] = []
-
-    @inline(__always)
-    mutating func append(byte: UInt8) {
-        if chunks.isEmpty || chunks[chunks.count - 1].count == Self.chunkSize {
-            var chunk: [UInt8] = []
-            chunk.reserveCapacity(Self.chunkSize)
-            chunks.append(chunk)
-        }
-        chunks[chunks.count - 1].append(byte)
-    }
-
-    /// Appends `value` in LEB128 (seven bits a byte, least significant first).
-    @inline(__always)
-    mutating func appendLEB128(_ value: UInt64) {
-        var rest = value
-        while rest >= 0x80 {
-            append(byte: UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        append(byte: UInt8(rest))
-    }
-
-    func reader() -> Reader { Reader(chunks: chunks) }
-
-    /// Reads a log from its start.
-    struct Reader {
-        let chunks: [[UInt8]]
-        var chunk = 0
-        var position = 0
-
-        @inline(__always)
-        mutating func nextByte() -> UInt8 {
-            while position == chunks[chunk].count {
-                chunk += 1
-                position = 0
-            }
-            let byte = chunks[chunk][position]
-            position += 1
-            return byte
-        }
-
-        mutating func nextLEB128() -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = nextByte()
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-        }
+        let length = try plist.finish(top: Int(root))
+        try plist.output.flush()
+        return length
     }
 }

@@ -68,10 +68,10 @@ enum ArchiveKey: UInt8, CaseIterable {
     }()
 }
 
-/// A keyed archive read through a ``PlistView``: `$objects` entries by UID, archived objects' fields by
+/// A keyed archive read through a ``BinaryPlistView``: `$objects` entries by UID, archived objects' fields by
 /// name, without decoding anything that is not asked for.
 final class ArchiveView {
-    let plist: PlistView
+    let plist: BinaryPlistView
     private let objectsStart: Int
     let objectsCount: Int
     /// `$top` names and the references of their values (UIDs).
@@ -81,7 +81,7 @@ final class ArchiveView {
     /// The last `$objects` entry found to be an `NSNull` (Foundation archives its one instance once).
     private var knownNull: Int?
 
-    init(_ plist: PlistView) throws {
+    init(_ plist: BinaryPlistView) throws {
         self.plist = plist
         guard case .dictionary(let start, let count) = try plist.object(plist.topObject) else {
             throw plist.failure("a keyed archive is a dictionary at the top", at: try plist.offset(of: plist.topObject))

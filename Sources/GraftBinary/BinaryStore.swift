@@ -41,14 +41,9 @@ public enum BinaryStore {
     ) throws -> InMemoryStore {
         let guarding = try DocumentGuard(url: url, wait: wait, exclusive: exclusive)
         let reader = try BinaryStoreReader(url: url, model: model)
-        let storeModel = reader.model
-        let store = try InMemoryStore(reading: reader) { snapshots, metadata in
-            try guarding.save { overwrite in
-                try writeHoldingLock(snapshots, to: url, model: storeModel, metadata: metadata, overwrite: overwrite)
-            }
-        }
+        let store = try BinaryStoreDriver().documentStore(url, model: reader.model, reader: reader, guarding: guarding)
         // A binary document has one key sequence: new objects continue it.
-        store.sharedKeyOffsets = try DocumentKeys.offsets(in: reader.metadata, model: storeModel)
+        store.sharedKeyOffsets = try DocumentKeys.offsets(in: reader.metadata, model: reader.model)
         return store
     }
 
@@ -63,20 +58,6 @@ public enum BinaryStore {
     public static func write<S: Sequence>(
         _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool = false
     ) throws where S.Element == Snapshot {
-        try writeHoldingLock(snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite).release()
-    }
-
-    /// Writes a whole document, and returns the lock on it, held until released.
-    package static func writeHoldingLock<S: Sequence>(
-        _ snapshots: S, to url: URL, model: Model, metadata: StoreMetadata, overwrite: Bool
-    ) throws -> FileLock where S.Element == Snapshot {
-        var writer = try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        do {
-            for snapshot in snapshots { try writer.write(snapshot) }
-            return try writer.finishHoldingLock()
-        } catch {
-            writer.cancel()
-            throw error
-        }
+        try BinaryStoreDriver().write(snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite)
     }
 }

@@ -187,7 +187,7 @@ public struct BinaryStoreReader: StoreReader {
 
     private static func mapArchive(_ raw: UnsafeRawBufferPointer, header: BinaryStoreHeader) throws -> ArchiveView {
         let bytes = UnsafeRawBufferPointer(rebasing: raw[header.mapRange])
-        return try ArchiveView(PlistView(bytes, baseOffset: header.mapRange.lowerBound, name: "object map"))
+        return try ArchiveView(BinaryPlistView(bytes, name: "object map", baseOffset: header.mapRange.lowerBound))
     }
 
     // MARK: Index
@@ -343,7 +343,7 @@ private struct NodeDecoder {
     let accepted: [Bool]
     let refusals: ValueRefusals
 
-    var plist: PlistView { archive.plist }
+    var plist: BinaryPlistView { archive.plist }
 
     init(
         archive: ArchiveView, model: Model, layout: BinaryStoreLayout.AttributeValuesLayout, refusals: ValueRefusals

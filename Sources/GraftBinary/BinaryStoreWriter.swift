@@ -23,7 +23,7 @@ import GraftModel
 ///     throw error
 /// }
 /// ```
-public struct BinaryStoreWriter: StoreWriter {
+public struct BinaryStoreWriter: StoreFileWriter {
     private let state: WriterState
 
     /// Starts writing a binary store.
@@ -59,7 +59,7 @@ public struct BinaryStoreWriter: StoreWriter {
 
     /// Finishes, and returns the lock on the document now in place, held until released (see
     /// ``FileReplacement/commit()``), for a store that keeps its document locked.
-    package mutating func finishHoldingLock() throws -> FileLock {
+    public mutating func finishHoldingLock() throws -> FileLock {
         try state.guarded { try $0.finish() }
         guard let lock = state.takePlacedFile() else {
             throw GraftError(.invalidOperation, "the document was not placed", context: [.file(state.url.relativePath)])
@@ -255,22 +255,11 @@ private final class WriterState {
 
     func write(_ snapshot: Snapshot) throws {
         let ref = snapshot.ref
-        guard model.descriptions.indices.contains(ref.entity) else {
-            throw GraftError(.malformedInput, "a snapshot names entity #\(ref.entity), which the model does not have")
-        }
-        let entity = model.descriptions[ref.entity]
+        let entity = try snapshot.entity(checkedIn: model)
         func failure(_ code: GraftError.Code, _ message: String, key: String? = nil) -> GraftError {
             var context: [GraftError.Location] = [.entity(entity.name), .object("p\(ref.key)")]
             if let key { context.append(.key(key)) }
             return GraftError(code, message, context: context)
-        }
-        guard snapshot.attributes.count == entity.attributes.count,
-            snapshot.relationships.count == entity.relationships.count
-        else {
-            throw failure(
-                .malformedInput,
-                "the snapshot has \(snapshot.attributes.count) attributes and \(snapshot.relationships.count) "
-                    + "relationships; \(entity.name) has \(entity.attributes.count) and \(entity.relationships.count)")
         }
         guard !entity.isAbstract else {
             throw failure(.malformedInput, "\(entity.name) is abstract and cannot have objects")

@@ -48,6 +48,7 @@ struct ConvertCommand: ParsableCommand {
                 help:
                     "Convert stored values that are not of their attribute's type or range (text in an integer column, 70000 for an Integer 16) as no value, with one warning per attribute, instead of failing."
             ),
+            .flag(\.json, name: "json", help: "Print the summary as JSON (warnings included) instead of text."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no progress and no summary."),
         ]
     }
@@ -60,6 +61,7 @@ struct ConvertCommand: ParsableCommand {
     var verify = false
     var omitMissingExternalData = false
     var lenient = false
+    var json = false
     var quiet = false
 
     mutating func validate() throws {
@@ -76,20 +78,21 @@ struct ConvertCommand: ParsableCommand {
         }
         var options = Conversion.Options(
             format: format, model: chosenModel, overwrite: force, verify: verify,
-            missingExternalData: omitMissingExternalData ? .omit : .fail, valueReading: lenient ? .lenient : .strict)
+            reading: StoreReadOptions(
+                valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail
+            ))
         options.overwrite = force
-        let showProgress = !quiet && context.isErrorTerminal
+        let progress = ProgressLine("converting", context: context, shown: !quiet && !json)
         let started = Date()
-        var shown = false
         let report = try Conversion.convert(from: inputURL, to: outputURL, options: options) { done, total in
-            guard showProgress, done >= 50_000 || shown else { return }
-            shown = true
-            let share = total.map { $0 > 0 ? " (\(done * 100 / $0)%)" : "" } ?? ""
-            context.printError(
-                "\rconverting: \(done)\(total.map { " of \($0)" } ?? "") objects\(share)", terminator: "")
+            progress.update(done, of: total)
         }
-        if shown { context.printError("") }
+        progress.finish()
         guard !quiet else { return }
+        if json {
+            context.print(report.json.text(pretty: true))
+            return
+        }
         for warning in report.warnings.prefix(20) { context.printError("warning: \(warning)") }
         if report.warnings.count > 20 { context.printError("warning: … and \(report.warnings.count - 20) more") }
         let seconds = Date().timeIntervalSince(started)

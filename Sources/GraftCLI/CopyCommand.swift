@@ -83,6 +83,11 @@ struct CopyCommand: ParsableCommand {
             .flag(
                 \.plan, name: "plan", help: "Print what would be copied and what would be referenced, and copy nothing."
             ),
+            .flag(
+                \.json, name: "json",
+                help:
+                    "Print the summary (or the --plan) as JSON, warnings included: on standard output when the clipboard goes to a file, else on standard error."
+            ),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -105,6 +110,7 @@ struct CopyCommand: ParsableCommand {
     var lenient = false
     var noModel = false
     var plan = false
+    var json = false
     var quiet = false
 
     mutating func validate() throws {
@@ -160,13 +166,14 @@ struct CopyCommand: ParsableCommand {
         let chosenModel = try model.map {
             try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
         }
-        let clipboard: Clipboard
+        let copied: Copier.StoreCopy
         do {
-            guard let copied = try copy(from: storeURL, model: chosenModel, context) else { return }
-            clipboard = copied
+            guard let result = try copy(from: storeURL, model: chosenModel, context) else { return }
+            copied = result
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)
         }
+        let clipboard = copied.clipboard
         if let outputURL {
             try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
                 try encoding.encode(clipboard) { chunk in try handle.write(contentsOf: Data(chunk)) }
@@ -175,7 +182,13 @@ struct CopyCommand: ParsableCommand {
             try encoding.encode(clipboard) { chunk in context.output.write(bytes: Data(chunk)) }
             context.output.flush()
         }
+        if json {
+            let text = copied.json.text(pretty: true)
+            outputURL == nil ? context.printError(text) : context.print(text)
+            return
+        }
         guard !quiet else { return }
+        for warning in copied.warnings { context.printError("warning: \(warning)") }
         let counts = describeCounts(clipboard.counts)
         context.printError(
             "Copied \(Wording.counted(clipboard.objects.count, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
@@ -183,31 +196,28 @@ struct CopyCommand: ParsableCommand {
                 + (outputURL.map { " to \($0.relativePath)" } ?? ""))
     }
 
-    /// The clipboard, or nil when `--plan` printed what a copy would take instead.
-    private func copy(from storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws -> Clipboard? {
-        let missingExternalData: Copier.MissingExternalData = omitMissingExternalData ? .omit : .fail
-        let valueReading: ValueReading = lenient ? .lenient : .strict
-        if all && stop.isEmpty && depth == nil && !plan {
-            // Everything: one streaming pass over the document.
-            let reader = try Copier.reader(
-                for: storeURL, model: chosenModel, missingExternalData: missingExternalData, valueReading: valueReading)
-            try selection.check(against: reader.model)
-            let clipboard = try Copier.copyAll(from: reader, includesModel: !noModel)
-            if !quiet { for warning in StoreFormats.warnings(of: reader) { context.printError("warning: \(warning)") } }
-            return clipboard
+    /// What was copied, or nil when `--plan` printed what a copy would take instead.
+    private func copy(
+        from storeURL: URL, model chosenModel: Model?, _ context: CommandContext
+    ) throws -> Copier.StoreCopy? {
+        let reading = StoreReadOptions(
+            valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
+        if !plan {
+            let progress = ProgressLine("copying", context: context, shown: !quiet && !json)
+            defer { progress.finish() }
+            return try Copier.copy(
+                storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel
+            ) { done, total in progress.update(done, of: total) }
         }
-        let opened = try Copier.openStore(
-            storeURL, model: chosenModel, missingExternalData: missingExternalData, valueReading: valueReading)
-        defer { if !quiet { for warning in opened.warnings() { context.printError("warning: \(warning)") } } }
-        let source = opened.store
-        let copier = Copier(source: StoreSource(source), includesModel: !noModel)
-        let selection = selection
-        let copyPlan = try copier.plan(selection)
-        if plan {
+        let source = try StoreFormat.openForReading(storeURL, model: chosenModel, options: reading)
+        let copyPlan = try Copier(source: StoreSource(source)).plan(selection)
+        if json {
+            context.print(copyPlan.json(model: source.model, warnings: source.warnings).text(pretty: true))
+        } else {
+            if !quiet { for warning in source.warnings { context.printError("warning: \(warning)") } }
             context.print(Self.describe(copyPlan, model: source.model), terminator: "")
-            return nil
         }
-        return try copier.clipboard(for: copyPlan, selection: selection)
+        return nil
     }
 
     /// The text `--plan` prints: objects per entity, then each relationship that leaves the selection.

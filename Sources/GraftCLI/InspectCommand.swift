@@ -45,10 +45,10 @@ struct InspectCommand: ParsableCommand {
             let format = StoreFormat.detect(prefix: prefix)
         {
             let given = try model.map { try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: url) }
-            let reader = try StoreFormats.reader(
-                for: url, format: format, model: given?.model, valueReading: lenient ? .lenient : .strict)
-            let counts = try StoreInspection.counts(reader)
-            for warning in (given?.file.warnings ?? []) + StoreFormats.warnings(of: reader) {
+            let reader = try format.driver.reader(
+                at: url, model: given?.model, options: StoreReadOptions(valueReading: lenient ? .lenient : .strict))
+            let counts = try reader.counts()
+            for warning in (given?.file.warnings ?? []) + reader.warnings {
                 context.printError("warning: \(warning)")
             }
             let file = StoreReport.modelFile(of: reader, at: url, format: format, given: given)

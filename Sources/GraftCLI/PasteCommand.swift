@@ -71,6 +71,9 @@ struct PasteCommand: ParsableCommand {
             .option(
                 \.maxSize, name: "max-size", valueName: "size",
                 help: "The largest clipboard accepted, in bytes or with K, M or G (enforced while reading)."),
+            .flag(
+                \.json, name: "json",
+                help: "Print the report as JSON (the id map, counts, notes and broken rules) instead of text."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
     }
@@ -86,6 +89,7 @@ struct PasteCommand: ParsableCommand {
     var idMap: PathArgument?
     var wait: Double = FileLock.defaultWait
     var maxSize = ByteCount(bytes: PasteCommand.defaultMaxSize)
+    var json = false
     var quiet = false
 
     /// The largest clipboard `paste` reads unless `--max-size` says otherwise: 1 GiB.
@@ -129,51 +133,44 @@ struct PasteCommand: ParsableCommand {
             }
         }
         let clipboard = try readClipboard(context)
-        let isNew = !FileAccess.kind(of: storeURL).exists
-        // An existing store is read with the version of the model it was written with.
-        let chosenModel = try model.map { path -> Model in
-            let url = URL(fileURLWithPath: path.path)
-            return isNew
-                ? try ModelLoading.load(url).current : try ModelLoading.model(at: url, forStoreAt: storeURL).model
+        // An existing store is read with the version of the model it was written with; a new one gets the
+        // file's current version.
+        let chosenModel = try model.map {
+            try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
         }
-        let paster = Paster(options: options)
         let report: PasteReport
         do {
-            if isNew {
-                guard let format = StoreFormat.forExtension(storeURL) else {
-                    throw GraftError(
-                        .invalidOperation,
-                        "the store does not exist, and its extension does not say which format to create (.sqlite, .xml or .binary)"
-                    )
-                }
-                guard chosenModel != nil || clipboard.modelContents != nil else {
-                    throw GraftError(
-                        .invalidOperation,
-                        "the store does not exist and the clipboard carries no model to create it with; name one with --model"
-                    )
-                }
-                report = try paster.paste(clipboard, intoNewStoreAt: storeURL, format: format, model: chosenModel)
-            } else {
-                report = try paster.paste(clipboard, intoStoreAt: storeURL, model: chosenModel)
+            let progress = ProgressLine("pasting", context: context, shown: !quiet && !json)
+            defer { progress.finish() }
+            report = try Paster(options: options).paste(clipboard, intoStoreAt: storeURL, model: chosenModel) {
+                progress.update($0, of: $1)
             }
+        } catch var error as GraftError where error.code == .invalidOperation && error.message.hasSuffix("; name one") {
+            // A new store without a model: the option that gives one.
+            error.message += " with --model"
+            throw error.namingFile(storeURL.relativePath)
         } catch var error as GraftError {
             // A paste rewrites its target, so it cannot read the target's damaged values as none: point to
             // the rescue instead of an option paste does not have.
             let hint = " (--lenient reads such values as no value, with a warning)"
             if error.message.hasSuffix(hint) {
-                error.message = String(error.message.dropLast(hint.count))
+                error.message =
+                    String(error.message.dropLast(hint.count))
                     + " (the target already holds it; `graft convert --lenient` rescues such a store into a new one)"
             }
             throw error.namingFile(storeURL.relativePath)
+        }
+        if json {
+            if let idMap, !dryRun { try write(idMap: report, to: idMap) }
+            context.print(report.json.text(pretty: true))
+            return
         }
         if dryRun {
             context.print(Self.describe(report, store: into!.path), terminator: "")
             return
         }
         if let idMap {
-            let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
-            try FileAccess.writeAtomically(
-                Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: idMap.path))
+            try write(idMap: report, to: idMap)
         } else {
             for (id, uri) in report.idMap { context.print("\(id)\t\(uri)") }
         }
@@ -181,7 +178,12 @@ struct PasteCommand: ParsableCommand {
         for note in report.notes { context.printError("note: \(note)") }
         for dropped in report.dangling { context.printError("dropped link to: \(dropped)") }
         for violation in report.violations { context.printError("warning: \(violation)") }
-        context.printError(Self.summary(report, store: into!.path, created: isNew))
+        context.printError(Self.summary(report, store: into!.path))
+    }
+
+    private func write(idMap report: PasteReport, to path: PathArgument) throws {
+        let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
+        try FileAccess.writeAtomically(Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: path.path))
     }
 
     private func readClipboard(_ context: CommandContext) throws -> Clipboard {
@@ -212,7 +214,7 @@ struct PasteCommand: ParsableCommand {
         }
     }
 
-    static func summary(_ report: PasteReport, store: String, created: Bool) -> String {
+    static func summary(_ report: PasteReport, store: String) -> String {
         var parts = ["inserted \(report.inserted.values.reduce(0, +))" + counts(report.inserted)]
         if !report.merged.isEmpty {
             parts.append("merged \(report.merged.values.reduce(0, +))" + counts(report.merged))
@@ -225,7 +227,7 @@ struct PasteCommand: ParsableCommand {
         if !report.violations.isEmpty {
             parts.append("\(Wording.counted(report.violations.count, "rule")) broken (pasted as they are)")
         }
-        return "Pasted into \(store)\(created ? " (new)" : ""): " + parts.joined(separator: ", ")
+        return "Pasted into \(store)\(report.createdStore ? " (new)" : ""): " + parts.joined(separator: ", ")
     }
 
     static func describe(_ report: PasteReport, store: String) -> String {

@@ -60,14 +60,16 @@ struct ValidateCommand: ParsableCommand {
         let report: StoreValidation.Report
         let opened: any PersistentStore
         do {
-            opened = try StoreFormats.openForReading(
-                storeURL, model: chosenModel, missingExternalData: omitMissingExternalData ? .omit : .fail,
-                valueReading: lenient ? .lenient : .strict)
+            opened = try StoreFormat.openForReading(
+                storeURL, model: chosenModel,
+                options: StoreReadOptions(
+                    valueReading: lenient ? .lenient : .strict,
+                    missingExternalData: omitMissingExternalData ? .omit : .fail))
             report = try StoreValidation.check(opened)
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)
         }
-        for warning in StoreFormats.warnings(of: opened) { context.printError("warning: \(warning)") }
+        for warning in opened.warnings { context.printError("warning: \(warning)") }
         if json {
             context.print(report.json.text(pretty: true))
         } else {

@@ -28,23 +28,24 @@ public enum BinaryPropertyList {
     }
 }
 
-/// Object markers: the high four bits of an object's first byte.
-enum BinaryMarker {
-    static let simple: UInt8 = 0x0  // null, false, true, fill
-    static let integer: UInt8 = 0x1
-    static let real: UInt8 = 0x2
-    static let date: UInt8 = 0x3
-    static let data: UInt8 = 0x4
-    static let asciiString: UInt8 = 0x5
-    static let utf16String: UInt8 = 0x6
-    static let utf8String: UInt8 = 0x7
-    static let uid: UInt8 = 0x8
-    static let array: UInt8 = 0xA
-    static let orderedSet: UInt8 = 0xB
-    static let set: UInt8 = 0xC
-    static let dictionary: UInt8 = 0xD
+/// Object markers: the high four bits of an object's first byte (and the few whole bytes that are values).
+@usableFromInline
+package enum BinaryMarker {
+    @inlinable package static var simple: UInt8 { 0x0 }  // null, false, true, fill
+    @inlinable package static var integer: UInt8 { 0x1 }
+    @inlinable package static var real: UInt8 { 0x2 }
+    @inlinable package static var date: UInt8 { 0x3 }
+    @inlinable package static var data: UInt8 { 0x4 }
+    @inlinable package static var asciiString: UInt8 { 0x5 }
+    @inlinable package static var utf16String: UInt8 { 0x6 }
+    @inlinable package static var utf8String: UInt8 { 0x7 }
+    @inlinable package static var uid: UInt8 { 0x8 }
+    @inlinable package static var array: UInt8 { 0xA }
+    @inlinable package static var orderedSet: UInt8 { 0xB }
+    @inlinable package static var set: UInt8 { 0xC }
+    @inlinable package static var dictionary: UInt8 { 0xD }
 
-    static let falseValue: UInt8 = 0x08
-    static let trueValue: UInt8 = 0x09
-    static let dateValue: UInt8 = 0x33
+    @inlinable package static var falseValue: UInt8 { 0x08 }
+    @inlinable package static var trueValue: UInt8 { 0x09 }
+    @inlinable package static var dateValue: UInt8 { 0x33 }
 }

@@ -42,7 +42,7 @@ import Foundation
     /// How many bytes it has room for before it grows.
     @inlinable public var capacity: Int { allocated }
     /// Bytes already handed to the sink.
-    @exclusivity(unchecked) package private(set) var flushed = 0
+    @exclusivity(unchecked) @usableFromInline package private(set) var flushed = 0
     @usableFromInline let sink: ((UnsafeRawBufferPointer) throws -> Void)?
 
     /// A buffer with room for `capacity` bytes to start with (more with a sink: a chunk and some).
@@ -69,7 +69,7 @@ import Foundation
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: storage, count: used) }
 
     /// The offset of the next byte in the whole output, counting what went to the sink.
-    package var position: Int { flushed + used }
+    @inlinable public var position: Int { flushed + used }
 
     // MARK: Sink and result
 
@@ -260,5 +260,46 @@ import Foundation
 
     package func append(base64 data: Data) {
         data.withUnsafeBytes { append(base64: $0) }
+    }
+}
+
+/// The buffer takes a binary property list's bytes (the clipboard's binary encoder writes through it).
+extension ByteBuffer: BinaryPlistOutput {
+    @inlinable @inline(__always)
+    public func appendByte(_ byte: UInt8) { append(byte) }
+
+    @inlinable @inline(__always)
+    public func appendBytes(_ bytes: UnsafeRawBufferPointer) { append(bytes) }
+
+    @inlinable @inline(__always)
+    public func appendBigEndian(_ value: UInt64, size: Int) {
+        reserve(size)
+        let target = end
+        switch size {
+        case 1:
+            target[0] = UInt8(truncatingIfNeeded: value)
+        case 2:
+            target[0] = UInt8(truncatingIfNeeded: value >> 8)
+            target[1] = UInt8(truncatingIfNeeded: value)
+        case 4:
+            UnsafeMutableRawPointer(target).storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, as: UInt32.self)
+        case 8:
+            UnsafeMutableRawPointer(target).storeBytes(of: value.bigEndian, as: UInt64.self)
+        default:
+            for index in 0..<size { target[index] = UInt8(truncatingIfNeeded: value >> UInt64(8 * (size - 1 - index))) }
+        }
+        commit(size)
+    }
+
+    @inlinable
+    public func appendUTF16BigEndian(_ units: String.UTF16View) {
+        reserve(2 * units.count)
+        var target = end
+        for unit in units {
+            target[0] = UInt8(truncatingIfNeeded: unit >> 8)
+            target[1] = UInt8(truncatingIfNeeded: unit)
+            target += 2
+        }
+        commit(2 * units.count)
     }
 }

@@ -99,6 +99,11 @@ public indirect enum JSONValue: Hashable, Sendable {
         }
     }
 
+    /// Counts by name as an object, names in order: `{"Department": 2, "Employee": 7}`.
+    public static func counts(_ counts: [String: Int]) -> JSONValue {
+        .object(counts.keys.sorted().map { ($0, .int(Int64(counts[$0]!))) })
+    }
+
     /// Writes a JSON string literal with the escapes RFC 8259 requires.
     public static func writeString(_ text: String, to out: inout String) {
         out += "\""

@@ -48,6 +48,18 @@ public final class InMemoryStore: PersistentStore, StoreReader {
         self.persist = persist
     }
 
+    /// A store holding every object of a document, read through `reader`, whose saves fail: a document
+    /// opened for reading, as a SQLite store opened for reading is.
+    public static func readOnly(_ reader: any StoreReader, at url: URL) throws -> InMemoryStore {
+        let store = try InMemoryStore(reading: reader)
+        store.persist = { _, _ in
+            throw GraftError(
+                .invalidOperation, "the store was opened for reading; it cannot be saved",
+                context: [.file(url.relativePath)])
+        }
+        return store
+    }
+
     /// What the reader the store was read through had to say (see ``StoreReader/warnings``).
     public private(set) var warnings: [String] = []
 

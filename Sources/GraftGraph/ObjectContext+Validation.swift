@@ -72,25 +72,107 @@ extension ObjectContext {
     ///
     /// Attributes: type, optionality, integer range, minimum and maximum (values, string lengths, data
     /// sizes, dates), regular expressions. Relationships: optionality, minimum and maximum counts, and
-    /// destination entity. Deleted objects: Deny rules.
+    /// destination entity. Uniqueness constraints, against the store's objects and each other (see
+    /// ``uniquenessViolations(of:label:)``). Deleted objects: Deny rules.
     ///
-    /// - Throws: `GraftError.validationFailed` whose `underlying` errors each name the object and key.
+    /// - Throws: `GraftError.validationFailed` whose `underlying` errors each name the object and key;
+    ///   the store's errors, looking up objects with the same constraint values.
     public func validate() throws {
         var errors: [GraftError] = []
         let objects = pending.values.sorted { $0.objectID < $1.objectID }
+        var changed: [ManagedObject] = []
         for object in objects {
             if object.isDeletedFlag {
                 if !object.isInsertedFlag { errors += denyErrors(for: object) }
             } else if object.storage != nil && (object.isInsertedFlag || object.hasPersistentChanges) {
                 errors += validationErrors(for: object)
+                changed.append(object)
             }
         }
+        errors += try uniquenessViolations(of: changed).map(\.violation.error)
         guard !errors.isEmpty else { return }
         let objectsFailing = Set(errors.compactMap { $0.context.first }).count
         throw GraftError(
             .validationFailed,
             "\(Wording.counted(errors.count, "validation error")) in \(Wording.counted(objectsFailing, "object"))",
             underlying: errors)
+    }
+
+    /// The objects among `objects` whose values for a uniqueness constraint another object has too:
+    /// one the store holds (as this context sees it: objects deleted here or changed to other values do
+    /// not count), or one earlier in `objects`. Subentities share their root entity's constraints, and an
+    /// object without a value for one of a constraint's attributes is not checked against it.
+    ///
+    /// A store that answers predicates itself (SQLite) is asked once per object and constraint, with an
+    /// indexed query; for any other store, the constraint's tree is read once.
+    ///
+    /// - Parameter label: how violations name objects (by default ``ManagedObject/label``).
+    /// - Throws: the store's errors.
+    public func uniquenessViolations(
+        of objects: [ManagedObject], label: (ManagedObject) -> String = { $0.label }
+    ) throws -> [(object: ManagedObject, violation: RuleViolation)] {
+        let checked = objects.filter { !$0.isDeleted }.sorted { $0.objectID < $1.objectID }
+        let candidates = Set(checked.map(ObjectIdentifier.init))
+        var found: [(object: ManagedObject, violation: RuleViolation)] = []
+        var groups: [String: (entity: EntityDescription, names: [String], objects: [ManagedObject])] = [:]
+        for object in checked {
+            for constraint in object.entity.uniquenessConstraints
+            where constraint.allSatisfy({ object.entity.attribute(named: $0) != nil }) {
+                let root = model.descriptions[object.entity.rootIndex]
+                let group = "\(root.name).\(constraint.joined(separator: ","))"
+                groups[group, default: (root, constraint, [])].objects.append(object)
+            }
+        }
+        for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
+            func values(of object: ManagedObject) throws -> [Value]? {
+                let values = try group.names.map { try object.attributeValue(forKey: $0) }
+                return values.allSatisfy { $0 != nil } ? values.map { $0! } : nil
+            }
+            let entities = [group.entity.index] + group.entity.descendantIndices
+            let inSQL = try store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
+                .predicateApplied
+            // The objects already there with each combination of values, as this context sees them.
+            var taken: [[Value]: ManagedObject] = [:]
+            if !inSQL {
+                for object in try fetch(FetchRequest(entityName: group.entity.name))
+                where !candidates.contains(ObjectIdentifier(object)) {
+                    if let key = try values(of: object) { taken[key] = object }
+                }
+            }
+            for object in group.objects {
+                guard let key = try values(of: object) else { continue }
+                if inSQL, taken[key] == nil {
+                    let predicate = GraftPredicate.and(
+                        zip(group.names, key).map {
+                            .comparison(.init(.keyPath(KeyValuePath(key: $0.0)), .equalTo, .constant($0.1)))
+                        })
+                    // The saved objects with these values, straight from the store; one found here may have
+                    // been deleted or changed in this context since, and candidates are checked below.
+                    for ref in try store.fetch(StoreFetch(entities: entities, predicate: predicate, limit: 3)).refs {
+                        let existing = self.object(with: ObjectID(entity: ref.entity, key: ref.key))
+                        if existing.isDeleted || candidates.contains(ObjectIdentifier(existing)) { continue }
+                        if try values(of: existing) == key {
+                            taken[key] = existing
+                            break
+                        }
+                    }
+                }
+                if let other = taken[key], other !== object {
+                    let isNew = candidates.contains(ObjectIdentifier(other)) && other.isInserted
+                    let earlier =
+                        "\(isNew ? "another new" : "an existing") \(other.entity.name) (\(isNew ? label(other) : other.uri))"
+                    found.append(
+                        (
+                            object,
+                            UniquenessCheck.violation(
+                                names: group.names, values: key, entity: object.entity.name, object: label(object),
+                                earlier: earlier)
+                        ))
+                }
+                taken[key] = object
+            }
+        }
+        return found
     }
 
     /// Every rule `object` breaks, each error naming the object and the key.

@@ -1,3 +1,4 @@
+import GraftCore
 import GraftModel
 
 /// One object as data: its entity and key, its attribute values and its relationships as references to
@@ -32,6 +33,26 @@ public struct Snapshot: Hashable, Sendable {
         self.ref = ObjectRef(entity: entity.index, key: key)
         self.attributes = Array(repeating: nil, count: entity.attributes.count)
         self.relationships = entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }
+    }
+
+    /// The snapshot's entity in `model`, once the snapshot is known to fit it: an entity the model has,
+    /// one value per attribute and one entry per relationship. Writers check this before using a
+    /// snapshot they are given.
+    ///
+    /// - Throws: `GraftError.malformedInput` naming the entity and the object.
+    package func entity(checkedIn model: Model) throws -> EntityDescription {
+        guard model.descriptions.indices.contains(ref.entity) else {
+            throw GraftError(.malformedInput, "a snapshot names entity #\(ref.entity), which the model does not have")
+        }
+        let entity = model.descriptions[ref.entity]
+        guard attributes.count == entity.attributes.count, relationships.count == entity.relationships.count else {
+            throw GraftError(
+                .malformedInput,
+                "the snapshot has \(attributes.count) attributes and \(relationships.count) relationships, but "
+                    + "\(entity.name) has \(entity.attributes.count) and \(entity.relationships.count)",
+                context: [.entity(entity.name), .object("p\(ref.key)")])
+        }
+        return entity
     }
 
     /// Takes a to-many's array out, emptied but keeping its storage, and leaves `.unloaded` in its place:

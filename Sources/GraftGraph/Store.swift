@@ -26,6 +26,14 @@ public protocol PersistentStore: AnyObject {
 
     /// Applies a context's changes all at once: every change is written, or none is.
     func save(_ changes: StoreChanges) throws
+
+    /// Things worth telling the user that did not stop the store from opening or a value from being read
+    /// (how its model was found, values read as no value under `ValueReading.lenient`, …).
+    var warnings: [String] { get }
+}
+
+extension PersistentStore {
+    public var warnings: [String] { [] }
 }
 
 /// What a context asks a store for when it fetches.
@@ -104,12 +112,23 @@ public protocol StoreReader {
     /// Things worth telling the user that did not stop the read (how the model was found, values read as
     /// no value under `ValueReading.lenient`, …); complete once `forEachSnapshot` has returned.
     var warnings: [String] { get }
+    /// Objects per entity, each counted under its own entity (not its parents'); every concrete entity is
+    /// listed, with 0 when it has none. By default every object is read and counted; a reader that can
+    /// count without reading (SQLite) does.
+    func counts() throws -> [String: Int]
 }
 
 extension StoreReader {
     public var objectCount: Int? { nil }
     public var modelSource: ModelSource { .given }
     public var warnings: [String] { [] }
+
+    public func counts() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for entity in model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
+        try forEachSnapshot { counts[model.descriptions[$0.ref.entity].name, default: 0] += 1 }
+        return counts
+    }
 }
 
 /// Keys for new objects of one inheritance tree.
@@ -162,4 +181,12 @@ public protocol StoreWriter {
 
 extension StoreWriter {
     public var warnings: [String] { [] }
+}
+
+/// A writer of a document file, written beside its destination and placed when finished: what a
+/// ``StoreDriver`` makes.
+public protocol StoreFileWriter: StoreWriter {
+    /// Completes the document as `finish()` does, and returns the lock on the file now in place, held
+    /// until released: for a store that keeps its document locked once it has saved it.
+    mutating func finishHoldingLock() throws -> FileLock
 }

@@ -2,26 +2,14 @@ import Foundation
 @_spi(GraftInternal) import GraftCore
 import GraftModel
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Reads a binary property-list clipboard straight from the bytes: the document's shape is fixed, so the
 /// reader follows references only where the shape says (never recursing into arbitrary containers) and
 /// types each value by the model, without building a property-list tree.
 ///
-/// Every offset, count and reference is checked against the data. Keys and values may be shared or not,
-/// and dictionaries may list their keys in any order.
+/// The bytes are read through GraftCore's ``BinaryPlistView``, which checks every offset, count and reference
+/// against the data. Keys and values may be shared or not, and dictionaries may list their keys in any order.
 struct ClipboardBinaryPlistReader {
-    private let bytes: UnsafeRawBufferPointer
-    private let base: UnsafePointer<UInt8>
-    private let offsetSize: Int
-    private let referenceSize: Int
-    private let objectCount: Int
-    private let topObject: Int
-    private let tableStart: Int
+    private let view: BinaryPlistView
     private var schema: ClipboardSchema?
     private var lastEntity = -1
     private let scratch = ByteBuffer(capacity: 256)
@@ -32,71 +20,31 @@ struct ClipboardBinaryPlistReader {
     }
 
     private init(_ bytes: UnsafeRawBufferPointer) throws {
-        self.bytes = bytes
-        let count = bytes.count
-        guard count >= 8, bytes.starts(with: "bplist".utf8) else {
-            throw Self.error("the data does not start with 'bplist00'", at: 0)
-        }
-        guard bytes[6] == UInt8(ascii: "0"), bytes[7] == UInt8(ascii: "0") else {
-            throw GraftError(
-                .unsupportedFormat,
-                "binary property-list clipboard: version '\(String(decoding: bytes[6..<8], as: UTF8.self))' of the "
-                    + "format is not supported (only 'bplist00')", context: [.offset(6)])
-        }
-        base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        guard count >= 8 + 1 + 32 else {
-            throw Self.error("the data is truncated: \(count) bytes cannot hold an object and the trailer", at: count)
-        }
-        let trailer = count - 32
-        offsetSize = Int(bytes[trailer + 6])
-        referenceSize = Int(bytes[trailer + 7])
-        let objects = Self.bigEndian(base + trailer + 8, size: 8)
-        let top = Self.bigEndian(base + trailer + 16, size: 8)
-        let table = Self.bigEndian(base + trailer + 24, size: 8)
-        let truncated = " (is the data truncated?)"
-        guard [1, 2, 4, 8].contains(offsetSize), [1, 2, 4, 8].contains(referenceSize) else {
-            throw Self.error(
-                "the trailer gives offsets of \(offsetSize) and references of \(referenceSize) bytes" + truncated,
-                at: trailer + 6)
-        }
-        guard objects >= 1, objects < UInt64(trailer) else {
-            throw Self.error(
-                "the trailer gives an object count of \(objects), which does not fit" + truncated, at: trailer + 8)
-        }
-        guard top < objects else {
-            throw Self.error("the top object \(top) is not among the \(objects) objects" + truncated, at: trailer + 16)
-        }
-        guard table >= 9, table <= UInt64(trailer), objects <= (UInt64(trailer) - table) / UInt64(offsetSize) else {
-            throw Self.error("the offset table does not fit in the data" + truncated, at: trailer + 24)
-        }
-        guard referenceSize == 8 || objects <= UInt64(1) << UInt64(8 * referenceSize) else {
-            throw Self.error(
-                "\(objects) objects cannot be told apart with \(referenceSize)-byte references", at: trailer + 7)
-        }
-        objectCount = Int(objects)
-        topObject = Int(top)
-        tableStart = Int(table)
+        view = try BinaryPlistView(bytes, name: "binary property-list clipboard")
     }
 
     // MARK: Errors
 
-    private static func error(_ message: String, at offset: Int, context: [GraftError.Location] = []) -> GraftError {
-        GraftError(.malformedInput, "binary property-list clipboard: " + message, context: [.offset(offset)] + context)
+    private func error(_ message: String, object reference: Int, context: [GraftError.Location] = []) -> GraftError {
+        view.failure(message, at: (try? view.offset(of: reference)) ?? view.offsetTableStart, context: context)
     }
 
-    private func error(_ message: String, object reference: Int, context: [GraftError.Location] = []) -> GraftError {
-        Self.error(message, at: (try? offset(of: reference)) ?? tableStart, context: context)
+    /// "expected *what* (*form*), found *what the object is*".
+    private func mismatch(
+        _ what: String, _ form: String, _ reference: Int, at offset: Int, context: [GraftError.Location] = []
+    ) -> GraftError {
+        view.failure("expected \(what) (\(form)), found \(view.kind(of: reference))", at: offset, context: context)
     }
 
     // MARK: The document
 
     private mutating func read() throws -> Clipboard {
-        let top = try dictionary(topObject, "the document")
+        let top = try dictionary(view.topObject, "the document")
         var members: [String: Int] = [:]
         for position in 0..<top.count {
             let key = try keyText(top.key(position))
             guard members.updateValue(try top.value(position), forKey: key) == nil else {
-                throw error("the document names '\(key)' twice", object: topObject)
+                throw error("the document names '\(key)' twice", object: view.topObject)
             }
         }
         var parts = ClipboardParts()
@@ -122,7 +70,7 @@ struct ClipboardBinaryPlistReader {
             default:
                 throw error(
                     "the document has a member '\(ByteText.excerpt(key))' the format does not know",
-                    object: topObject)
+                    object: view.topObject)
             }
         }
         if let encoding = members[ClipboardKey.encoding] {
@@ -152,16 +100,16 @@ struct ClipboardBinaryPlistReader {
         }
         if let roots = members[ClipboardKey.roots] { parts.roots = try strings(roots, "the roots") }
         if let objects = members[ClipboardKey.objects] {
-            guard schema != nil else { throw error("the document has no 'model'", object: topObject) }
+            guard schema != nil else { throw error("the document has no 'model'", object: view.topObject) }
             parts.objects = try readObjects(objects)
         }
         if let references = members[ClipboardKey.references] {
-            guard schema != nil else { throw error("the document has no 'model'", object: topObject) }
+            guard schema != nil else { throw error("the document has no 'model'", object: view.topObject) }
             parts.references = try readReferences(references)
         }
         switch parts.assemble(.binaryPlist) {
         case .success(let clipboard): return clipboard
-        case .failure(let error): throw located(error, object: topObject)
+        case .failure(let error): throw located(error, object: view.topObject)
         }
     }
 
@@ -396,10 +344,10 @@ struct ClipboardBinaryPlistReader {
 
     /// One value, read as the attribute's type says.
     private func value(_ reference: Int, type: AttributeType, label: String, key: String) throws -> Value {
-        let offset = try self.offset(of: reference)
-        let marker = base[offset]
+        let offset = try view.offset(of: reference)
+        let marker = view.bytes[offset]
         func fail(_ message: String) -> GraftError {
-            Self.error(message, at: offset, context: [.object(label), .key(key)])
+            view.failure(message, at: offset, context: [.object(label), .key(key)])
         }
         switch (type, marker >> 4) {
         case (.integer16, 0x1), (.integer32, 0x1), (.integer64, 0x1):
@@ -408,14 +356,15 @@ struct ClipboardBinaryPlistReader {
             }
             return .integer(integer)
         case (.double, 0x2), (.float, 0x2):
-            return .double(try real(at: offset))
+            return .double(try view.real(at: offset, reference: reference))
         case (.date, 0x2):
-            return .date(Date(timeIntervalSinceReferenceDate: try real(at: offset)))
-        case (.date, 0x3) where marker == 0x33:
+            return .date(Date(timeIntervalSinceReferenceDate: try view.real(at: offset, reference: reference)))
+        case (.date, 0x3) where marker == BinaryMarker.dateValue:
             // A property-list date: seconds since 2001 as a double, like the real this format writes.
-            try need(offset + 1, 8, at: offset)
-            return .date(
-                Date(timeIntervalSinceReferenceDate: Double(bitPattern: Self.bigEndian(base + offset + 1, size: 8))))
+            guard case .date(let seconds) = try view.object(at: offset, reference: reference) else {
+                throw fail("expected a date")
+            }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case (.double, 0x1), (.float, 0x1), (.date, 0x1):
             guard let integer = try integer(at: offset) else { throw fail("the integer is outside −2⁶³ … 2⁶³−1") }
             return type == .date
@@ -491,7 +440,7 @@ struct ClipboardBinaryPlistReader {
             }
             let toMany = entity.relationships[relationship].isToMany
             let value = try dictionary.value(position)
-            let marker = base[try offset(of: value)] >> 4
+            let marker = try view.marker(of: value) >> 4
             if !toMany && (marker == 0x5 || marker == 0x6 || marker == 0x7) {
                 links.append(
                     Clipboard.Link(name, [try string(value, "a target id", context: [.object(label), .key(name)])]))
@@ -516,57 +465,46 @@ struct ClipboardBinaryPlistReader {
 
     /// A dictionary's keys and values, as positions of their references.
     private struct DictionaryView {
-        let reader: ClipboardBinaryPlistReader
+        let view: BinaryPlistView
         let count: Int
         let start: Int
 
         @inline(__always)
-        func key(_ position: Int) throws -> Int { try reader.reference(at: start + position * reader.referenceSize) }
+        func key(_ position: Int) throws -> Int { try view.element(position, from: start) }
 
         @inline(__always)
-        func value(_ position: Int) throws -> Int {
-            try reader.reference(at: start + (count + position) * reader.referenceSize)
-        }
+        func value(_ position: Int) throws -> Int { try view.element(count + position, from: start) }
     }
 
     private struct ArrayView {
-        let reader: ClipboardBinaryPlistReader
+        let view: BinaryPlistView
         let count: Int
         let start: Int
 
         @inline(__always)
-        func element(_ position: Int) throws -> Int {
-            try reader.reference(at: start + position * reader.referenceSize)
-        }
+        func element(_ position: Int) throws -> Int { try view.element(position, from: start) }
     }
 
     private func dictionary(
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> DictionaryView {
-        let offset = try self.offset(of: reference)
-        guard base[offset] >> 4 == 0xD else {
-            throw Self.error(
-                "expected \(what()) (a dictionary), found \(kind(reference))", at: offset, context: context())
+        let offset = try view.offset(of: reference)
+        guard view.bytes[offset] >> 4 == BinaryMarker.dictionary else {
+            throw mismatch(what(), "a dictionary", reference, at: offset, context: context())
         }
-        let (count, start) = try countAndStart(at: offset)
-        guard count <= (tableStart - start) / (2 * referenceSize) else {
-            throw Self.error("a dictionary of \(count) entries runs past the objects", at: offset, context: context())
-        }
-        return DictionaryView(reader: self, count: count, start: start)
+        let (start, count) = try view.contents(at: offset, type: BinaryMarker.dictionary)
+        return DictionaryView(view: view, count: count, start: start)
     }
 
     private func array(
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> ArrayView {
-        let offset = try self.offset(of: reference)
-        guard base[offset] >> 4 == 0xA else {
-            throw Self.error("expected \(what()) (an array), found \(kind(reference))", at: offset, context: context())
+        let offset = try view.offset(of: reference)
+        guard view.bytes[offset] >> 4 == BinaryMarker.array else {
+            throw mismatch(what(), "an array", reference, at: offset, context: context())
         }
-        let (count, start) = try countAndStart(at: offset)
-        guard count <= (tableStart - start) / referenceSize else {
-            throw Self.error("an array of \(count) elements runs past the objects", at: offset, context: context())
-        }
-        return ArrayView(reader: self, count: count, start: start)
+        let (start, count) = try view.contents(at: offset, type: BinaryMarker.array)
+        return ArrayView(view: view, count: count, start: start)
     }
 
     private func strings(
@@ -590,40 +528,21 @@ struct ClipboardBinaryPlistReader {
     ) throws
         -> UnsafeRawBufferPointer
     {
-        let offset = try self.offset(of: reference)
-        let marker = base[offset] >> 4
-        switch marker {
-        case 0x5, 0x7:
-            let (count, start) = try countAndStart(at: offset)
-            try need(start, count, at: offset)
-            return UnsafeRawBufferPointer(start: base + start, count: count)
-        case 0x6:
-            let (count, start) = try countAndStart(at: offset)
-            guard count <= (tableStart - start) / 2 else {
-                throw Self.error(
-                    "a string of \(count) UTF-16 units runs past the objects", at: offset, context: context())
-            }
+        let offset = try view.offset(of: reference)
+        switch view.bytes[offset] >> 4 {
+        case BinaryMarker.asciiString, BinaryMarker.utf8String:
+            let (start, count) = try view.contents(at: offset, type: BinaryMarker.asciiString)
+            return view.bytes(start, count)
+        case BinaryMarker.utf16String:
+            let (start, count) = try view.contents(at: offset, type: BinaryMarker.utf16String)
             scratch.removeAll()
-            var index = 0
-            while index < count {
-                let unit = UInt16(base[start + 2 * index]) << 8 | UInt16(base[start + 2 * index + 1])
-                index += 1
-                var scalar = UInt32(unit)
-                if unit >= 0xD800 && unit < 0xE000 {
-                    let low =
-                        index < count ? UInt16(base[start + 2 * index]) << 8 | UInt16(base[start + 2 * index + 1]) : 0
-                    guard unit < 0xDC00, low >= 0xDC00, low < 0xE000 else {
-                        throw Self.error(
-                            "a UTF-16 string holds half of a surrogate pair", at: offset, context: context())
-                    }
-                    index += 1
-                    scalar = 0x10000 + (UInt32(unit) - 0xD800) << 10 + (UInt32(low) - 0xDC00)
-                }
-                for byte in UTF8.encode(Unicode.Scalar(scalar)!)! { scratch.append(byte) }
+            let scratch = scratch
+            guard view.transcodeUTF16(start, count, { scratch.append($0) }) else {
+                throw view.failure("a UTF-16 string holds half of a surrogate pair", at: offset, context: context())
             }
             return scratch.bytes
         default:
-            throw Self.error("expected \(what()) (a string), found \(kind(reference))", at: offset, context: context())
+            throw mismatch(what(), "a string", reference, at: offset, context: context())
         }
     }
 
@@ -646,147 +565,42 @@ struct ClipboardBinaryPlistReader {
     private func data(
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> Data {
-        let offset = try self.offset(of: reference)
-        guard base[offset] >> 4 == 0x4 else {
-            throw Self.error("expected \(what()) (data), found \(kind(reference))", at: offset, context: context())
+        let offset = try view.offset(of: reference)
+        guard view.bytes[offset] >> 4 == BinaryMarker.data else {
+            throw mismatch(what(), "data", reference, at: offset, context: context())
         }
-        let (count, start) = try countAndStart(at: offset)
-        try need(start, count, at: offset)
-        return Data(bytes: base + start, count: count)
+        let (start, count) = try view.contents(at: offset, type: BinaryMarker.data)
+        return view.data(start, count)
     }
 
     private func bool(_ reference: Int, _ what: @autoclosure () -> String) throws -> Bool {
-        let offset = try self.offset(of: reference)
-        switch base[offset] {
-        case 0x08: return false
-        case 0x09: return true
-        default: throw Self.error("expected \(what()) (a Boolean), found \(kind(reference))", at: offset)
+        let offset = try view.offset(of: reference)
+        switch view.bytes[offset] {
+        case BinaryMarker.falseValue: return false
+        case BinaryMarker.trueValue: return true
+        default: throw mismatch(what(), "a Boolean", reference, at: offset)
         }
     }
 
     private func integerValue(_ reference: Int) throws -> Int64? {
-        let offset = try self.offset(of: reference)
-        guard base[offset] >> 4 == 0x1 else { return nil }
+        let offset = try view.offset(of: reference)
+        guard view.bytes[offset] >> 4 == BinaryMarker.integer else { return nil }
         return try integer(at: offset)
     }
 
-    /// The integer at `offset` (1, 2 and 4-byte integers are unsigned, 8-byte signed, 16-byte two's
-    /// complement); `nil` when it does not fit in 64 signed bits.
+    /// The integer at `offset`; `nil` when it does not fit in 64 signed bits.
+    @inline(__always)
     private func integer(at offset: Int) throws -> Int64? {
-        let exponent = Int(base[offset] & 0x0F)
-        guard exponent <= 4 else { throw Self.error("an integer of \(1 << exponent) bytes", at: offset) }
-        let size = 1 << exponent
-        try need(offset + 1, size, at: offset)
-        switch size {
-        case 8:
-            return Int64(bitPattern: Self.bigEndian(base + offset + 1, size: 8))
-        case 16:
-            let high = Self.bigEndian(base + offset + 1, size: 8)
-            let low = Self.bigEndian(base + offset + 9, size: 8)
-            if high == 0 && low <= UInt64(Int64.max) { return Int64(low) }
-            if high == UInt64.max && low >= UInt64(1) << 63 { return Int64(bitPattern: low) }
-            return nil
-        default:
-            return Int64(Self.bigEndian(base + offset + 1, size: size))
-        }
+        guard case .integer(let integer) = try view.integer(at: offset) else { return nil }
+        return integer
     }
 
-    private func real(at offset: Int) throws -> Double {
-        switch base[offset] & 0x0F {
-        case 2:
-            try need(offset + 1, 4, at: offset)
-            return Double(Float(bitPattern: UInt32(Self.bigEndian(base + offset + 1, size: 4))))
-        case 3:
-            try need(offset + 1, 8, at: offset)
-            return Double(bitPattern: Self.bigEndian(base + offset + 1, size: 8))
-        default:
-            throw Self.error("a real of unsupported size", at: offset)
-        }
-    }
-
-    /// What an object is, for messages.
-    private func kind(_ reference: Int) -> String {
-        guard let offset = try? offset(of: reference) else { return "an object outside the data" }
-        let marker = base[offset]
-        switch marker >> 4 {
-        case 0x0: return marker == 0x08 || marker == 0x09 ? "a Boolean" : "a null or fill byte"
-        case 0x1: return "an integer"
-        case 0x2: return "a real"
-        case 0x3: return "a date"
-        case 0x4: return "data"
-        case 0x5, 0x6, 0x7: return "a string"
-        case 0x8: return "a UID"
-        case 0xA: return "an array"
-        case 0xB, 0xC: return "a set"
-        case 0xD: return "a dictionary"
-        default: return "an object of unknown type 0x\(String(marker, radix: 16))"
-        }
-    }
-
-    // MARK: Offsets and references
-
-    @inline(__always)
-    private func offset(of reference: Int) throws -> Int {
-        let offset = Self.bigEndian(base + tableStart + reference * offsetSize, size: offsetSize)
-        guard offset >= 8, offset < UInt64(tableStart) else {
-            throw Self.error(
-                "object \(reference) has the offset \(offset), outside the objects (8 ..< \(tableStart))",
-                at: tableStart + reference * offsetSize)
-        }
-        return Int(offset)
-    }
-
-    @inline(__always)
-    fileprivate func reference(at position: Int) throws -> Int {
-        let reference = Self.bigEndian(base + position, size: referenceSize)
-        guard reference < UInt64(objectCount) else {
-            throw Self.error("a reference to object \(reference), but there are \(objectCount) objects", at: position)
-        }
-        return Int(reference)
-    }
-
-    /// The count after a marker (in its low bits, or in an integer that follows) and where the contents
-    /// start.
-    @inline(__always)
-    private func countAndStart(at offset: Int) throws -> (count: Int, start: Int) {
-        let low = Int(base[offset] & 0x0F)
-        if low != 0x0F { return (low, offset + 1) }
-        try need(offset + 1, 1, at: offset)
-        let marker = base[offset + 1]
-        guard marker >> 4 == 0x1, marker & 0x0F <= 3 else {
-            throw Self.error("the count after a marker is not an integer", at: offset + 1)
-        }
-        let size = 1 << Int(marker & 0x0F)
-        try need(offset + 2, size, at: offset)
-        let count = Self.bigEndian(base + offset + 2, size: size)
-        guard count <= UInt64(tableStart) else {
-            throw Self.error("the count \(count) is larger than the data", at: offset + 1)
-        }
-        return (Int(count), offset + 2 + size)
-    }
-
-    /// Checks that `count` bytes from `start` lie among the objects.
-    @inline(__always)
-    private func need(_ start: Int, _ count: Int, at offset: Int) throws {
-        guard start <= tableStart, count <= tableStart - start else {
-            throw Self.error("an object runs past the end of the objects (the data may be truncated)", at: offset)
-        }
-    }
-
-    @inline(__always)
-    private static func bigEndian(_ pointer: UnsafePointer<UInt8>, size: Int) -> UInt64 {
-        switch size {
-        case 1: return UInt64(pointer[0])
-        case 2: return UInt64(pointer[0]) << 8 | UInt64(pointer[1])
-        case 4: return UInt64(UInt32(bigEndian: UnsafeRawPointer(pointer).loadUnaligned(as: UInt32.self)))
-        default: return UInt64(bigEndian: UnsafeRawPointer(pointer).loadUnaligned(as: UInt64.self))
-        }
-    }
+    private func kind(_ reference: Int) -> String { view.kind(of: reference) }
 
     private func located(_ error: GraftError, object reference: Int) -> GraftError {
         var located = error
-        located.message = "binary property-list clipboard: " + error.message
-        located.context = [.offset((try? offset(of: reference)) ?? tableStart)] + error.context
+        located.message = "\(view.name): " + error.message
+        located.context = [.offset((try? view.offset(of: reference)) ?? view.offsetTableStart)] + error.context
         return located
     }
 }

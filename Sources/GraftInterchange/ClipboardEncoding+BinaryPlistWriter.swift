@@ -8,22 +8,17 @@ import GraftModel
 /// children, so that the references it lists are known; the top dictionary comes last and the trailer
 /// names it. The reference size is chosen up front from a count of the objects the document can need at
 /// most. Dictionary keys, entity names and Booleans are written once and shared; values are written
-/// where they occur. Only the offset table (one integer per object) is kept until the end.
+/// where they occur. The bytes are GraftCore's ``BinaryPlistWriter``'s; only the offsets (a byte or two
+/// an object) are kept until the end.
 struct ClipboardBinaryPlistWriter {
     let clipboard: Clipboard
     let schema: ClipboardSchema
     let output: ByteBuffer
 
-    /// The offset of every object written, by object number.
-    private var offsets: [Int] = []
-    private var referenceSize = 1
-    /// Shared strings (keys, names) by text.
-    private var shared: [String: Int] = [:]
+    private var plist: BinaryPlistWriter<ByteBuffer>
     private var entityNames: [Int?]
     private var attributeNames: [[Int?]]
     private var relationshipNames: [[Int?]]
-    private var trueObject: Int?
-    private var falseObject: Int?
     /// Reference lists being gathered for the container written next.
     private var keys: [Int] = []
     private var values: [Int] = []
@@ -36,31 +31,32 @@ struct ClipboardBinaryPlistWriter {
         self.clipboard = clipboard
         self.schema = schema
         self.output = output
+        plist = BinaryPlistWriter(
+            output: output,
+            referenceSize: BinaryPlistWriter<ByteBuffer>.byteCount(
+                UInt64(Self.objectBound(clipboard))))
         entityNames = Array(repeating: nil, count: schema.entities.count)
         attributeNames = schema.entities.map { Array(repeating: nil, count: $0.attributeNames.count) }
         relationshipNames = schema.entities.map { Array(repeating: nil, count: $0.relationships.count) }
     }
 
     mutating func write() throws {
-        referenceSize = Self.byteCount(UInt64(max(objectBound() - 1, 0)))
-        offsets.reserveCapacity(clipboard.objects.count * 12 + 256)
-        output.append("bplist00")
         var top: [(Int, Int)] = []
-        top.append((sharedString(ClipboardKey.format), string(Clipboard.formatName)))
-        top.append((sharedString(ClipboardKey.version), integer(Int64(Clipboard.formatVersion))))
+        top.append((plist.sharedString(ClipboardKey.format), plist.string(Clipboard.formatName)))
+        top.append((plist.sharedString(ClipboardKey.version), plist.integer(Int64(Clipboard.formatVersion))))
         var declarationKeys: [Int] = []
         var declarationValues: [Int] = []
         for entry in ClipboardDeclaration.entries(.binaryPlist) {
-            declarationKeys.append(sharedString(entry.key))
-            declarationValues.append(string(entry.value))
+            declarationKeys.append(plist.sharedString(entry.key))
+            declarationValues.append(plist.string(entry.value))
         }
-        top.append((sharedString(ClipboardKey.encoding), dictionary(declarationKeys, declarationValues)))
-        top.append((sharedString(ClipboardKey.model), writeModel()))
+        top.append((plist.sharedString(ClipboardKey.encoding), dictionary(declarationKeys, declarationValues)))
+        top.append((plist.sharedString(ClipboardKey.model), writeModel()))
         if let store = clipboard.sourceStore {
-            let storeKey = sharedString("store")
-            top.append((sharedString(ClipboardKey.source), dictionary([storeKey], [string(store)])))
+            let storeKey = plist.sharedString("store")
+            top.append((plist.sharedString(ClipboardKey.source), dictionary([storeKey], [plist.string(store)])))
         }
-        top.append((sharedString(ClipboardKey.roots), stringArray(clipboard.roots)))
+        top.append((plist.sharedString(ClipboardKey.roots), stringArray(clipboard.roots)))
         var objectList: [Int] = []
         objectList.reserveCapacity(clipboard.objects.count)
         var last = -1
@@ -68,31 +64,18 @@ struct ClipboardBinaryPlistWriter {
             objectList.append(try writeObject(object, last: &last))
             try output.flushIfFull()
         }
-        top.append((sharedString(ClipboardKey.objects), array(objectList)))
+        top.append((plist.sharedString(ClipboardKey.objects), array(objectList)))
         objectList.removeAll(keepingCapacity: true)
         for reference in clipboard.references {
             objectList.append(try writeReference(reference, last: &last))
             try output.flushIfFull()
         }
-        top.append((sharedString(ClipboardKey.references), array(objectList)))
-        let topObject = dictionary(top.map(\.0), top.map(\.1))
-        // The offset table and the trailer.
-        let tableStart = output.position
-        let offsetSize = Self.byteCount(UInt64(offsets.last ?? 0))
-        for offset in offsets {
-            bigEndian(UInt64(offset), size: offsetSize)
-            if output.count >= ByteBuffer.chunkSize { try output.flushIfFull() }
-        }
-        output.append(repeating: 0, count: 6)
-        output.append(UInt8(offsetSize))
-        output.append(UInt8(referenceSize))
-        bigEndian(UInt64(offsets.count), size: 8)
-        bigEndian(UInt64(topObject), size: 8)
-        bigEndian(UInt64(tableStart), size: 8)
+        top.append((plist.sharedString(ClipboardKey.references), array(objectList)))
+        try plist.finish(top: dictionary(top.map(\.0), top.map(\.1)))
     }
 
     /// The most objects the document can take: every key and value counted as if nothing were shared.
-    private func objectBound() -> Int {
+    private static func objectBound(_ clipboard: Clipboard) -> Int {
         var bound = 64 + clipboard.versionIdentifiers.count + clipboard.roots.count
         for entity in clipboard.entities {
             bound += 12 + 6 * entity.attributes.count + 8 * entity.relationships.count
@@ -114,33 +97,36 @@ struct ClipboardBinaryPlistWriter {
             for attribute in entity.attributes {
                 attributeList.append(
                     dictionary(
-                        [sharedString("name"), sharedString("type")],
-                        [string(attribute.name), sharedString(ClipboardValues.typeName(attribute.type))]))
+                        [plist.sharedString("name"), plist.sharedString("type")],
+                        [plist.string(attribute.name), plist.sharedString(ClipboardValues.typeName(attribute.type))]))
             }
             var relationshipList: [Int] = []
             for relationship in entity.relationships {
                 relationshipList.append(
                     dictionary(
-                        [sharedString("name"), sharedString("toMany"), sharedString("ordered")],
-                        [string(relationship.name), bool(relationship.isToMany), bool(relationship.isOrdered)]))
+                        [plist.sharedString("name"), plist.sharedString("toMany"), plist.sharedString("ordered")],
+                        [
+                            plist.string(relationship.name), plist.sharedBool(relationship.isToMany),
+                            plist.sharedBool(relationship.isOrdered),
+                        ]))
             }
-            let name = string(entity.name)
+            let name = plist.string(entity.name)
             entityNames[index] = name
             entityList.append(
                 dictionary(
                     [
-                        sharedString("name"), sharedString("versionHash"), sharedString("attributes"),
-                        sharedString("relationships"),
+                        plist.sharedString("name"), plist.sharedString("versionHash"), plist.sharedString("attributes"),
+                        plist.sharedString("relationships"),
                     ],
-                    [name, data(entity.versionHash), array(attributeList), array(relationshipList)]))
+                    [name, plist.data(entity.versionHash), array(attributeList), array(relationshipList)]))
         }
         let entities = array(entityList)
         let identifiers = stringArray(clipboard.versionIdentifiers)
-        var modelKeys = [sharedString("entities"), sharedString("versionIdentifiers")]
+        var modelKeys = [plist.sharedString("entities"), plist.sharedString("versionIdentifiers")]
         var modelValues = [entities, identifiers]
         if let contents = clipboard.modelContents {
-            modelKeys.append(sharedString("contents"))
-            modelValues.append(data(contents))
+            modelKeys.append(plist.sharedString("contents"))
+            modelValues.append(plist.data(contents))
         }
         return dictionary(modelKeys, modelValues)
     }
@@ -149,7 +135,7 @@ struct ClipboardBinaryPlistWriter {
         let index = schema.entity(named: object.entity, last: last)!
         last = index
         let entity = schema.entities[index]
-        let id = string(object.id)
+        let id = plist.string(object.id)
         let attributes = try writeValues(object.attributes, entity: index, id: object.id)
         // Relationships: each to-one as the target's id, each to-many (and each to-one without a target)
         // as an array of ids.
@@ -160,10 +146,10 @@ struct ClipboardBinaryPlistWriter {
             let position = entity.relationship(named: link.name, hint: &hint)!
             keys.append(relationshipName(index, position))
             if !entity.relationships[position].isToMany && link.targets.count == 1 {
-                values.append(string(link.targets[0]))
+                values.append(plist.string(link.targets[0]))
             } else {
                 elements.removeAll(keepingCapacity: true)
-                for target in link.targets { elements.append(string(target)) }
+                for target in link.targets { elements.append(plist.string(target)) }
                 values.append(array(elements))
             }
         }
@@ -174,25 +160,25 @@ struct ClipboardBinaryPlistWriter {
         let entityKey = fixedKey(.entity)
         let attributesKey = fixedKey(.attributes)
         let relationshipsKey = fixedKey(.relationships)
-        offsets.append(output.position)
-        output.append(0xD4)
+        let written = plist.beginObject()
+        plist.header(BinaryMarker.dictionary, count: 4)
         for reference in [idKey, entityKey, attributesKey, relationshipsKey, id, entityName, attributes, relationships]
         {
-            bigEndian(UInt64(reference), size: referenceSize)
+            plist.appendReference(reference)
         }
-        return offsets.count - 1
+        return written
     }
 
     private mutating func writeReference(_ reference: Clipboard.Reference, last: inout Int) throws -> Int {
         let index = schema.entity(named: reference.entity, last: last)!
         last = index
-        let id = string(reference.id)
+        let id = plist.string(reference.id)
         let identity = try writeValues(reference.identity, entity: index, id: reference.id)
         var keyList = [fixedKey(.id), fixedKey(.entity), fixedKey(.identity)]
         var valueList = [id, entityName(index), identity]
         if let uri = reference.uri {
             keyList.append(fixedKey(.uri))
-            valueList.append(string(uri))
+            valueList.append(plist.string(uri))
         }
         return dictionary(keyList, valueList)
     }
@@ -217,7 +203,7 @@ struct ClipboardBinaryPlistWriter {
     private mutating func fixedKey(_ key: FixedKey) -> Int {
         let written = fixedKeys[key.rawValue]
         if written >= 0 { return written }
-        let new = sharedString(key.text)
+        let new = plist.sharedString(key.text)
         fixedKeys[key.rawValue] = new
         return new
     }
@@ -233,42 +219,34 @@ struct ClipboardBinaryPlistWriter {
             keys.append(attributeName(index, position))
             values.append(self.value(value.value))
         }
-        let start = output.position
-        offsets.append(start)
-        header(0xD, count: keys.count)
-        for key in keys { bigEndian(UInt64(key), size: referenceSize) }
-        for value in values { bigEndian(UInt64(value), size: referenceSize) }
-        return offsets.count - 1
+        return plist.dictionary(keys: keys, values: values)
     }
 
     @inline(__always)
     private mutating func value(_ value: Value) -> Int {
         switch value {
-        case .integer(let integer): return self.integer(integer)
-        case .double(let double): return real(double)
-        case .date(let date): return real(date.timeIntervalSinceReferenceDate)
+        case .integer(let integer): return plist.integer(integer)
+        case .double(let double): return plist.real(double)
+        case .date(let date): return plist.real(date.timeIntervalSinceReferenceDate)
         case .decimal(let decimal):
             decimalText.removeAll()
             NumberText.append(decimal, to: decimalText)
-            offsets.append(output.position)
-            header(0x5, count: decimalText.count)
-            output.append(UnsafeRawBufferPointer(start: decimalText.base, count: decimalText.count))
-            return offsets.count - 1
-        case .string(let text): return string(text)
-        case .bool(let bool): return self.bool(bool)
-        case .data(let bytes): return data(bytes)
+            return plist.asciiString(UnsafeRawBufferPointer(start: decimalText.base, count: decimalText.count))
+        case .string(let text): return plist.string(text)
+        case .bool(let bool): return plist.sharedBool(bool)
+        case .data(let bytes): return plist.data(bytes)
         case .uuid(let uuid):
-            offsets.append(output.position)
-            header(0x5, count: 36)
+            let written = plist.beginObject()
+            plist.header(BinaryMarker.asciiString, count: 36)
             ClipboardUUID.append(uuid, to: output)
-            return offsets.count - 1
-        case .uri(let url): return string(ClipboardValueText.uriText(url))
+            return written
+        case .uri(let url): return plist.string(ClipboardValueText.uriText(url))
         }
     }
 
     private mutating func entityName(_ entity: Int) -> Int {
         if let written = entityNames[entity] { return written }
-        let written = string(schema.entities[entity].name)
+        let written = plist.string(schema.entities[entity].name)
         entityNames[entity] = written
         return written
     }
@@ -276,7 +254,7 @@ struct ClipboardBinaryPlistWriter {
     @inline(__always)
     private mutating func attributeName(_ entity: Int, _ attribute: Int) -> Int {
         if let written = attributeNames[entity][attribute] { return written }
-        let written = string(schema.entities[entity].attributeNames[attribute])
+        let written = plist.string(schema.entities[entity].attributeNames[attribute])
         attributeNames[entity][attribute] = written
         return written
     }
@@ -284,140 +262,23 @@ struct ClipboardBinaryPlistWriter {
     @inline(__always)
     private mutating func relationshipName(_ entity: Int, _ relationship: Int) -> Int {
         if let written = relationshipNames[entity][relationship] { return written }
-        let written = string(schema.entities[entity].relationshipNames[relationship])
+        let written = plist.string(schema.entities[entity].relationshipNames[relationship])
         relationshipNames[entity][relationship] = written
         return written
     }
 
     // MARK: Objects
 
-    private mutating func sharedString(_ text: String) -> Int {
-        if let written = shared[text] { return written }
-        let written = string(text)
-        shared[text] = written
-        return written
-    }
-
-    /// Writes a string: ASCII as ASCII, anything else as UTF-16 (big-endian), as Apple's writer does.
-    private mutating func string(_ text: String) -> Int {
-        offsets.append(output.position)
-        var text = text
-        let ascii = text.withUTF8 { utf8 -> Bool in
-            for byte in utf8 where byte >= 0x80 { return false }
-            header(0x5, count: utf8.count)
-            output.append(UnsafeRawBufferPointer(utf8))
-            return true
-        }
-        if !ascii {
-            let units = text.utf16
-            header(0x6, count: units.count)
-            output.reserve(2 * units.count)
-            var target = output.end
-            for unit in units {
-                target[0] = UInt8(truncatingIfNeeded: unit >> 8)
-                target[1] = UInt8(truncatingIfNeeded: unit)
-                target += 2
-            }
-            output.commit(2 * units.count)
-        }
-        return offsets.count - 1
-    }
-
-    private mutating func integer(_ value: Int64) -> Int {
-        offsets.append(output.position)
-        // Non-negative values take the fewest of 1, 2, 4 bytes (read as unsigned); the rest 8 bytes.
-        if value >= 0 && value <= Int64(UInt32.max) {
-            let size = Self.byteCount(UInt64(value))
-            output.append(0x10 | UInt8(size.trailingZeroBitCount))
-            bigEndian(UInt64(value), size: size)
-        } else {
-            output.append(0x13)
-            bigEndian(UInt64(bitPattern: value), size: 8)
-        }
-        return offsets.count - 1
-    }
-
-    private mutating func real(_ value: Double) -> Int {
-        offsets.append(output.position)
-        output.append(0x23)
-        bigEndian(value.bitPattern, size: 8)
-        return offsets.count - 1
-    }
-
-    private mutating func bool(_ value: Bool) -> Int {
-        if value, let trueObject { return trueObject }
-        if !value, let falseObject { return falseObject }
-        offsets.append(output.position)
-        output.append(value ? 0x09 : 0x08)
-        if value { trueObject = offsets.count - 1 } else { falseObject = offsets.count - 1 }
-        return offsets.count - 1
-    }
-
-    private mutating func data(_ bytes: Data) -> Int {
-        offsets.append(output.position)
-        header(0x4, count: bytes.count)
-        bytes.withUnsafeBytes { output.append($0) }
-        return offsets.count - 1
-    }
-
     private mutating func stringArray(_ strings: [String]) -> Int {
         var list: [Int] = []
         list.reserveCapacity(strings.count)
-        for text in strings { list.append(string(text)) }
-        return array(list)
+        for text in strings { list.append(plist.string(text)) }
+        return plist.array(list)
     }
 
-    private mutating func array(_ references: [Int]) -> Int {
-        offsets.append(output.position)
-        header(0xA, count: references.count)
-        for reference in references { bigEndian(UInt64(reference), size: referenceSize) }
-        return offsets.count - 1
-    }
+    private mutating func array(_ references: [Int]) -> Int { plist.array(references) }
 
     private mutating func dictionary(_ keyList: [Int], _ valueList: [Int]) -> Int {
-        offsets.append(output.position)
-        header(0xD, count: keyList.count)
-        for key in keyList { bigEndian(UInt64(key), size: referenceSize) }
-        for value in valueList { bigEndian(UInt64(value), size: referenceSize) }
-        return offsets.count - 1
-    }
-
-    /// A marker with a count: in its low four bits when below 15, else in an integer that follows.
-    @inline(__always)
-    private func header(_ marker: UInt8, count: Int) {
-        if count < 15 {
-            output.append(marker << 4 | UInt8(count))
-        } else {
-            output.append(marker << 4 | 0x0F)
-            let size = Self.byteCount(UInt64(count))
-            output.append(0x10 | UInt8(size.trailingZeroBitCount))
-            bigEndian(UInt64(count), size: size)
-        }
-    }
-
-    @inline(__always)
-    private func bigEndian(_ value: UInt64, size: Int) {
-        output.reserve(size)
-        let target = output.end
-        switch size {
-        case 1:
-            target[0] = UInt8(truncatingIfNeeded: value)
-        case 2:
-            target[0] = UInt8(truncatingIfNeeded: value >> 8)
-            target[1] = UInt8(truncatingIfNeeded: value)
-        case 4:
-            UnsafeMutableRawPointer(target).storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, as: UInt32.self)
-        default:
-            UnsafeMutableRawPointer(target).storeBytes(of: value.bigEndian, as: UInt64.self)
-        }
-        output.commit(size)
-    }
-
-    /// The fewest of 1, 2, 4 or 8 bytes that hold `value`.
-    static func byteCount(_ value: UInt64) -> Int {
-        if value <= UInt64(UInt8.max) { return 1 }
-        if value <= UInt64(UInt16.max) { return 2 }
-        if value <= UInt64(UInt32.max) { return 4 }
-        return 8
+        plist.dictionary(keys: keyList, values: valueList)
     }
 }

@@ -2,7 +2,6 @@ import Foundation
 import GraftCore
 import GraftGraph
 import GraftModel
-import GraftSQLite
 
 /// Converts whole documents between store formats, streaming snapshots from a reader to a writer with
 /// no context in between, so memory stays bounded whatever the document's size.
@@ -23,22 +22,21 @@ public enum Conversion {
         public var overwrite: Bool
         /// Read the output back and compare it with the input, object by object.
         public var verify: Bool
-        /// How to treat binary values kept in missing external files.
-        public var missingExternalData: SQLiteStoreReader.MissingExternalData
-        /// How to treat stored values that are not of their attribute's type or range: stop (`.strict`),
-        /// or convert them as no value, with a warning per attribute (`.lenient`).
-        public var valueReading: ValueReading
+        /// How to read the input: what to do with binary values kept in missing external files, and with
+        /// stored values that are not of their attribute's type or range (stop, or convert them as no
+        /// value with a warning per attribute). References to objects the input does not have are kept
+        /// when the output format can hold them and left out, each named in a warning, when it cannot.
+        public var reading: StoreReadOptions
 
         public init(
             format: StoreFormat? = nil, model: Model? = nil, overwrite: Bool = false, verify: Bool = false,
-            missingExternalData: SQLiteStoreReader.MissingExternalData = .fail, valueReading: ValueReading = .strict
+            reading: StoreReadOptions = StoreReadOptions()
         ) {
             self.format = format
             self.model = model
             self.overwrite = overwrite
             self.verify = verify
-            self.missingExternalData = missingExternalData
-            self.valueReading = valueReading
+            self.reading = reading
         }
     }
 
@@ -52,6 +50,17 @@ public enum Conversion {
         /// Differences `verify` found (empty when it found none or did not run).
         public var differences: [String]
         public var warnings: [String]
+
+        /// `{"inputFormat", "outputFormat", "objects", "counts": {entity: n}, "differences": […],
+        /// "warnings": […]}`, entities in name order.
+        public var json: JSONValue {
+            .object([
+                ("inputFormat", .string(inputFormat.rawValue)), ("outputFormat", .string(outputFormat.rawValue)),
+                ("objects", .int(Int64(objects))), ("counts", JSONValue.counts(counts)),
+                ("differences", .array(differences.map(JSONValue.string))),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
     }
 
     /// Streams every snapshot of `reader` into `writer` (a concrete writer type, so the per-object call is
@@ -114,20 +123,20 @@ public enum Conversion {
             throw GraftError(
                 .alreadyExists, "already exists (use --force to replace it)", context: [.file(output.relativePath)])
         }
-        // XML and binary documents cannot hold a reference to an object they do not have; a SQLite store
-        // can (SQLite enforces nothing). Such references are left out, each named in a warning.
-        let dangling: SQLiteStoreReader.DanglingReferences = outputFormat == .sqlite ? .keep : .drop
-        let reader = try StoreFormats.reader(
-            for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData,
-            danglingReferences: dangling, valueReading: options.valueReading)
+        // A reference to an object the input does not have is left out (each named in a warning) when the
+        // output cannot hold it.
+        var reading = options.reading
+        reading.danglingReferences = outputFormat.driver.holdsDanglingReferences ? .keep : .drop
+        let reader = try inputFormat.driver.reader(at: input, model: options.model, options: reading)
         var metadata = StoreMetadata.make(
             for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
             keeping: reader.metadata.values)
-        // A binary document has one key sequence: record how the input's keys map into it. (XML documents
-        // keep keys that trees share in their ids; SQLite stores keep a sequence per tree.)
-        DocumentKeys.record(outputFormat == .binary ? reader.keyOffsets : [:], model: reader.model, in: &metadata)
-        var writer = try StoreFormats.writer(
-            for: output, format: outputFormat, model: reader.model, metadata: metadata, overwrite: options.overwrite)
+        // A document with one key sequence (binary): record how the input's keys map into it. (XML
+        // documents keep keys that trees share in their ids; SQLite stores keep a sequence per tree.)
+        DocumentKeys.record(
+            outputFormat.driver.hasOneKeySequence ? reader.keyOffsets : [:], model: reader.model, in: &metadata)
+        var writer = try outputFormat.driver.writer(
+            at: output, model: reader.model, metadata: metadata, overwrite: options.overwrite)
         let total = reader.objectCount
         var perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
         do {
@@ -145,22 +154,19 @@ public enum Conversion {
         progress?(done, total)
         var report = Report(
             inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],
-            warnings: StoreFormats.warnings(of: reader) + writer.warnings)
+            warnings: reader.warnings + writer.warnings)
         if options.verify {
-            let written = try StoreFormats.reader(for: output, format: outputFormat, model: reader.model)
+            let written = try outputFormat.driver.reader(at: output, model: reader.model, options: StoreReadOptions())
             // The input again, exactly as it was read (a model inferred from an XML document is inferred
             // again, rather than checked against the version hashes the document records): strictly, so
             // that every value compared is the one stored, unless the conversion read leniently, whose
             // values read as no value must be absent from the output too.
-            let again = try StoreFormats.reader(
-                for: input, format: inputFormat, model: options.model, missingExternalData: options.missingExternalData,
-                danglingReferences: dangling, valueReading: options.valueReading)
-            // A SQLite input's values are also compared as SQLite holds them, without its reader.
-            let stored = (again as? SQLiteStoreReader).map {
-                SQLiteStoredValueCheck(reader: $0, refused: (reader as? SQLiteStoreReader)?.refusedValues ?? [])
-            }
+            let again = try inputFormat.driver.reader(at: input, model: options.model, options: reading)
+            // Where the input's format can, its values are also compared as it holds them, without its
+            // reader (SQLite).
             report.differences = try Verification.differences(
-                between: again, and: written, storedValues: stored.map { check in { try check.differences(of: $0) } })
+                between: again, and: written,
+                storedValues: inputFormat.driver.storedValueCheck(of: again, readWith: reader))
             if !report.differences.isEmpty {
                 throw GraftError(
                     .validationFailed,

@@ -2,14 +2,13 @@ import Foundation
 import GraftCore
 import GraftGraph
 import GraftModel
-import GraftSQLite
 
 /// Copies a selection of objects into a clipboard document.
 ///
 /// For example:
 ///
 /// ```swift
-/// let copier = Copier(source: StoreSource(try SQLiteStore.open(url, model: nil)))
+/// let copier = Copier(source: StoreSource(try StoreFormat.openForReading(url, model: nil)))
 /// let clipboard = try copier.copy(Selection(roots: [.predicate(entity: "Department", format: "name == 'Sales'")]))
 /// ```
 public struct Copier {
@@ -30,6 +29,36 @@ public struct Copier {
         public var objects: [ObjectRef]
         /// Relationships from taken objects to objects left out.
         public var exits: [Exit]
+        /// The objects read while planning, so that the copy does not read them again.
+        var snapshots: [ObjectRef: Snapshot] = [:]
+
+        /// `{"objects", "roots", "counts": {entity: n}, "exits": [{"from", "relationship", "to", "rule"}],
+        /// "warnings": […]}`: objects named `Entity p<key>`, relationships `Entity.relationship`, entities in
+        /// name order; `warnings` are what reading the source had to say.
+        public func json(model: Model, warnings: [String] = []) -> JSONValue {
+            func label(_ ref: ObjectRef) -> JSONValue { .string("\(model.descriptions[ref.entity].name) p\(ref.key)") }
+            var counts: [String: Int] = [:]
+            for ref in objects { counts[model.descriptions[ref.entity].name, default: 0] += 1 }
+            return .object([
+                ("objects", .int(Int64(objects.count))), ("roots", .int(Int64(roots.count))),
+                ("counts", JSONValue.counts(counts)),
+                (
+                    "exits",
+                    .array(
+                        exits.map {
+                            .object([
+                                ("from", label($0.from)),
+                                (
+                                    "relationship",
+                                    .string("\(model.descriptions[$0.from.entity].name).\($0.relationship)")
+                                ),
+                                ("to", label($0.to)), ("rule", .string($0.rule.description)),
+                            ])
+                        })
+                ),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
 
         public struct Exit: Hashable, Sendable {
             public var from: ObjectRef
@@ -126,7 +155,7 @@ public struct Copier {
         }
         // An exit may lead to an object taken later along another path: that is a link, not an exit.
         exits.removeAll { taken.contains($0.to) }
-        return Plan(roots: roots, objects: order, exits: exits)
+        return Plan(roots: roots, objects: order, exits: exits, snapshots: snapshots)
     }
 
     /// Copies the selection.
@@ -153,7 +182,7 @@ public struct Copier {
             usedEntities.insert(entity.index)
             var identity: [Clipboard.NamedValue] = []
             let names = selection.identity(of: entity, in: model)
-            if !names.isEmpty, let snapshot = try source.snapshot(for: ref) {
+            if !names.isEmpty, let snapshot = try plan.snapshots[ref] ?? source.snapshot(for: ref) {
                 for name in names {
                     if let index = entity.attributeIndexByName[name], let value = snapshot.attributes[index] {
                         identity.append(.init(name, value))
@@ -168,7 +197,7 @@ public struct Copier {
         var objects: [Clipboard.Object] = []
         objects.reserveCapacity(plan.objects.count)
         for ref in plan.objects {
-            guard let snapshot = try source.snapshot(for: ref) else {
+            guard let snapshot = try plan.snapshots[ref] ?? source.snapshot(for: ref) else {
                 throw GraftError(
                     .notFound, "the object disappeared while being copied", context: [.object(source.uri(of: ref))])
             }
@@ -198,9 +227,15 @@ public struct Copier {
     /// looked up object by object.
     ///
     /// Local ids come from the objects' keys (`o` and the key, moved up by the document's key offset for
-    /// its inheritance tree), so a link can name an object before it is read. Read SQLite stores with
-    /// `danglingReferences: .drop`, so that links to rows that do not exist are left out.
-    public static func copyAll(from reader: any StoreReader, includesModel: Bool = true) throws -> Clipboard {
+    /// its inheritance tree), so a link can name an object before it is read. Read stores with
+    /// ``reader(for:model:options:)`` (or `danglingReferences: .drop`), so that links to objects that do not
+    /// exist are left out.
+    ///
+    /// - Parameter progress: called now and then with the objects copied so far and the total, when known.
+    public static func copyAll(
+        from reader: any StoreReader, includesModel: Bool = true,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> Clipboard {
         let model = reader.model
         let offsets = reader.keyOffsets
         let rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
@@ -216,7 +251,8 @@ public struct Copier {
             return "o\(id)"
         }
         var objects: [Clipboard.Object] = []
-        if let count = reader.objectCount { objects.reserveCapacity(count) }
+        let total = progress == nil ? nil : reader.objectCount
+        if let count = total ?? reader.objectCount { objects.reserveCapacity(count) }
         var used = Set<Int>()
         // Per entity, the attributes and relationships a clipboard carries, resolved once.
         let attributeLists = model.descriptions.map { entity in
@@ -242,7 +278,9 @@ public struct Copier {
                 Clipboard.Object(
                     id: try localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
                     relationships: links))
+            if objects.count % 10_000 == 0 { progress?(objects.count, total) }
         }
+        progress?(objects.count, total)
         return Clipboard(
             entities: entityInfo(model, used: used), versionIdentifiers: model.versionIdentifiers,
             sourceStore: reader.metadata.identifier, roots: objects.map(\.id), objects: objects,
@@ -265,60 +303,68 @@ public struct Copier {
 // MARK: - Opening documents to copy from
 
 extension Copier {
-    /// What a copy does with a binary value kept in an external file that is missing (Core Data keeps
-    /// large values in `.<store>_SUPPORT/_EXTERNAL_DATA`, and copies of stores often leave that folder
-    /// behind).
-    public typealias MissingExternalData = SQLiteStoreReader.MissingExternalData
+    /// What ``copy(storeAt:selection:model:options:includesModel:)`` copied, and what reading the store
+    /// had to say that did not stop it (how its model was found, values read as absent, links left out).
+    public struct StoreCopy {
+        public var clipboard: Clipboard
+        public var warnings: [String]
 
-    /// A store document opened for copying a selection from: the store, and what reading it has had to
-    /// say that did not stop it.
-    public struct OpenedStore {
-        public let store: any PersistentStore
-        /// How the model was found, values read as absent because their external file is missing, and
-        /// the like, so far (ask after the copy).
-        public let warnings: () -> [String]
+        /// `{"objects", "counts": {entity: n}, "references", "warnings": […]}`, entities in name order.
+        public var json: JSONValue {
+            .object([
+                ("objects", .int(Int64(clipboard.objects.count))), ("counts", JSONValue.counts(clipboard.counts)),
+                ("references", .int(Int64(clipboard.references.count))),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
     }
 
-    /// Opens a store document to copy a selection from, never changing it.
-    ///
-    /// With `missingExternalData` `.omit`, a value whose external file is missing is read as no value,
-    /// with a warning naming the file (in the store's `warnings`, read after the copy); with `.fail` the
-    /// copy stops when such a value is read, with an error naming the option. XML and binary documents
-    /// keep no external files.
+    /// Copies a selection out of the store document at `url`, never changing it, the fastest way the
+    /// selection allows: a selection of every object with no entity stopped is one streaming pass over
+    /// the document (``copyAll(from:includesModel:)``); any other selection opens the store for reading
+    /// and follows relationships from its roots, reading only the objects it takes.
     ///
     /// For example:
     ///
     /// ```swift
-    /// let opened = try Copier.openStore(url, model: nil, missingExternalData: .omit)
-    /// let clipboard = try Copier(source: StoreSource(opened.store)).copy(selection)
-    /// opened.warnings().forEach { print("warning:", $0) }
+    /// let copied = try Copier.copy(storeAt: url, selection: Selection(roots: [.all]))
+    /// copied.warnings.forEach { print("warning:", $0) }
+    /// try ClipboardEncoding.json.encode(copied.clipboard) { chunk in … }
     /// ```
     ///
-    /// With `valueReading` `.lenient`, a stored value that is not of its attribute's type or range is
-    /// copied as no value, with one warning per attribute; with `.strict` the copy stops when it is read.
-    ///
-    /// - Throws: what `StoreFormats.openForReading(_:model:missingExternalData:valueReading:)` throws.
-    public static func openStore(
-        _ url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
-        valueReading: ValueReading = .strict
-    ) throws -> OpenedStore {
-        let store = try StoreFormats.openForReading(
-            url, model: model, missingExternalData: missingExternalData, valueReading: valueReading)
-        return OpenedStore(store: store, warnings: { StoreFormats.warnings(of: store) })
+    /// - Parameters:
+    ///   - model: the store's model; by default its own.
+    ///   - progress: called now and then, on the streaming pass, with the objects copied so far and the
+    ///     total, when known.
+    /// - Throws: what opening or reading the store throws; what ``plan(_:)`` throws for the selection.
+    public static func copy(
+        storeAt url: URL, selection: Selection, model: Model? = nil, options: StoreReadOptions = StoreReadOptions(),
+        includesModel: Bool = true, progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> StoreCopy {
+        if selection.takesEverything {
+            let reader = try reader(for: url, model: model, options: options)
+            try selection.check(against: reader.model)
+            let clipboard = try copyAll(from: reader, includesModel: includesModel, progress: progress)
+            return StoreCopy(clipboard: clipboard, warnings: reader.warnings)
+        }
+        let store = try StoreFormat.openForReading(url, model: model, options: options)
+        let clipboard = try Copier(source: StoreSource(store), includesModel: includesModel).copy(selection)
+        return StoreCopy(clipboard: clipboard, warnings: store.warnings)
     }
 
     /// A streaming reader for copying a whole document with ``copyAll(from:includesModel:)``: links to
-    /// rows that do not exist are left out (with a warning), and values whose external file is missing
-    /// follow `missingExternalData`, values not of their attribute's type or range `valueReading`.
+    /// objects the document does not have are left out (each named in a warning); `options` say what to
+    /// do with values whose external file is missing and values not of their attribute's type or range.
     ///
-    /// - Throws: what
-    ///   `StoreFormats.reader(for:format:model:missingExternalData:danglingReferences:valueReading:)` throws.
+    /// To copy a selection, open the store with ``StoreFormat/openForReading(_:model:options:)`` and read
+    /// its `warnings` after the copy.
+    ///
+    /// - Throws: what the format's ``StoreDriver/reader(at:model:options:)`` throws.
     public static func reader(
-        for url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
-        valueReading: ValueReading = .strict
+        for url: URL, model: Model?, options: StoreReadOptions = StoreReadOptions()
     ) throws -> any StoreReader {
-        try StoreFormats.reader(
-            for: url, format: try StoreFormat.detect(url), model: model, missingExternalData: missingExternalData,
-            danglingReferences: .drop, valueReading: valueReading)
+        var options = options
+        options.danglingReferences = .drop
+        return try StoreFormat.detect(url).driver.reader(at: url, model: model, options: options)
     }
 }

@@ -173,73 +173,11 @@ struct ContextWork {
                 found.append(PasteViolation(violation, clipboardID: clipboardIDs[ObjectIdentifier(object)]))
             }
         }
-        found += try uniquenessViolations(touched, label: label).map {
+        // New objects whose constraint values another object already has.
+        found += try context.uniquenessViolations(of: touched.filter(\.isInserted), label: label).map {
             PasteViolation($0.violation, clipboardID: clipboardIDs[ObjectIdentifier($0.object)])
         }
         return try plan.settle(found)
-    }
-
-    /// New objects whose uniqueness-constraint values another object already has (an object that was
-    /// there before, or another new one).
-    private func uniquenessViolations(
-        _ touched: [ManagedObject], label: (ManagedObject) -> String
-    ) throws -> [(object: ManagedObject, violation: RuleViolation)] {
-        let inserted = touched.filter(\.isInserted).sorted { $0.objectID < $1.objectID }
-        let new = Set(inserted.map(ObjectIdentifier.init))
-        var found: [(object: ManagedObject, violation: RuleViolation)] = []
-        var groups: [String: (entity: EntityDescription, names: [String], objects: [ManagedObject])] = [:]
-        for object in inserted {
-            for constraint in object.entity.uniquenessConstraints
-            where constraint.allSatisfy({ object.entity.attribute(named: $0) != nil }) {
-                let root = context.model.descriptions[object.entity.rootIndex]
-                let group = "\(root.name).\(constraint.joined(separator: ","))"
-                groups[group, default: (root, constraint, [])].objects.append(object)
-            }
-        }
-        for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
-            func predicate(_ key: [Value]) -> GraftPredicate {
-                .and(
-                    zip(group.names, key).map {
-                        .comparison(.init(.keyPath(KeyValuePath(key: $0.0)), .equalTo, .constant($0.1)))
-                    })
-            }
-            let entities = [group.entity.index] + group.entity.descendantIndices
-            let inSQL = try context.store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
-                .predicateApplied
-            // With SQL, one indexed query per new object; otherwise everything else of the tree, read once.
-            var taken: [[Value]: ManagedObject] = [:]
-            if !inSQL {
-                for object in try context.fetch(FetchRequest(entityName: group.entity.name))
-                where !new.contains(ObjectIdentifier(object)) {
-                    let values = try group.names.map { try object.attributeValue(forKey: $0) }
-                    if values.allSatisfy({ $0 != nil }) { taken[values.map { $0! }] = object }
-                }
-            }
-            for object in group.objects {
-                let values = try group.names.map { try object.attributeValue(forKey: $0) }
-                guard values.allSatisfy({ $0 != nil }) else { continue }
-                let key = values.map { $0! }
-                if inSQL, taken[key] == nil {
-                    // The saved objects, straight from the store (the context's pending objects are the new ones).
-                    let found = try context.store.fetch(
-                        StoreFetch(entities: entities, predicate: predicate(key), limit: 1))
-                    if let ref = found.refs.first {
-                        let existing = context.object(with: ObjectID(entity: ref.entity, key: ref.key))
-                        if !existing.isDeleted { taken[key] = existing }
-                    }
-                }
-                if let other = taken[key] {
-                    let earlier =
-                        "\(other.isInserted ? "another pasted" : "an existing") \(other.entity.name) (\(other.isInserted ? label(other) : other.uri))"
-                    let violation = UniquenessCheck.violation(
-                        names: group.names, values: key, entity: object.entity.name, object: label(object),
-                        earlier: earlier)
-                    found.append((object, violation))
-                }
-                taken[key] = object
-            }
-        }
-        return found
     }
 
 }

@@ -200,7 +200,7 @@ struct EmptyStorePaste {
                     PasteViolation(
                         clash.violation(
                             entity: model.descriptions[snapshot.ref.entity].name, object: label(at),
-                            earlier: "another pasted \(earlier) (\(label(clash.earlier)))"),
+                            earlier: "another new \(earlier) (\(label(clash.earlier)))"),
                         clipboardID: id(at)))
             }
         }

@@ -78,6 +78,32 @@ public struct PasteReport: Sendable {
     /// The rules the pasted objects break, pasted as they are because validation was off
     /// (``PasteOptions/validates``); empty otherwise, since a paste that breaks rules is refused.
     public var violations: [RuleViolation] = []
+    /// Whether the paste created the store (nothing was at its path).
+    public var createdStore = false
+
+    /// `{"dryRun", "createdStore", "inserted": {entity: n}, "merged": {…}, "skipped": {…}, "linked",
+    /// "dangling": […], "notes": […], "violations": [{"entity", "object", "property", "rule", "message"}],
+    /// "idMap": {clipboard id: URI}}`, entities in name order and ids in document order.
+    public var json: JSONValue {
+        .object([
+            ("dryRun", .bool(dryRun)), ("createdStore", .bool(createdStore)),
+            ("inserted", JSONValue.counts(inserted)), ("merged", JSONValue.counts(merged)),
+            ("skipped", JSONValue.counts(skipped)), ("linked", .int(Int64(linked))),
+            ("dangling", .array(dangling.map(JSONValue.string))), ("notes", .array(notes.map(JSONValue.string))),
+            (
+                "violations",
+                .array(
+                    violations.map {
+                        .object([
+                            ("entity", .string($0.entity)), ("object", .string($0.object)),
+                            ("property", .string($0.property)), ("rule", .string($0.rule.rawValue)),
+                            ("message", .string($0.message)),
+                        ])
+                    })
+            ),
+            ("idMap", .object(idMap.map { ($0.id, .string($0.uri)) })),
+        ])
+    }
 }
 
 /// Pastes clipboard documents as new objects: into a store (saved in one step, all or nothing) or into
@@ -137,29 +163,51 @@ public struct Paster {
         return report
     }
 
-    /// Pastes into the existing store document at `url`, and saves (unless `dryRun`).
+    /// Pastes into the store document at `url`, and saves (unless `dryRun`): into the store that is
+    /// there, or, when nothing is, into a new one (see ``paste(_:intoNewStoreAt:format:model:)``) in
+    /// `format`, by default the one the file's extension names.
     ///
-    /// No other writer can change the store between what the paste reads and what it saves: the store
-    /// is opened with ``StoreFormats/openExclusively(_:model:wait:)``, waiting up to
+    /// No other writer can change an existing store between what the paste reads and what it saves: the
+    /// store is opened with ``StoreFormat/openExclusively(_:model:wait:)``, waiting up to
     /// ``PasteOptions/wait`` seconds for another writer (another paste waits for this one in turn). A dry
-    /// run opens the store for reading only (``StoreFormats/openForReading(_:model:missingExternalData:)``):
-    /// it needs no write access, takes no lock, and changes nothing, a SQLite store's `-wal` included; so
-    /// does a paste that is refused.
+    /// run opens the store for reading only (``StoreFormat/openForReading(_:model:options:)``): it needs
+    /// no write access, takes no lock, and changes nothing, a SQLite store's `-wal` included; so does a
+    /// paste that is refused.
     ///
     /// For example:
     ///
     /// ```swift
     /// let report = try Paster(options: PasteOptions(wait: 30)).paste(clipboard, intoStoreAt: url)
+    /// print(report.createdStore ? "created" : "pasted into", url.path)
     /// ```
     ///
-    /// - Parameter model: the store's model; by default its own.
-    /// - Throws: `GraftError.busy` when another writer holds the store longer than the wait; what opening
-    ///   the store and ``paste(_:into:)-(_,any PersistentStore)`` throw.
-    public func paste(_ clipboard: Clipboard, intoStoreAt url: URL, model: Model? = nil) throws -> PasteReport {
+    /// - Parameters:
+    ///   - model: the store's model; by default its own (for a new store, the clipboard's).
+    ///   - progress: for a new store, called now and then with the objects written so far and their total.
+    /// - Throws: `GraftError.invalidOperation` for a new store whose format the extension does not name
+    ///   and no `format` is given, or when no model is given and the clipboard carries none;
+    ///   `GraftError.busy` when another writer holds the store longer than the wait; what opening the
+    ///   store and ``paste(_:into:)-(_,any PersistentStore)`` throw.
+    public func paste(
+        _ clipboard: Clipboard, intoStoreAt url: URL, format: StoreFormat? = nil, model: Model? = nil,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> PasteReport {
+        guard FileAccess.kind(of: url).exists else {
+            guard let format = format ?? StoreFormat.forExtension(url) else {
+                let extensions = StoreFormat.allCases.map { ".\($0.driver.fileExtensions[0])" }
+                throw GraftError(
+                    .invalidOperation,
+                    "the store does not exist, and its extension does not say which format to create ("
+                        + extensions.joined(separator: ", ") + ")", context: [.file(url.relativePath)])
+            }
+            var report = try paste(clipboard, intoNewStoreAt: url, format: format, model: model, progress: progress)
+            report.createdStore = true
+            return report
+        }
         let store =
             options.dryRun
-            ? try StoreFormats.openForReading(url, model: model)
-            : try StoreFormats.openExclusively(url, model: model, wait: options.wait)
+            ? try StoreFormat.openForReading(url, model: model)
+            : try StoreFormat.openExclusively(url, model: model, wait: options.wait)
         return try paste(clipboard, into: store)
     }
 
@@ -171,17 +219,20 @@ public struct Paster {
     /// - Parameters:
     ///   - format: the document's format.
     ///   - model: the document's model; by default the one the clipboard carries.
+    ///   - progress: called now and then with the objects written so far and their total.
     /// - Throws: `GraftError.alreadyExists` when something is at `url`; `.invalidOperation` when no model
     ///   is given and the clipboard carries none; what ``paste(_:into:)-(_,any PersistentStore)`` throws.
     public func paste(
-        _ clipboard: Clipboard, intoNewStoreAt url: URL, format: StoreFormat, model: Model? = nil
+        _ clipboard: Clipboard, intoNewStoreAt url: URL, format: StoreFormat, model: Model? = nil,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
         guard !FileAccess.kind(of: url).exists else {
             throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
         }
         guard let model = try model ?? clipboard.model() else {
             throw GraftError(
-                .invalidOperation, "the clipboard carries no model to create the store with; name one",
+                .invalidOperation,
+                "the store does not exist and the clipboard carries no model to create it with; name one",
                 context: [.file(url.relativePath)])
         }
         let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
@@ -196,8 +247,10 @@ public struct Paster {
         }
         report.violations = result.violations
         if options.dryRun { return report }
-        try StoreFormats.write(
-            result.snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: false)
+        let total = result.snapshots.count
+        try format.driver.write(
+            result.snapshots, to: url, model: model, metadata: metadata, overwrite: false,
+            progress: progress.map { report in { report($0, total) } })
         report.idMap = result.idMap(model: model, storeIdentifier: metadata.identifier)
         return report
     }

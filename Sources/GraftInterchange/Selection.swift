@@ -56,6 +56,12 @@ public struct Selection: Sendable {
         self.identities = identities
     }
 
+    /// Whether the selection takes every object of its source as it is: every object is a root and no
+    /// entity is stopped, so nothing becomes a reference and no relationship needs following.
+    public var takesEverything: Bool {
+        stop.isEmpty && roots.contains { if case .all = $0 { true } else { false } }
+    }
+
     /// Why a relationship was, or was not, followed.
     public enum Rule: Hashable, Sendable, CustomStringConvertible {
         case cascade

@@ -6,22 +6,44 @@ import GraftModel
 import GraftSQLite
 import GraftXML
 
-/// The three store formats Core Data writes, recognised by content.
-public enum StoreFormat: String, CaseIterable, Sendable, CustomStringConvertible {
-    case sqlite
-    case xml
-    case binary
+/// A store format Core Data writes, and the driver that reads and writes it: the one list of formats
+/// (``allCases``), which everything that has to find, open or create a store goes through.
+///
+/// For example:
+///
+/// ```swift
+/// let format = try StoreFormat.detect(url)                    // by content: .sqlite, .xml or .binary
+/// let reader = try format.driver.reader(at: url, model: nil, options: StoreReadOptions())
+/// try StoreFormat.xml.driver.write(snapshots, to: output, model: reader.model, metadata: metadata,
+///                                  overwrite: false)
+/// ```
+public struct StoreFormat: Hashable, Sendable, CustomStringConvertible, CaseIterable, RawRepresentable {
+    /// What reads and writes the format.
+    public let driver: any StoreDriver
 
+    private init(_ driver: any StoreDriver) { self.driver = driver }
+
+    public static let sqlite = StoreFormat(SQLiteStoreDriver())
+    public static let xml = StoreFormat(XMLStoreDriver())
+    public static let binary = StoreFormat(BinaryStoreDriver())
+
+    /// Every format, in the order their signatures are tried.
+    public static let allCases: [StoreFormat] = [.sqlite, .xml, .binary]
+
+    /// The format's name: `sqlite`, `xml`, `binary`.
+    public var rawValue: String { driver.name }
     public var description: String { rawValue }
 
-    /// `NSStoreType` for the format.
-    public var storeType: StoreMetadata.StoreType {
-        switch self {
-        case .sqlite: return .sqlite
-        case .xml: return .xml
-        case .binary: return .binary
-        }
+    public init?(rawValue: String) {
+        guard let format = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = format
     }
+
+    public static func == (lhs: StoreFormat, rhs: StoreFormat) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    /// `NSStoreType` for the format.
+    public var storeType: StoreMetadata.StoreType { driver.storeType }
 
     /// The format of an existing file, from its first bytes.
     ///
@@ -48,87 +70,20 @@ public enum StoreFormat: String, CaseIterable, Sendable, CustomStringConvertible
 
     /// The format whose signature starts `prefix`, if any.
     public static func detect(prefix: Data) -> StoreFormat? {
-        if prefix.starts(with: Data("SQLite format 3\0".utf8)) { return .sqlite }
-        for format in allCases where format != .sqlite {
-            if StoreFormats.recognizes(format, prefix: prefix) { return format }
-        }
-        return nil
+        allCases.first { $0.driver.recognizes(prefix: prefix) }
     }
 
     /// The format a file name suggests (`.sqlite`, `.xml`, `.binary`, …), for outputs that do not exist yet.
     public static func forExtension(_ url: URL) -> StoreFormat? {
-        switch url.pathExtension.lowercased() {
-        case "sqlite", "sqlite3", "db", "store", "wiredatabase": return .sqlite
-        case "xml": return .xml
-        case "binary", "bin", "cdbinary": return .binary
-        default: return nil
-        }
-    }
-}
-
-/// Opens readers, writers and stores of every format.
-public enum StoreFormats {
-    /// Whether `prefix` starts a document of `format`.
-    static func recognizes(_ format: StoreFormat, prefix: Data) -> Bool {
-        switch format {
-        case .sqlite: return prefix.starts(with: Data("SQLite format 3\0".utf8))
-        case .xml: return XMLStore.isXMLStore(prefix)
-        case .binary: return BinaryStore.isBinaryStore(prefix)
-        }
+        let suffix = url.pathExtension.lowercased()
+        return allCases.first { $0.driver.fileExtensions.contains(suffix) }
     }
 
-    /// A streaming reader for a document.
-    ///
-    /// - Parameters:
-    ///   - model: the model to read with; `nil` uses the model the document carries.
-    ///   - valueReading: what every format's reader does with a stored value that is not of its
-    ///     attribute's type or range: an error (`.strict`), or no value and a warning per attribute
-    ///     (`.lenient`, in the reader's `warnings`).
-    public static func reader(
-        for url: URL, format: StoreFormat, model: Model?,
-        missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
-        danglingReferences: SQLiteStoreReader.DanglingReferences = .keep, valueReading: ValueReading = .strict
-    ) throws -> any StoreReader {
-        switch format {
-        case .sqlite:
-            return try SQLiteStoreReader(
-                url: url, model: model, missingExternalData: missingExternalData,
-                danglingReferences: danglingReferences,
-                valueReading: valueReading)
-        case .binary: return try BinaryStoreReader(url: url, model: model, valueReading: valueReading)
-        case .xml: return try XMLStoreReader(url: url, model: model, valueReading: valueReading)
-        }
-    }
-
-    /// The version hashes a document records (by entity name), read without its objects: empty when it
-    /// records none.
-    public static func recordedVersionHashes(of url: URL) throws -> [String: Data] {
-        switch try StoreFormat.detect(url) {
-        case .sqlite: return try SQLiteStoreFile.read(url).recordedVersionHashes
-        case .xml:
-            return StoreMetadata(identifier: "", values: try XMLStoreReader.recordedMetadata(at: url)).versionHashes
-        case .binary: return try BinaryStoreReader.recordedMetadata(at: url).versionHashes
-        }
-    }
-
-    /// A writer for a new document.
-    public static func writer(
-        for url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
-    ) throws -> any StoreWriter {
-        switch format {
-        case .sqlite: return try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        case .binary: return try BinaryStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        case .xml: return try XMLStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        }
-    }
-
-    /// A store to edit through a context: SQLite saves incrementally; XML and binary documents are read
-    /// whole and rewritten atomically on save.
-    ///
-    /// Saves never discard another writer's work: a SQLite save waits up to `wait` seconds for another
-    /// connection's lock; an XML or binary document is locked while a save writes (waiting as long), and
-    /// a save fails if the document changed since it was read. For a read-check-write that other writers
-    /// must wait for, use ``openExclusively(_:model:wait:)``.
+    /// A store to edit through a context, in whatever format `url` holds (see
+    /// ``StoreDriver/open(_:model:wait:exclusive:)``): SQLite saves incrementally; XML and binary
+    /// documents are read whole and rewritten atomically on save. Saves never discard another writer's
+    /// work: each waits up to `wait` seconds for another writer's lock, and a document store's save fails
+    /// if the document changed since it was read.
     ///
     /// - Throws: what the format's store throws; `GraftError.busy`.
     public static func open(
@@ -136,11 +91,7 @@ public enum StoreFormats {
     ) throws
         -> any PersistentStore
     {
-        switch try StoreFormat.detect(url) {
-        case .sqlite: return try SQLiteStore.open(url, model: model, wait: wait)
-        case .binary: return try BinaryStore.open(url: url, model: model, wait: wait)
-        case .xml: return try XMLStore.open(url: url, model: model, wait: wait)
-        }
+        try detect(url).driver.open(url, model: model, wait: wait, exclusive: false)
     }
 
     /// A store to edit that no other writer can change until it is saved or goes away: an XML or binary
@@ -152,7 +103,7 @@ public enum StoreFormats {
     /// For example:
     ///
     /// ```swift
-    /// let store = try StoreFormats.openExclusively(url, model: nil)   // waits up to 5 s for another writer
+    /// let store = try StoreFormat.openExclusively(url, model: nil)   // waits up to 5 s for another writer
     /// let context = ObjectContext(store: store)
     /// // … read, check, change …
     /// try context.save()
@@ -165,123 +116,25 @@ public enum StoreFormats {
     ) throws
         -> any PersistentStore
     {
-        switch try StoreFormat.detect(url) {
-        case .sqlite:
-            let store = try SQLiteStore.open(url, model: model, wait: wait)
-            try store.beginExclusiveAccess()
-            return store
-        case .binary: return try BinaryStore.open(url: url, model: model, wait: wait, exclusive: true)
-        case .xml: return try XMLStore.open(url: url, model: model, wait: wait, exclusive: true)
-        }
+        try detect(url).driver.open(url, model: model, wait: wait, exclusive: true)
     }
-}
 
-extension StoreFormats {
-    /// A store to read and fetch from, never changed: SQLite stores are opened read-only (or read from a
-    /// private copy when they have a `-wal`); XML and binary documents are read whole. Nothing is locked,
-    /// nothing needs write access, and saving fails.
-    ///
-    /// - Parameters:
-    ///   - missingExternalData: for a SQLite store, what to do with a value whose external file is missing
-    ///     (an error when it is read, or no value and a warning in ``warnings(of:)-swift.type.method``).
-    ///   - valueReading: what to do with a stored value that is not of its attribute's type or range (an
-    ///     error when it is read, or no value and a warning per attribute).
+    /// A store to read and fetch from, never changed, in whatever format `url` holds: SQLite stores are
+    /// opened read-only (or read from a private copy when they have a `-wal`); XML and binary documents
+    /// are read whole. Nothing is locked, nothing needs write access, and saving fails.
     public static func openForReading(
-        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
-        valueReading: ValueReading = .strict
-    ) throws -> any PersistentStore {
-        switch try StoreFormat.detect(url) {
-        case .sqlite:
-            return try SQLiteStore.openForReading(
-                url, model: model, missingExternalData: missingExternalData, valueReading: valueReading)
-        // Read whole into memory; never written back.
-        case .binary:
-            return try readOnly(
-                InMemoryStore(reading: BinaryStoreReader(url: url, model: model, valueReading: valueReading)), url)
-        case .xml:
-            return try readOnly(
-                InMemoryStore(reading: XMLStoreReader(url: url, model: model, valueReading: valueReading)), url)
-        }
+        _ url: URL, model: Model?, options: StoreReadOptions = StoreReadOptions()
+    )
+        throws -> any PersistentStore
+    {
+        try detect(url).driver.openForReading(url, model: model, options: options)
     }
 
-    /// A document read into memory whose saves fail, as a SQLite store's opened for reading do.
-    private static func readOnly(_ store: InMemoryStore, _ url: URL) -> InMemoryStore {
-        store.persist = { _, _ in
-            throw GraftError(
-                .invalidOperation, "the store was opened for reading; it cannot be saved",
-                context: [.file(url.relativePath)])
-        }
-        return store
+    /// The version hashes the document at `url` records (by entity name), read without its objects:
+    /// empty when it records none.
+    public static func recordedVersionHashes(of url: URL) throws -> [String: Data] {
+        try detect(url).driver.recordedVersionHashes(at: url)
     }
-
-    /// A new, empty store in memory that writes itself to `url` (atomically, in `format`) when saved.
-    ///
-    /// Nothing is written until the first save, so a failed paste into a new store leaves no file. The
-    /// first save creates the file only if nothing has appeared at `url` meanwhile; later saves replace it
-    /// as ``open(_:model:wait:)``'s XML and binary stores do (locked, and only if no one else changed it).
-    ///
-    /// - Throws: `GraftError.alreadyExists` when something is at `url`.
-    public static func create(
-        _ url: URL, format: StoreFormat, model: Model, wait: TimeInterval = FileLock.defaultWait
-    ) throws -> InMemoryStore {
-        guard !FileAccess.kind(of: url).exists else {
-            throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
-        }
-        let guarding = try DocumentGuard(url: url, wait: wait, exclusive: false)
-        let store = InMemoryStore(model: model)
-        store.metadata = StoreMetadata.make(for: model, storeType: format.storeType, identifier: store.identifier)
-        store.persist = { snapshots, metadata in
-            try guarding.save { overwrite in
-                try writeHoldingLock(
-                    snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: overwrite)
-            }
-        }
-        return store
-    }
-
-    /// Writes a whole document: atomically, so that on any error nothing is left at `url` or beside it.
-    public static func write<S: Sequence<Snapshot>>(
-        _ snapshots: S, to url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
-    ) throws {
-        try writeHoldingLock(
-            snapshots, to: url, format: format, model: model, metadata: metadata, overwrite: overwrite
-        ).release()
-    }
-
-    /// Writes a whole document, and returns the lock on the file written, held until released.
-    static func writeHoldingLock<S: Sequence<Snapshot>>(
-        _ snapshots: S, to url: URL, format: StoreFormat, model: Model, metadata: StoreMetadata, overwrite: Bool
-    ) throws -> FileLock {
-        switch format {
-        case .xml:
-            return try XMLStore.writeHoldingLock(
-                snapshots, model: model, metadata: metadata, to: url, overwrite: overwrite)
-        case .binary:
-            return try BinaryStore.writeHoldingLock(
-                snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite)
-        case .sqlite:
-            let writer = try SQLiteStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-            do {
-                for snapshot in snapshots { try writer.write(snapshot) }
-                return try writer.finishHoldingLock()
-            } catch {
-                writer.cancel()
-                throw error
-            }
-        }
-    }
-
-    /// What a reader had to say that did not stop it: values whose external file is missing, values read
-    /// as no value under `ValueReading.lenient`, references left out, what a model inferred from an XML
-    /// document could not know.
-    public static func warnings(of store: any PersistentStore) -> [String] {
-        if let sqlite = store as? SQLiteStore { return sqlite.warnings }
-        if let document = store as? InMemoryStore { return document.warnings }
-        return []
-    }
-
-    /// What a reader had to say that did not stop it: how its model was found, values it read as absent.
-    public static func warnings(of reader: any StoreReader) -> [String] { reader.warnings }
 }
 
 /// The files that make up a store document.
@@ -291,21 +144,8 @@ public enum StoreFiles {
     /// of the path too. An output for which this is true must not be written while the store is read.
     public static func isPart(_ url: URL, ofStoreAt store: URL) -> Bool {
         guard let identity = FileAccess.identity(of: url) else { return false }
-        return ([""] + SQLiteStore.sideFileSuffixes).contains {
+        return ([""] + StoreFormat.allCases.flatMap(\.driver.sideFileSuffixes)).contains {
             FileAccess.identity(of: URL(fileURLWithPath: store.path + $0)) == identity
         }
-    }
-}
-
-/// Facts about a store document for `graft inspect`.
-public enum StoreInspection {
-    /// Objects per entity, each counted under its own entity (not its parents'); every concrete entity is
-    /// listed, with 0 when it has none.
-    public static func counts(_ reader: any StoreReader) throws -> [String: Int] {
-        if let sqlite = reader as? SQLiteStoreReader { return try sqlite.counts() }
-        var counts: [String: Int] = [:]
-        for entity in reader.model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
-        try reader.forEachSnapshot { counts[reader.model.descriptions[$0.ref.entity].name, default: 0] += 1 }
-        return counts
     }
 }

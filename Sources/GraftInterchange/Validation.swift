@@ -13,7 +13,7 @@ import GraftModel
 /// For example:
 ///
 /// ```swift
-/// let store = try StoreFormats.openForReading(url, model: nil)
+/// let store = try StoreFormat.openForReading(url, model: nil)
 /// let report = try StoreValidation.check(store)
 /// for found in report.violations { print(found.line) }   // Department p1 employees (minimumCount): …
 /// ```

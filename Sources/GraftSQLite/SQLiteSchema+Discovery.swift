@@ -27,7 +27,8 @@ extension SQLiteSchema {
         while try statement.step() {
             guard statement.int64(0) > 0, statement.int64(0) <= Int64(Int32.max) else {
                 throw GraftError(
-                    .malformedInput, "Z_PRIMARYKEY lists the entity number \(statement.int64(0)), which is not a valid one",
+                    .malformedInput,
+                    "Z_PRIMARYKEY lists the entity number \(statement.int64(0)), which is not a valid one",
                     context: [.file(database.path)])
             }
             rows.append(

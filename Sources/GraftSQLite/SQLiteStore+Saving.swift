@@ -20,12 +20,14 @@ extension SQLiteStore {
         let schemaBefore = schema
         do {
             var writer = RowWriter(store: self)
-            for snapshot in changes.inserted { try writer.insert(snapshot) }
+            // Deleted and changed rows first, so that the values they give up (under a uniqueness
+            // constraint's index) are free for the new rows that take them.
+            for ref in changes.deleted { try writer.delete(ref) }
             for snapshot in changes.updated { try writer.update(snapshot) }
+            for snapshot in changes.inserted { try writer.insert(snapshot) }
             // Rows leave their old owners in to-manys without inverse before new owners claim them.
             for snapshot in changes.updated { try writer.releaseOwnedRows(snapshot) }
             for snapshot in changes.inserted + changes.updated { try writer.writeToManys(snapshot) }
-            for ref in changes.deleted { try writer.delete(ref) }
             try writer.recordHighestKeys(changes.inserted)
             try database.execute("COMMIT")
             // Changes were written: closing may fold the -wal into the store, as SQLite does.

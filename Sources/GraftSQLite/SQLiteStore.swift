@@ -85,7 +85,7 @@ public final class SQLiteStore: PersistentStore {
     ///     stop with an error when it is read, or read it as no value with a warning per attribute.
     /// - Throws: as ``open(_:model:wait:)``.
     public static func openForReading(
-        _ url: URL, model: Model?, missingExternalData: SQLiteStoreReader.MissingExternalData = .fail,
+        _ url: URL, model: Model?, missingExternalData: StoreReadOptions.MissingExternalData = .fail,
         valueReading: ValueReading = .strict
     ) throws -> SQLiteStore {
         let database = try SQLiteDatabase.openForReading(url)

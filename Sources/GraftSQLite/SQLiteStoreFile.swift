@@ -19,7 +19,7 @@ public struct SQLiteStoreFile {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return false }
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 16)) ?? Data()
-        return header == Data("SQLite format 3\0".utf8)
+        return header == SQLiteStoreDriver.header
     }
 
     /// Reads a store's bookkeeping without changing the store, its `-wal` or its `-shm`.

@@ -24,7 +24,7 @@ public final class SQLiteStoreReader: StoreReader {
     let database: SQLiteDatabase
     let schema: SQLiteSchema
     let url: URL
-    let missingExternalData: MissingExternalData
+    let missingExternalData: StoreReadOptions.MissingExternalData
     /// Values that are not of their attribute's type or range: an error, or no value and a warning.
     let refusals: ValueRefusals
     /// Things worth telling the user that did not stop the read: how the model was found, values whose
@@ -34,25 +34,6 @@ public final class SQLiteStoreReader: StoreReader {
     private var readWarnings: [String] = []
     /// The values read as no value under `ValueReading.lenient`, by object and attribute.
     package var refusedValues: Set<ValueRefusals.Slot> { refusals.slots }
-
-    /// What to do with a binary value kept in an external file (`.<store>_SUPPORT/_EXTERNAL_DATA`) that
-    /// is not there: Core Data keeps large values outside the store, and copies of stores often leave
-    /// that folder behind.
-    public enum MissingExternalData: Sendable {
-        /// Stop with an error naming the object, the attribute and the file.
-        case fail
-        /// Read the value as absent and add a warning.
-        case omit
-    }
-
-    /// What to do with references to objects the store does not have (a to-one column or join row naming
-    /// a deleted row: SQLite enforces nothing, and stores in the wild have them).
-    public enum DanglingReferences: Sendable {
-        /// Read them as they are (a SQLite store can hold them; XML and binary documents cannot).
-        case keep
-        /// Leave them out and add a warning naming each.
-        case drop
-    }
 
     /// References to missing objects, by root entity and key; empty unless `dangling` is `.drop`.
     private var missing: Set<MissingKey> = []
@@ -74,8 +55,8 @@ public final class SQLiteStoreReader: StoreReader {
     ///   or its tables do not fit the model); while reading, `.typeMismatch` naming the object, attribute
     ///   and value that strict reading refuses.
     public init(
-        url: URL, model: Model?, missingExternalData: MissingExternalData = .fail,
-        danglingReferences: DanglingReferences = .keep, valueReading: ValueReading = .strict
+        url: URL, model: Model?, missingExternalData: StoreReadOptions.MissingExternalData = .fail,
+        danglingReferences: StoreReadOptions.DanglingReferences = .keep, valueReading: ValueReading = .strict
     ) throws {
         self.url = url
         self.missingExternalData = missingExternalData

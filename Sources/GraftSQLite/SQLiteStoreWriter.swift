@@ -20,7 +20,7 @@ import GraftModel
 /// try reader.forEachSnapshot { try writer.write($0) }
 /// try writer.finish()
 /// ```
-public final class SQLiteStoreWriter: StoreWriter {
+public final class SQLiteStoreWriter: StoreFileWriter {
     let url: URL
     let model: Model
     var metadata: StoreMetadata
@@ -181,6 +181,12 @@ public final class SQLiteStoreWriter: StoreWriter {
 
     public func write(_ snapshot: Snapshot) throws {
         guard database != nil else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
+        let entity: EntityDescription
+        do {
+            entity = try snapshot.entity(checkedIn: model)
+        } catch let error as GraftError {
+            throw error.inFile(url.relativePath)
+        }
         let plan = plans[snapshot.ref.entity]
         let statement = inserts[plan.table]
         let key = snapshot.ref.key
@@ -208,7 +214,6 @@ public final class SQLiteStoreWriter: StoreWriter {
             for (index, isOwnInverse) in plan.toManys {
                 let refs = snapshot.relationships[index].refs
                 if refs.isEmpty { continue }
-                let entity = model.descriptions[snapshot.ref.entity]
                 try recordToMany(
                     entity.relationships[index], of: entity, isOwnInverse: isOwnInverse, key: key, refs: refs)
             }
@@ -343,7 +348,7 @@ public final class SQLiteStoreWriter: StoreWriter {
 
     /// Finishes, and returns the lock on the store's file now in place, held until released (see
     /// ``FileReplacement/commit()``), for a store that keeps its document locked.
-    package func finishHoldingLock() throws -> FileLock {
+    public func finishHoldingLock() throws -> FileLock {
         try finishKeepingLock()
         defer { placedFile = nil }
         guard let placedFile else {

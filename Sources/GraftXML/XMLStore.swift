@@ -40,50 +40,16 @@ public enum XMLStore {
         url: URL, model: Model?, wait: TimeInterval = FileLock.defaultWait, exclusive: Bool = false
     ) throws -> InMemoryStore {
         let guarding = try DocumentGuard(url: url, wait: wait, exclusive: exclusive)
-        if !FileAccess.kind(of: url).exists {
+        guard FileAccess.kind(of: url).exists else {
             guard let model else {
                 throw GraftError(
                     .invalidOperation, "no such file, and no model to make a new store with",
                     context: [.file(url.relativePath)])
             }
-            let store = InMemoryStore(model: model)
-            store.metadata = StoreMetadata.make(for: model, storeType: .xml, identifier: store.identifier)
-            store.persist = { snapshots, metadata in
-                try guarding.save { overwrite in
-                    try writeHoldingLock(snapshots, model: model, metadata: metadata, to: url, overwrite: overwrite)
-                }
-            }
-            return store
+            return try XMLStoreDriver().documentStore(url, model: model, reader: nil, guarding: guarding)
         }
         let reader = try XMLStoreReader(url: url, model: model)
-        let readModel = reader.model
-        return try InMemoryStore(reading: reader) { snapshots, metadata in
-            try guarding.save { overwrite in
-                try writeHoldingLock(snapshots, model: readModel, metadata: metadata, to: url, overwrite: overwrite)
-            }
-        }
-    }
-
-    /// Writes a whole document, replacing any file at `url` atomically.
-    ///
-    /// - Throws: what `XMLStoreWriter` throws; nothing is left at `url` or beside it on failure.
-    public static func write<S: Sequence>(_ snapshots: S, model: Model, metadata: StoreMetadata, to url: URL) throws
-    where S.Element == Snapshot {
-        try writeHoldingLock(snapshots, model: model, metadata: metadata, to: url, overwrite: true).release()
-    }
-
-    /// Writes a whole document, and returns the lock on it, held until released.
-    package static func writeHoldingLock<S: Sequence>(
-        _ snapshots: S, model: Model, metadata: StoreMetadata, to url: URL, overwrite: Bool
-    ) throws -> FileLock where S.Element == Snapshot {
-        var writer = try XMLStoreWriter(url: url, model: model, metadata: metadata, overwrite: overwrite)
-        do {
-            for snapshot in snapshots { try writer.write(snapshot) }
-            return try writer.finishHoldingLock()
-        } catch {
-            writer.cancel()
-            throw error
-        }
+        return try XMLStoreDriver().documentStore(url, model: reader.model, reader: reader, guarding: guarding)
     }
 
     /// Whether `prefix`, the first bytes of a file (a few hundred are plenty), look like an XML store:

@@ -29,7 +29,7 @@ import GraftModel
 /// for snapshot in snapshots { try writer.write(snapshot) }
 /// try writer.finish()
 /// ```
-public struct XMLStoreWriter: StoreWriter {
+public struct XMLStoreWriter: StoreFileWriter {
     private let engine: WriterEngine
 
     /// Starts a document at `url`.
@@ -67,7 +67,7 @@ public struct XMLStoreWriter: StoreWriter {
 
     /// Finishes, and returns the lock on the document now in place, held until released (see
     /// ``FileReplacement/commit()``), for a store that keeps its document locked.
-    package mutating func finishHoldingLock() throws -> FileLock {
+    public mutating func finishHoldingLock() throws -> FileLock {
         try engine.finish()
         guard let lock = engine.takePlacedFile() else {
             throw GraftError(
@@ -277,23 +277,13 @@ final class WriterEngine {
     }
 
     private func append(_ snapshot: Snapshot) throws {
+        do {
+            _ = try snapshot.entity(checkedIn: model)
+        } catch let error as GraftError {
+            throw error.inFile(path)
+        }
         let entityIndex = snapshot.ref.entity
-        guard entityIndex >= 0 && entityIndex < tags.entityCount else {
-            throw GraftError(
-                .malformedInput, "a snapshot names entity #\(entityIndex), which the model does not have",
-                context: [.file(path)])
-        }
         let table = tags.entities[entityIndex]
-        guard snapshot.attributes.count == Int(table.attributeCount),
-            snapshot.relationships.count == Int(table.relationshipCount)
-        else {
-            let entity = model.descriptions[entityIndex]
-            throw GraftError(
-                .malformedInput,
-                "the snapshot has \(snapshot.attributes.count) attributes and \(snapshot.relationships.count) "
-                    + "relationships, but \(entity.name) has \(entity.attributes.count) and \(entity.relationships.count)",
-                context: [.file(path), .entity(entity.name), .object("key \(snapshot.ref.key)")])
-        }
         guard tally.write(entity: entityIndex, key: snapshot.ref.key) else {
             throw GraftError(
                 .malformedInput, "the object is written twice",

@@ -50,8 +50,8 @@ import Testing
         #expect(lines.allSatisfy { $0.hasPrefix("o") && $0.contains("\tx-coredata://") })
         #expect(paste.error.contains("Pasted into \(target) (new): inserted \(clipboard.objects.count)"))
         // The store opens, with the objects copied.
-        let reader = try StoreFormats.reader(for: URL(fileURLWithPath: target), format: format, model: nil)
-        #expect(try StoreInspection.counts(reader).values.reduce(0, +) == clipboard.objects.count)
+        let reader = try format.driver.reader(at: URL(fileURLWithPath: target), model: nil, options: StoreReadOptions())
+        #expect(try reader.counts().values.reduce(0, +) == clipboard.objects.count)
         #expect(try Data(contentsOf: company) == before)
     }
 
@@ -153,7 +153,7 @@ import Testing
         #expect(truncated.status == 1)
         let unknownFormat = graft(["paste", "--into", path("x.data")], input: copy.output)
         #expect(unknownFormat.status == 1)
-        #expect(unknownFormat.error.contains(".sqlite, .xml or .binary"))
+        #expect(unknownFormat.error.contains("(.sqlite, .xml, .binary)"))
         #expect(try contents().isEmpty)  // nothing was created
     }
 

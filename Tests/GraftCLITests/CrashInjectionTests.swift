@@ -80,9 +80,8 @@ struct CrashInjectionTests {
     }
 
     func objects(in url: URL) throws -> Int {
-        try StoreInspection.counts(
-            StoreFormats.reader(for: url, format: try Graft.StoreFormat.detect(url), model: nil)
-        ).values.reduce(0, +)
+        try Graft.StoreFormat.detect(url).driver.reader(at: url, model: nil, options: StoreReadOptions()).counts()
+            .values.reduce(0, +)
     }
 
     func snapshot(_ url: URL) -> [String: Data] {

@@ -47,8 +47,8 @@ import Testing
         tiny[relationship: "employees", in: department] = .toMany(people.prefix(2).map(\.ref))
         let url = folder.appendingPathComponent(name)
         let format = Graft.StoreFormat.forExtension(url)!
-        try StoreFormats.write(
-            [tiny] + people, to: url, format: format, model: model,
+        try format.driver.write(
+            [tiny] + people, to: url, model: model,
             metadata: StoreMetadata.make(for: model, storeType: format.storeType), overwrite: false)
         if missingPhoto {
             // 0x02 and a file name: the value is in `.<store>_SUPPORT/_EXTERNAL_DATA/<name>`, which is missing.

@@ -99,7 +99,7 @@ struct SafeWriteCommandTests {
             }
         }
         // Every object either paste reported is in the store, and every department pasted is there.
-        let opened = try StoreFormats.openForReading(store, model: nil)
+        let opened = try Graft.StoreFormat.openForReading(store, model: nil)
         for uri in printed {
             let (_, id) = try ObjectID.parse(uri: uri, model: opened.model)
             #expect(try opened.snapshot(for: id.ref) != nil, "\(uri) is not in the store")
@@ -197,7 +197,7 @@ struct SafeWriteCommandTests {
         // A paste that goes ahead sees what the -wal holds.
         let pasted = graft(["paste", "--into", store.path, "--dangling", "drop", "-q"], input: clipboard)
         #expect(pasted.status == 0, "\(pasted.error)")
-        let opened = ObjectContext(store: try StoreFormats.openForReading(store, model: nil))
+        let opened = ObjectContext(store: try Graft.StoreFormat.openForReading(store, model: nil))
         let locations = try opened.fetch(FetchRequest(entityName: "Department")).compactMap {
             $0.value(forKey: "location") as? String
         }
@@ -341,7 +341,7 @@ struct SafeWriteCommandTests {
         #expect(
             try FileManager.default.destinationOfSymbolicLink(atPath: url("Link.\(format)").path)
                 == "stores/Real.\(format)")
-        let context = ObjectContext(store: try StoreFormats.openForReading(real, model: nil))
+        let context = ObjectContext(store: try Graft.StoreFormat.openForReading(real, model: nil))
         let names = try context.fetch(FetchRequest(entityName: "Department")).compactMap {
             $0.value(forKey: "name") as? String
         }

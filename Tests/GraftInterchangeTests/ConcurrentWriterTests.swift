@@ -7,7 +7,7 @@ import GraftTestSupport
 import Testing
 
 /// Writers in one process, on two threads, never undo each other's work: stores opened with
-/// `StoreFormats.openExclusively` read, change and save one at a time, and `Paster.paste(_:intoStoreAt:)`
+/// `StoreFormat.openExclusively` read, change and save one at a time, and `Paster.paste(_:intoStoreAt:)`
 /// pastes that way.
 @Suite struct ConcurrentWriterTests {
     let folder: URL
@@ -24,7 +24,7 @@ import Testing
     }
 
     static func salesCode(_ url: URL) throws -> Int64? {
-        let context = ObjectContext(store: try StoreFormats.openForReading(url, model: nil))
+        let context = ObjectContext(store: try StoreFormat.openForReading(url, model: nil))
         var request = FetchRequest(entityName: "Department")
         request.predicate = try GraftPredicate(format: "name == 'Sales'")
         return try context.fetch(request).first?.value(forKey: "code") as? Int64
@@ -40,7 +40,7 @@ import Testing
         let threads = (0..<2).map { _ in
             Background { () -> Int in
                 for _ in 0..<rounds {
-                    let context = ObjectContext(store: try StoreFormats.openExclusively(url, model: nil, wait: 60))
+                    let context = ObjectContext(store: try StoreFormat.openExclusively(url, model: nil, wait: 60))
                     var request = FetchRequest(entityName: "Department")
                     request.predicate = try GraftPredicate(format: "name == 'Sales'")
                     let sales = try #require(try context.fetch(request).first)
@@ -60,7 +60,7 @@ import Testing
     @Test func pastesOnTwoThreadsIntoOneDocumentAllLand() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = try example("xml")
-        let source = try StoreFormats.openForReading(Project.url("examples/Company/Company.sqlite"), model: nil)
+        let source = try StoreFormat.openForReading(Project.url("examples/Company/Company.sqlite"), model: nil)
         let copier = Copier(source: StoreSource(source))
         let selection = Selection(roots: [.predicate(entity: "Project", format: "title == 'Compiler'")], depth: 0)
         let data = try ClipboardEncoding.json.encode(
@@ -81,7 +81,7 @@ import Testing
         for thread in threads { uris += try #require(thread.wait(120)).get() }
         #expect(uris.count == 2 * rounds)
         #expect(Set(uris).count == uris.count)
-        let store = try StoreFormats.openForReading(url, model: nil)
+        let store = try StoreFormat.openForReading(url, model: nil)
         for uri in uris {
             let (_, id) = try ObjectID.parse(uri: uri, model: store.model)
             #expect(try store.snapshot(for: id.ref) != nil, "\(uri) is not in the store")

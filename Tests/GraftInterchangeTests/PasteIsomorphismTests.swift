@@ -121,14 +121,14 @@ func scratchFolder() throws -> URL {
                 report = try paster.paste(clipboard, intoNewStoreAt: url, format: format)
             case .emptyStore:
                 report = try paster.paste(
-                    clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+                    clipboard, into: try format.driver.create(url, model: Company.v2))
             case .storeWithObjects:
-                try Company.addElsewhere(to: try StoreFormats.create(url, format: format, model: Company.v2))
-                report = try paster.paste(clipboard, into: try StoreFormats.open(url, model: Company.v2))
+                try Company.addElsewhere(to: try format.driver.create(url, model: Company.v2))
+                report = try paster.paste(clipboard, into: try StoreFormat.open(url, model: Company.v2))
             }
             #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count, "\(name)")
             // Read back from the file, through the format's own reader.
-            let written = try StoreFormats.openForReading(url, model: Company.v2)
+            let written = try StoreFormat.openForReading(url, model: Company.v2)
             try expectPasted(clipboard, report, in: written)
             try ObjectContext(store: written).checkInvariants()
         }
@@ -186,7 +186,7 @@ func scratchFolder() throws -> URL {
             let url = folder.appendingPathComponent("new.\(format.rawValue)")
             #expect(throws: GraftError.self) {
                 try Paster(options: PasteOptions(dangling: .drop)).paste(
-                    ann, into: try StoreFormats.create(url, format: format, model: Company.v2))
+                    ann, into: try format.driver.create(url, model: Company.v2))
             }
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
         }
@@ -198,18 +198,18 @@ func scratchFolder() throws -> URL {
         defer { try? FileManager.default.removeItem(at: folder) }
         let clipboard = try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
         let url = folder.appendingPathComponent("target.\(format.rawValue)")
-        _ = try Paster().paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2))
+        _ = try Paster().paste(clipboard, into: try format.driver.create(url, model: Company.v2))
         let before = try folderContents(folder)
         // The same objects again: every identity conflicts.
         let refused = try #require(throws: GraftError.self) {
-            try Paster().paste(clipboard, into: try StoreFormats.open(url, model: nil))
+            try Paster().paste(clipboard, into: try StoreFormat.open(url, model: nil))
         }
         #expect(refused.code == .alreadyExists)
         #expect(try folderContents(folder) == before)
         // And a rule broken: duplicates break uniqueness constraints.
         #expect(throws: GraftError.self) {
             try Paster(options: PasteOptions(onConflict: .duplicate)).paste(
-                clipboard, into: try StoreFormats.open(url, model: nil))
+                clipboard, into: try StoreFormat.open(url, model: nil))
         }
         #expect(try folderContents(folder) == before)
     }
@@ -264,7 +264,7 @@ struct PasteCorpusTests {
             let url = folder.appendingPathComponent("copy-\(encoding.rawValue).\(format.rawValue)")
             let report = try Paster(options: PasteOptions(validates: false)).paste(
                 clipboard, intoNewStoreAt: url, format: format)
-            let written = try StoreFormats.openForReading(url, model: model)
+            let written = try StoreFormat.openForReading(url, model: model)
             try expectPasted(clipboard, report, in: written)
             // The pasted objects break what the store's own objects break, no more and no less.
             #expect(report.violations.map(Self.kind).sorted() == broken, "\(encoding) → \(format)")

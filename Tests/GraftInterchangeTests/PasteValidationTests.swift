@@ -71,10 +71,10 @@ enum ImperfectCompany {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("imperfect.\(format.rawValue)")
-        try StoreFormats.write(
-            ImperfectCompany.snapshots(), to: url, format: format, model: Company.v2,
+        try format.driver.write(
+            ImperfectCompany.snapshots(), to: url, model: Company.v2,
             metadata: StoreMetadata.make(for: Company.v2, storeType: format.storeType), overwrite: false)
-        let store = try StoreFormats.openForReading(url, model: nil)
+        let store = try StoreFormat.openForReading(url, model: nil)
         let report = try StoreValidation.check(store)
         #expect(report.objects == 4)
         #expect(Set(report.violations.map(ImperfectCompany.Broken.init)) == ImperfectCompany.broken)
@@ -151,18 +151,18 @@ enum ImperfectCompany {
             return (try paster.paste(clipboard, intoNewStoreAt: url, format: format), url)
         case .emptyStore:
             return (
-                try paster.paste(clipboard, into: try StoreFormats.create(url, format: format, model: Company.v2)), url
+                try paster.paste(clipboard, into: try format.driver.create(url, model: Company.v2)), url
             )
         case .storeWithObjects:
             if !FileManager.default.fileExists(atPath: url.path) {
                 try Self.makeStoreWithObjects(at: url, format: format)
             }
-            return (try paster.paste(clipboard, into: try StoreFormats.open(url, model: Company.v2)), url)
+            return (try paster.paste(clipboard, into: try StoreFormat.open(url, model: Company.v2)), url)
         }
     }
 
     static func makeStoreWithObjects(at url: URL, format: StoreFormat) throws {
-        try Company.addElsewhere(to: try StoreFormats.create(url, format: format, model: Company.v2))
+        try Company.addElsewhere(to: try format.driver.create(url, model: Company.v2))
     }
 
     func folderContents(_ folder: URL) throws -> [String: Data] {
@@ -241,7 +241,7 @@ enum ImperfectCompany {
             Set(report.violations.map { "\($0.property) \($0.rule)" }) == [
                 "employees minimumCount", "department required",
             ])
-        let written = try StoreFormats.openForReading(url, model: Company.v2)
+        let written = try StoreFormat.openForReading(url, model: Company.v2)
         try expectPasted(clipboard, report, in: written)
         // The pasted objects now break the same rules in the store, and nothing more (the department
         // already in the store, saved with no validation, has no code).

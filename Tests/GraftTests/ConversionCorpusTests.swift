@@ -23,12 +23,12 @@ struct ConversionCorpusTests {
         let folder = try scratch()
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = Corpus.url(path)
-        var options = Conversion.Options(missingExternalData: .omit)
+        var options = Conversion.Options(reading: StoreReadOptions(missingExternalData: .omit))
         options.verify = true
         let xml = folder.appendingPathComponent("a.xml"), binary = folder.appendingPathComponent("b.binary")
         let last = folder.appendingPathComponent("c.sqlite")
         _ = try Conversion.convert(from: source, to: xml, options: options)
-        options.missingExternalData = .fail
+        options.reading.missingExternalData = .fail
         _ = try Conversion.convert(from: xml, to: binary, options: options)
         _ = try Conversion.convert(from: binary, to: last, options: options)
         // References to missing objects cannot be written to XML: they are left out from the start.

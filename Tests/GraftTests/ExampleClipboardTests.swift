@@ -13,7 +13,7 @@ import Testing
     ]
 
     static func copySales() throws -> Clipboard {
-        let store = try StoreFormats.openForReading(Project.url("examples/Company/Company.sqlite"), model: nil)
+        let store = try StoreFormat.openForReading(Project.url("examples/Company/Company.sqlite"), model: nil)
         return try Copier(source: StoreSource(store)).copy(
             Selection(
                 roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))

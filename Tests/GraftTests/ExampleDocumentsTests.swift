@@ -101,12 +101,11 @@ import Testing
             var metadata = StoreMetadata.make(
                 for: Self.model, storeType: format.storeType, identifier: Self.storeIdentifier)
             DocumentKeys.record(format == .binary ? expected.keyOffsets : [:], model: Self.model, in: &metadata)
-            var writer = try StoreFormats.writer(
-                for: url, format: format, model: Self.model, metadata: metadata, overwrite: true)
+            var writer = try format.driver.writer(at: url, model: Self.model, metadata: metadata, overwrite: true)
             try expected.forEachSnapshot { try writer.write($0) }
             try writer.finish()
         }
-        let reader = try StoreFormats.reader(for: url, format: format, model: nil)
+        let reader = try format.driver.reader(at: url, model: nil, options: StoreReadOptions())
         #expect(try StoreFormat.detect(url) == format)
         #expect(reader.metadata.identifier == Self.storeIdentifier)
         #expect(reader.model.versionHashes == Self.model.versionHashes)

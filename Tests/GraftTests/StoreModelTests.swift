@@ -13,8 +13,8 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let url = folder.appendingPathComponent("store.\(format.rawValue)")
         let model = try #require(try ModelFile.load(Self.models).version(named: version))
-        var writer = try StoreFormats.writer(
-            for: url, format: format, model: model,
+        var writer = try format.driver.writer(
+            at: url, model: model,
             metadata: StoreMetadata.make(for: model, storeType: format.storeType),
             overwrite: false)
         try writer.finish()
@@ -29,7 +29,7 @@ import Testing
         #expect(chosen.versionName == "Company")
         #expect(chosen.chosenByHashes)
         #expect(StoreReport.versionNote(chosen)?.contains("the current version is Company 2") == true)
-        let reader = try StoreFormats.reader(for: old, format: format, model: chosen.model)
+        let reader = try format.driver.reader(at: old, model: chosen.model, options: StoreReadOptions())
         #expect(reader.modelSource == .given)
         let file = StoreReport.modelFile(of: reader, at: old, format: format, given: chosen)
         #expect(file.format == .xcdatamodeld)
@@ -45,7 +45,7 @@ import Testing
     @Test func aStoreReadWithItsOwnModelSaysSo() throws {
         let url = try store("Company 2", format: .sqlite)
         defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
-        let reader = try StoreFormats.reader(for: url, format: .sqlite, model: nil)
+        let reader = try StoreFormat.sqlite.driver.reader(at: url, model: nil, options: StoreReadOptions())
         #expect(reader.modelSource == .modelCache)
         #expect(StoreReport.modelFile(of: reader, at: url, format: .sqlite, given: nil).format == .storeModelCache)
     }

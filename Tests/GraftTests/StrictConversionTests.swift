@@ -42,10 +42,11 @@ import Testing
 
         // Leniently: converted without it, said once, and verified.
         let report = try Conversion.convert(
-            from: store, to: output, options: .init(verify: true, valueReading: .lenient))
+            from: store, to: output, options: .init(verify: true, reading: StoreReadOptions(valueReading: .lenient)))
         #expect(report.objects == 13 && report.differences.isEmpty)
         #expect(report.warnings.filter { $0.hasPrefix("Department.budget (Decimal): 1 stored value") }.count == 1)
-        let reader = try StoreFormats.reader(for: output, format: StoreFormat.detect(output), model: Self.model)
+        let reader = try StoreFormat.detect(output).driver.reader(
+            at: output, model: Self.model, options: StoreReadOptions())
         let department = try #require(Self.model.entity(named: "Department"))
         var budgets: [Int64: Value?] = [:]
         try reader.forEachSnapshot {
@@ -65,17 +66,18 @@ import Testing
         #expect(whole.context.contains(.object("Department p1")) && whole.context.contains(.key("budget")))
         let selection = Selection(roots: [.keys(entity: "Department", [1])])
         let selected = try #require(throws: GraftError.self) {
-            try Copier(source: StoreSource(Copier.openStore(store, model: nil).store)).copy(selection)
+            try Copier(source: StoreSource(StoreFormat.openForReading(store, model: nil))).copy(selection)
         }
         #expect(selected.code == .typeMismatch)
 
-        let opened = try Copier.openStore(store, model: nil, valueReading: .lenient)
-        let clipboard = try Copier(source: StoreSource(opened.store)).copy(selection)
+        let opened = try StoreFormat.openForReading(
+            store, model: nil, options: StoreReadOptions(valueReading: .lenient))
+        let clipboard = try Copier(source: StoreSource(opened)).copy(selection)
         let sales = try #require(clipboard.objects.first { $0.entity == "Department" })
         #expect(!sales.attributes.contains { $0.name == "budget" })
         #expect(sales.attributes.contains { $0.name == "name" })
-        #expect(opened.warnings().count == 1)
-        let reader = try Copier.reader(for: store, model: nil, valueReading: .lenient)
+        #expect(opened.warnings.count == 1)
+        let reader = try Copier.reader(for: store, model: nil, options: StoreReadOptions(valueReading: .lenient))
         let all = try Copier.copyAll(from: reader)
         #expect(all.objects.count == 13)
         #expect(reader.warnings.contains { $0.hasPrefix("Department.budget (Decimal)") })
@@ -162,11 +164,11 @@ import Testing
     ])
     func pastingIntoAStoreWithNoKeysLeftIsAnError(sql: String, recorded: String) throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let clipboard = try Copier(source: StoreSource(Copier.openStore(store, model: nil).store)).copy(
+        let clipboard = try Copier(source: StoreSource(StoreFormat.openForReading(store, model: nil))).copy(
             Selection(roots: [.keys(entity: "Project", [1])]))
         try alter(sql)
         let before = try Data(contentsOf: store)
-        let target = try StoreFormats.open(store, model: nil)
+        let target = try StoreFormat.open(store, model: nil)
         let error = try #require(throws: GraftError.self) {
             try Paster(options: PasteOptions(onConflict: .duplicate)).paste(clipboard, into: target)
         }

@@ -25,7 +25,7 @@ extension Golden {
                [--stop <entity|relationship> ...] [--depth <n>]
                [--identity <Entity=attr[,attr]> ...] [--format <encoding>]
                [--output <file>] [--force] [--model <path>]
-               [--omit-missing-external-data] [--lenient] [--no-model] [--plan]
+               [--omit-missing-external-data] [--lenient] [--no-model] [--plan] [--json]
                [--quiet] <store>
 
         ARGUMENTS:
@@ -69,6 +69,9 @@ extension Golden {
                                   into a new store then needs --model).
           --plan                  Print what would be copied and what would be
                                   referenced, and copy nothing.
+          --json                  Print the summary (or the --plan) as JSON, warnings
+                                  included: on standard output when the clipboard goes
+                                  to a file, else on standard error.
           -q, --quiet             Print no summary.
           -h, --help              Show help information.
 

@@ -30,8 +30,8 @@ extension Golden {
         USAGE: graft paste [--into <store>] [--model <path>]
                [--on-conflict <policy> ...] [--dangling <policy>]
                [--identity <Entity=attr[,attr]> ...] [--dry-run] [--no-validate]
-               [--id-map <file>] [--wait <seconds>] [--max-size <size>] [--quiet]
-               [<file>]
+               [--id-map <file>] [--wait <seconds>] [--max-size <size>] [--json]
+               [--quiet] [<file>]
 
         ARGUMENTS:
           <file>                  The clipboard document ('-' or absent: standard
@@ -58,6 +58,8 @@ extension Golden {
                                   store before failing as busy. (default: 5.0)
           --max-size <size>       The largest clipboard accepted, in bytes or with K, M
                                   or G (enforced while reading). (default: 1G)
+          --json                  Print the report as JSON (the id map, counts, notes
+                                  and broken rules) instead of text.
           -q, --quiet             Print no summary.
           -h, --help              Show help information.
 
