@@ -36,7 +36,7 @@ let package = Package(
         ),
 
         // Errors, property lists (binary, XML, OpenStep text) and keyed archives.
-        .target(name: "GraftCore", dependencies: ["CLibXML2"]),
+        .target(name: "GraftCore"),
         // Entities, attributes, relationships; model files; version hashes.
         .target(name: "GraftModel", dependencies: ["GraftCore", "CLibXML2", "CZlib", "CCrypto"]),
         // The object graph: contexts, managed objects, predicates, undo, the store protocols.

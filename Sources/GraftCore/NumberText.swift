@@ -1,3 +1,5 @@
+import Foundation
+
 /// Recognises number text whole, for readers that must not take a number's leading part for the number
 /// (`Double("1e400")` is infinity, `Decimal(string: "10abc")` is 10, `"1.5".intValue` is 1).
 ///
@@ -9,7 +11,7 @@
 /// NumberText.wholeNumber("60.0")      // "60"
 /// NumberText.wholeNumber("1.5")       // nil
 /// ```
-package enum NumberText {
+@_spi(GraftInternal) public enum NumberText {
     /// Whether `text` is a decimal number: an optional sign, digits with an optional fraction (`.5`, `5.`
     /// and `5.25`; at least one digit), then an optional exponent (`e` or `E`, an optional sign, digits).
     /// White space, `inf`, `nan` and hexadecimal forms are not numbers here.
@@ -60,5 +62,387 @@ package enum NumberText {
             bytes = bytes.dropFirst()
         }
         return count
+    }
+}
+
+// MARK: - Integers
+
+extension NumberText {
+    /// Parses an integer in −2⁶³ … 2⁶³−1 from bytes: an optional sign and decimal digits, nothing else
+    /// (no white space).
+    package static func int64(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        guard let (negative, magnitude) = signedMagnitude(bytes, radix: 10) else { return nil }
+        return int64(negative: negative, magnitude: magnitude)
+    }
+
+    /// The integer −`magnitude` or `magnitude`, when it is in −2⁶³ … 2⁶³−1.
+    @inline(__always)
+    package static func int64(negative: Bool, magnitude: UInt64) -> Int64? {
+        if negative {
+            if magnitude <= UInt64(Int64.max) { return -Int64(magnitude) }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : nil
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    /// An optional sign and digits in `radix` (10 or 16; either letter case), as the sign and the
+    /// magnitude; `nil` for other text, no digits, or a magnitude beyond 2⁶⁴−1.
+    package static func signedMagnitude(
+        _ bytes: UnsafeRawBufferPointer, radix: UInt64
+    ) -> (negative: Bool, magnitude: UInt64)? {
+        let count = bytes.count
+        var index = 0
+        let negative = readSign(bytes, &index)
+        guard index < count else { return nil }
+        var magnitude: UInt64 = 0
+        while index < count {
+            let byte = bytes[index]
+            var digit = UInt64(byte &- 0x30)
+            if digit >= 10 {
+                guard radix == 16 else { return nil }
+                let letter = byte | 0x20
+                guard letter >= UInt8(ascii: "a") && letter <= UInt8(ascii: "f") else { return nil }
+                digit = UInt64(letter - UInt8(ascii: "a") + 10)
+            }
+            let (shifted, overflow1) = magnitude.multipliedReportingOverflow(by: radix)
+            let (sum, overflow2) = shifted.addingReportingOverflow(digit)
+            if overflow1 || overflow2 { return nil }
+            magnitude = sum
+            index += 1
+        }
+        return (negative, magnitude)
+    }
+
+    /// Whether the text starts with `-`; a leading `-` or `+` is skipped.
+    @inline(__always)
+    static func readSign(_ bytes: UnsafeRawBufferPointer, _ index: inout Int) -> Bool {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") else {
+            return false
+        }
+        index += 1
+        return bytes[index - 1] == UInt8(ascii: "-")
+    }
+
+    /// How many decimal digits `value` has (1 for 0).
+    @inlinable @inline(__always)
+    public static func digitCount(_ value: UInt64) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            digits += 1
+            rest /= 10
+        }
+        return digits
+    }
+
+    /// Writes the lowest `count` decimal digits of `value` at `target`, with leading zeros.
+    @inlinable @inline(__always)
+    public static func writeDigits(_ value: UInt64, count: Int, to target: UnsafeMutablePointer<UInt8>) {
+        var rest = value
+        var index = count - 1
+        while index >= 0 {
+            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
+            target[index] = UInt8(truncatingIfNeeded: remainder) &+ 0x30
+            rest = quotient
+            index -= 1
+        }
+    }
+}
+
+// MARK: - Doubles
+
+extension NumberText {
+    /// Exact powers of ten in double precision (10²² is the last).
+    package static let powersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }
+
+    /// Parses a finite decimal number (`-12.5e3`, `.5`, `1.`, `+3`) to the nearest double; `nil` when the
+    /// text is not a number of that form (no white space, no `inf` or `nan`, no hexadecimal) or overflows.
+    ///
+    /// Up to 19 significant digits with a power of ten up to 22 are one correctly rounded operation on
+    /// two exact doubles (Clinger's fast path); other numbers go to the standard library's parser.
+    package static func double(_ bytes: UnsafeRawBufferPointer) -> Double? {
+        let count = bytes.count
+        var index = 0
+        let negative = readSign(bytes, &index)
+        var mantissa: UInt64 = 0
+        var significantDigits = 0
+        var digits = 0
+        var exponent = 0
+        while index < count, bytes[index] &- 0x30 < 10 {
+            let digit = UInt64(bytes[index] &- 0x30)
+            if mantissa != 0 || digit != 0 { significantDigits += 1 }
+            if significantDigits <= 19 { mantissa = mantissa &* 10 &+ digit } else { exponent += 1 }
+            digits += 1
+            index += 1
+        }
+        if index < count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < count, bytes[index] &- 0x30 < 10 {
+                let digit = UInt64(bytes[index] &- 0x30)
+                if mantissa != 0 || digit != 0 { significantDigits += 1 }
+                if significantDigits <= 19 {
+                    mantissa = mantissa &* 10 &+ digit
+                    exponent -= 1
+                }
+                digits += 1
+                index += 1
+            }
+        }
+        guard digits > 0 else { return nil }
+        if index < count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            guard let written = exponentValue(bytes, from: &index) else { return nil }
+            exponent += written
+        }
+        guard index == count else { return nil }
+        let value: Double
+        if mantissa == 0 {
+            value = 0
+        } else if significantDigits <= 19, mantissa <= 1 << 53, exponent >= -22, exponent <= 22 {
+            // Both the mantissa and the power of ten are exact doubles, so one operation rounds correctly.
+            value = exponent < 0 ? Double(mantissa) / powersOfTen[-exponent] : Double(mantissa) * powersOfTen[exponent]
+        } else {
+            guard let parsed = Double(String(decoding: bytes, as: UTF8.self)) else { return nil }
+            return parsed.isFinite ? parsed : nil
+        }
+        return negative ? -value : value
+    }
+
+    /// Reads an exponent from the `e` or `E` at `index`: an optional sign and digits (at least one);
+    /// magnitudes past 100,000 are kept at about that, out of every number type's range.
+    private static func exponentValue(_ bytes: UnsafeRawBufferPointer, from index: inout Int) -> Int? {
+        let count = bytes.count
+        index += 1
+        let negative = readSign(bytes, &index)
+        var written = 0
+        var exponentDigits = 0
+        while index < count, bytes[index] &- 0x30 < 10 {
+            if written < 100_000 { written = written * 10 + Int(bytes[index] &- 0x30) }
+            exponentDigits += 1
+            index += 1
+        }
+        guard exponentDigits > 0 else { return nil }
+        return negative ? -written : written
+    }
+
+    /// Reads the names non-finite numbers go by, in any letter case: `NaN`, `Infinity`, `-Infinity`,
+    /// `inf`, `+infinity`, `INF`, ….
+    package static func nonFinite(_ bytes: UnsafeRawBufferPointer) -> Double? {
+        guard bytes.count >= 3, bytes.count <= 9 else { return nil }
+        var lower = ""
+        for byte in bytes {
+            lower.unicodeScalars.append(Unicode.Scalar(byte | (byte >= 0x41 && byte <= 0x5A ? 0x20 : 0)))
+        }
+        switch lower {
+        case "nan", "+nan", "-nan": return .nan
+        case "inf", "+inf", "infinity", "+infinity": return .infinity
+        case "-inf", "-infinity": return -.infinity
+        default: return nil
+        }
+    }
+
+    /// A double or float in its shortest exact form without a trailing `.0`: `19.6`, `200`, `1e-05`, `nan`,
+    /// `inf`.
+    package static func shortest<Number: BinaryFloatingPoint & CustomStringConvertible>(_ value: Number) -> String {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        return text
+    }
+}
+
+// MARK: - Decimals
+
+extension NumberText {
+    /// The most significant digits a `Decimal` holds whatever they are.
+    package static let maximumDecimalDigits = 38
+
+    /// Why a text is not a decimal.
+    package enum DecimalProblem: Error {
+        case notANumber
+        case tooManyDigits
+        case exponentOutOfRange
+    }
+
+    /// Reads `[+-]digits[.digits][e[+-]digits]` exactly into a `Decimal` (its significand without trailing
+    /// zeros); fails for other text, more than 38 significant digits, and powers of ten a `Decimal`
+    /// cannot reach (−128 … 127, after moving what it can into the significand). Zero is `Decimal(0)`.
+    package static func decimal(_ bytes: UnsafeRawBufferPointer) -> Result<Decimal, DecimalProblem> {
+        let count = bytes.count
+        var index = 0
+        let negative = readSign(bytes, &index)
+        // Significant digits (leading zeros dropped), and the power of ten of the last one.
+        var significant = [UInt8]()
+        significant.reserveCapacity(24)
+        var exponent = 0
+        var digits = 0
+        while index < count, bytes[index] &- 0x30 < 10 {
+            if !significant.isEmpty || bytes[index] != 0x30 { significant.append(bytes[index] &- 0x30) }
+            digits += 1
+            index += 1
+        }
+        if index < count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            while index < count, bytes[index] &- 0x30 < 10 {
+                if !significant.isEmpty || bytes[index] != 0x30 { significant.append(bytes[index] &- 0x30) }
+                exponent -= 1
+                digits += 1
+                index += 1
+            }
+        }
+        guard digits > 0 else { return .failure(.notANumber) }
+        if index < count, bytes[index] | 0x20 == UInt8(ascii: "e") {
+            guard let written = exponentValue(bytes, from: &index) else { return .failure(.notANumber) }
+            exponent += written
+        }
+        guard index == count else { return .failure(.notANumber) }
+        if significant.isEmpty { return .success(0) }
+        while significant.last == 0 {
+            significant.removeLast()
+            exponent += 1
+        }
+        guard significant.count <= maximumDecimalDigits else { return .failure(.tooManyDigits) }
+        // Large exponents can move into the significand while it has room.
+        while exponent > 127 && significant.count < maximumDecimalDigits {
+            significant.append(0)
+            exponent -= 1
+        }
+        guard exponent >= -128, exponent <= 127 else { return .failure(.exponentOutOfRange) }
+        let magnitude: Decimal
+        if significant.count <= 19 {
+            var value: UInt64 = 0
+            for digit in significant { value = value &* 10 &+ UInt64(digit) }
+            magnitude = Decimal(value)
+        } else {
+            let split = significant.count - 19
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            for digit in significant[..<split] { high = high &* 10 &+ UInt64(digit) }
+            for digit in significant[split...] { low = low &* 10 &+ UInt64(digit) }
+            magnitude = Decimal(high) * Decimal(sign: .plus, exponent: 19, significand: 1) + Decimal(low)
+        }
+        return .success(Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: magnitude))
+    }
+
+    /// Appends a decimal exactly as `Decimal.description` writes it, in plain notation with all its digits
+    /// (`52000.5`, `-0.000123`, `1200`, `NaN`), building the text from the digits for decimals whose
+    /// significand fits in 64 bits.
+    package static func append(_ value: Decimal, to output: ByteBuffer) {
+        guard let parts = value.compactParts else {
+            output.append(string: value.description)
+            return
+        }
+        if parts.isNegative { output.append(UInt8(ascii: "-")) }
+        let digits = digitCount(parts.significand)
+        if parts.exponent >= 0 {
+            output.append(decimal: parts.significand)
+            output.append(repeating: UInt8(ascii: "0"), count: parts.exponent)
+            return
+        }
+        let fractionDigits = -parts.exponent
+        if digits > fractionDigits {
+            // The digits with the point inside them.
+            output.reserve(digits + 1)
+            let start = output.end
+            writeDigits(parts.significand, count: digits, to: start)
+            let point = start + digits - fractionDigits
+            (point + 1).update(from: point, count: fractionDigits)
+            point.pointee = UInt8(ascii: ".")
+            output.commit(digits + 1)
+        } else {
+            // `0.`, zeros, then the digits.
+            output.append(UInt8(ascii: "0"), UInt8(ascii: "."))
+            output.append(repeating: UInt8(ascii: "0"), count: fractionDigits - digits)
+            output.append(decimal: parts.significand, width: digits)
+        }
+    }
+}
+
+extension Decimal {
+    /// The decimal as sign × significand × 10^exponent with a significand of 1 to 2⁶⁴ − 1, read through
+    /// public API and checked (the significand's bits must be those of `Decimal(significand)`); `nil` for
+    /// NaN, zero, larger significands and the rare uncompacted values (whose text and digits take the slow
+    /// paths). Much cheaper than `description` or `Decimal(string:)`, for the stores' hot paths.
+    package var compactParts: (isNegative: Bool, significand: UInt64, exponent: Int)? {
+        guard !isNaN, !isZero else { return nil }
+        let significand = self.significand
+        let digits = NSDecimalNumber(decimal: significand).uint64Value
+        guard digits != 0, Decimal(digits).hasSameRepresentation(as: significand) else { return nil }
+        return (sign == .minus, digits, exponent)
+    }
+
+    /// Whether two decimals have the same mantissa, exponent and flags, not merely the same value.
+    package func hasSameRepresentation(as other: Decimal) -> Bool {
+        withUnsafeBytes(of: self) { mine in
+            withUnsafeBytes(of: other) { theirs in mine.elementsEqual(theirs) }
+        }
+    }
+
+    /// The decimal `Decimal(string:)` reads from plain decimal text — an optional sign, then digits with
+    /// at most one `.` (at least one digit, at most 19, not all zeros, no exponent) — built without
+    /// parsing a string; `nil` for any other text, which the caller reads with `Decimal(string:)`. The
+    /// result has the same representation as `Decimal(string:)`'s (the test suite compares both).
+    package init?(plainDigits text: UnsafeRawBufferPointer) {
+        var index = 0
+        let count = text.count
+        var isNegative = false
+        if count > 0, text[0] == UInt8(ascii: "-") || text[0] == UInt8(ascii: "+") {
+            isNegative = text[0] == UInt8(ascii: "-")
+            index = 1
+        }
+        var significand: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var seenPoint = false
+        while index < count {
+            let byte = text[index]
+            index += 1
+            if byte == UInt8(ascii: ".") {
+                if seenPoint { return nil }
+                seenPoint = true
+                continue
+            }
+            let digit = byte &- 0x30
+            guard digit < 10 else { return nil }
+            digits += 1
+            guard digits <= 19 else { return nil }
+            significand = significand &* 10 &+ UInt64(digit)
+            if seenPoint { fractionDigits += 1 }
+        }
+        guard significand != 0 else { return nil }
+        self.init(sign: isNegative ? .minus : .plus, exponent: -fractionDigits, significand: Decimal(significand))
+    }
+
+    /// The decimal that decimal text stands for, exactly, as `Decimal(string:)` reads it: an optional
+    /// sign, digits with an optional fraction, an optional exponent (`12`, `-0.005`, `1.5e3`), or `NaN`;
+    /// `nil` for any other text (`Decimal(string:)` reads `12abc` as 12) and for numbers a `Decimal`
+    /// cannot hold without losing digits: more than 38 significant digits, or beyond its exponent's range
+    /// (`1e999999`), as ``NumberText/decimal(_:)`` tells.
+    package init?(exactText text: some StringProtocol) {
+        if text == "NaN" {
+            self = .nan
+            return
+        }
+        var text = String(text)
+        let checked = text.withUTF8 { NumberText.decimal(UnsafeRawBufferPointer($0)) }
+        guard case .success = checked,
+            let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+        else { return nil }
+        self = value
+    }
+
+    /// The decimal a double stands for, by its shortest text (`0.1` for the double nearest 0.1); `nil`
+    /// for infinities, NaN and magnitudes a `Decimal` cannot hold (beyond about 10¹⁶⁵, or below 10⁻¹²⁸).
+    package init?(shortestOf double: Double) {
+        guard double.isFinite else { return nil }
+        if double.rounded() == double, abs(double) < 9.0e15 {
+            self.init(Int64(double))
+            return
+        }
+        var text = "\(double)"
+        if let decimal = text.withUTF8({ Decimal(plainDigits: UnsafeRawBufferPointer($0)) }) {
+            self = decimal
+            return
+        }
+        guard let decimal = Decimal(exactText: text) else { return nil }
+        self = decimal
     }
 }

@@ -30,55 +30,37 @@ public enum XMLPropertyList {
 
 /// Parsing and printing the text forms of numbers and dates.
 enum PropertyListText {
-    /// Parses `[+-]digits` or `[+-]0x hexdigits` into an integer in −2⁶³ … 2⁶⁴−1.
-    static func integer<S: StringProtocol>(_ text: S) -> PropertyList? {
-        var utf8 = Substring(text).utf8[...]
-        while let first = utf8.first, isSpace(first) { utf8 = utf8.dropFirst() }
-        while let last = utf8.last, isSpace(last) { utf8 = utf8.dropLast() }
+    /// Parses `[+-]digits` or `[+-]0x hexdigits` (white space around allowed) into an integer in
+    /// −2⁶³ … 2⁶⁴−1.
+    static func integer(_ text: UnsafeRawBufferPointer) -> PropertyList? {
+        var start = 0
+        var end = text.count
+        while start < end, isSpace(text[start]) { start += 1 }
+        while end > start, isSpace(text[end - 1]) { end -= 1 }
+        var digits = UnsafeRawBufferPointer(rebasing: text[start..<end])
         var negative = false
-        if let first = utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
+        if let first = digits.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
             negative = first == UInt8(ascii: "-")
-            utf8 = utf8.dropFirst()
+            digits = UnsafeRawBufferPointer(rebasing: digits.dropFirst())
         }
         var radix: UInt64 = 10
-        if utf8.count > 2, utf8.first == UInt8(ascii: "0"),
-            utf8.dropFirst().first == UInt8(ascii: "x") || utf8.dropFirst().first == UInt8(ascii: "X")
-        {
+        if digits.count > 2, digits[0] == UInt8(ascii: "0"), digits[1] | 0x20 == UInt8(ascii: "x") {
             radix = 16
-            utf8 = utf8.dropFirst(2)
+            digits = UnsafeRawBufferPointer(rebasing: digits.dropFirst(2))
         }
-        guard !utf8.isEmpty else { return nil }
-        var magnitude: UInt64 = 0
-        for byte in utf8 {
-            let digit: UInt64
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
-            case UInt8(ascii: "a")...UInt8(ascii: "f") where radix == 16: digit = UInt64(byte - UInt8(ascii: "a") + 10)
-            case UInt8(ascii: "A")...UInt8(ascii: "F") where radix == 16: digit = UInt64(byte - UInt8(ascii: "A") + 10)
-            default: return nil
-            }
-            let (shifted, overflow1) = magnitude.multipliedReportingOverflow(by: radix)
-            let (sum, overflow2) = shifted.addingReportingOverflow(digit)
-            if overflow1 || overflow2 { return nil }
-            magnitude = sum
-        }
-        if negative {
-            if magnitude <= UInt64(Int64.max) { return .integer(-Int64(magnitude)) }
-            if magnitude == UInt64(Int64.max) + 1 { return .integer(Int64.min) }
-            return nil
-        }
+        // The sign is taken above, so a second one is not read as the magnitude's.
+        guard let first = digits.first, first != UInt8(ascii: "-"), first != UInt8(ascii: "+"),
+            let (_, magnitude) = NumberText.signedMagnitude(digits, radix: radix)
+        else { return nil }
+        if negative { return NumberText.int64(negative: true, magnitude: magnitude).map(PropertyList.integer) }
         return PropertyList(integer: magnitude)
     }
 
     /// Parses a real: a decimal or exponent form, or `nan`, `inf`, `infinity` with an optional sign.
-    static func real<S: StringProtocol>(_ text: S) -> Double? {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        switch trimmed.lowercased() {
-        case "nan", "+nan", "-nan": return .nan
-        case "inf", "+inf", "infinity", "+infinity": return .infinity
-        case "-inf", "-infinity": return -.infinity
-        default: break
-        }
+    static func real(_ bytes: UnsafeRawBufferPointer) -> Double? {
+        let trimmed = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var text = trimmed
+        if let value = text.withUTF8({ NumberText.nonFinite(UnsafeRawBufferPointer($0)) }) { return value }
         guard let first = trimmed.utf8.first,
             first == UInt8(ascii: "-") || first == UInt8(ascii: "+") || first == UInt8(ascii: ".")
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first)
@@ -91,9 +73,7 @@ enum PropertyListText {
     static func real(_ value: Double) -> String {
         if value.isNaN { return "nan" }
         if value.isInfinite { return value < 0 ? "-infinity" : "+infinity" }
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        return text
+        return NumberText.shortest(value)
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SSZ` (an optional fraction of a second is accepted) as a UTC date.

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Reads a binary property-list clipboard straight from the bytes: the document's shape is fixed, so the
@@ -12,7 +12,7 @@ struct ClipboardBinaryPlistReader {
     private let view: BinaryPlistView
     private var schema: ClipboardSchema?
     private var lastEntity = -1
-    private let scratch = ClipboardScratch()
+    private let scratch = ByteBuffer(capacity: 256)
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Clipboard {
         var reader = try ClipboardBinaryPlistReader(bytes)
@@ -69,7 +69,7 @@ struct ClipboardBinaryPlistReader {
                 continue
             default:
                 throw error(
-                    "the document has a member '\(ClipboardText.excerpt(key))' the format does not know",
+                    "the document has a member '\(ByteText.excerpt(key))' the format does not know",
                     object: view.topObject)
             }
         }
@@ -171,7 +171,7 @@ struct ClipboardBinaryPlistReader {
                             let typeName = try string(attribute.value(member), "the attribute's type")
                             guard let known = ClipboardValues.type(named: typeName) else {
                                 throw error(
-                                    "'\(ClipboardText.excerpt(typeName))' is not an attribute type", object: item)
+                                    "'\(ByteText.excerpt(typeName))' is not an attribute type", object: item)
                             }
                             type = known
                         } else {
@@ -234,21 +234,21 @@ struct ClipboardBinaryPlistReader {
         for position in 0..<object.count {
             let key = try self.key(object.key(position))
             let value = try object.value(position)
-            if ClipboardText.equals(key, "id") {
+            if ByteText.equals(key, "id") {
                 guard id < 0 else { throw error("an object names 'id' twice", object: reference) }
                 id = value
-            } else if ClipboardText.equals(key, "entity") {
+            } else if ByteText.equals(key, "entity") {
                 guard entity < 0 else { throw error("an object names 'entity' twice", object: reference) }
                 entity = value
-            } else if ClipboardText.equals(key, "attributes") {
+            } else if ByteText.equals(key, "attributes") {
                 guard attributes < 0 else { throw error("an object names 'attributes' twice", object: reference) }
                 attributes = value
-            } else if ClipboardText.equals(key, "relationships") {
+            } else if ByteText.equals(key, "relationships") {
                 guard relationships < 0 else { throw error("an object names 'relationships' twice", object: reference) }
                 relationships = value
             } else {
                 throw error(
-                    "an object has a member '\(ClipboardText.excerpt(key))' the format does not know", object: reference
+                    "an object has a member '\(ByteText.excerpt(key))' the format does not know", object: reference
                 )
             }
         }
@@ -280,7 +280,7 @@ struct ClipboardBinaryPlistReader {
                 }
                 guard ["id", "entity", "identity", "uri"].contains(key) else {
                     throw error(
-                        "a reference has a member '\(ClipboardText.excerpt(key))' the format does not know",
+                        "a reference has a member '\(ByteText.excerpt(key))' the format does not know",
                         object: item)
                 }
             }
@@ -305,7 +305,7 @@ struct ClipboardBinaryPlistReader {
         let name = try stringBytes(reference, "the entity's name", context: [.object(label)])
         guard let index = schema!.entity(bytes: name, last: lastEntity) else {
             throw error(
-                "the entity '\(ClipboardText.excerpt(name))' is not in the document's model", object: reference,
+                "the entity '\(ByteText.excerpt(name))' is not in the document's model", object: reference,
                 context: [.object(label)])
         }
         lastEntity = index
@@ -328,7 +328,7 @@ struct ClipboardBinaryPlistReader {
             let key = try self.key(keyReference)
             guard let attribute = entity.attribute(bytes: key, hint: &hint) else {
                 throw error(
-                    "\(entity.name) has no attribute '\(ClipboardText.excerpt(key))' in the document's model",
+                    "\(entity.name) has no attribute '\(ByteText.excerpt(key))' in the document's model",
                     object: keyReference, context: [.object(label)])
             }
             let name = entity.attributeNames[attribute]
@@ -376,7 +376,7 @@ struct ClipboardBinaryPlistReader {
             switch ClipboardDecimal.parse(text) {
             case .success(let decimal): return .decimal(decimal)
             case .failure(let problem):
-                throw fail("'\(ClipboardText.excerpt(text))' \(ClipboardDecimal.message(problem))")
+                throw fail("'\(ByteText.excerpt(text))' \(ClipboardDecimal.message(problem))")
             }
         case (.decimal, 0x1):
             guard let integer = try integer(at: offset) else { throw fail("the integer is outside −2⁶³ … 2⁶³−1") }
@@ -388,7 +388,7 @@ struct ClipboardBinaryPlistReader {
         case (.uuid, 0x5), (.uuid, 0x6), (.uuid, 0x7):
             let text = try stringBytes(reference, "a UUID", context: [.object(label), .key(key)])
             guard let uuid = ClipboardUUID.parse(text) else {
-                throw fail("'\(ClipboardText.excerpt(text))' is not a UUID")
+                throw fail("'\(ByteText.excerpt(text))' is not a UUID")
             }
             return .uuid(uuid)
         case (.uri, 0x5), (.uri, 0x6), (.uri, 0x7):
@@ -430,7 +430,7 @@ struct ClipboardBinaryPlistReader {
             let key = try self.key(keyReference)
             guard let relationship = entity.relationship(bytes: key, hint: &hint) else {
                 throw error(
-                    "\(entity.name) has no relationship '\(ClipboardText.excerpt(key))' in the document's model",
+                    "\(entity.name) has no relationship '\(ByteText.excerpt(key))' in the document's model",
                     object: keyReference, context: [.object(label)])
             }
             let name = entity.relationshipNames[relationship]
@@ -550,7 +550,7 @@ struct ClipboardBinaryPlistReader {
         _ reference: Int, _ what: @autoclosure () -> String, context: @autoclosure () -> [GraftError.Location] = []
     ) throws -> String {
         let bytes = try stringBytes(reference, what(), context: context())
-        guard let text = ClipboardText.string(bytes) else {
+        guard let text = ByteText.string(bytes) else {
             throw error("\(what()) is not valid text", object: reference, context: context())
         }
         return text

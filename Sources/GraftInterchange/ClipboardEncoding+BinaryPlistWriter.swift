@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Writes a clipboard as a binary property list (`bplist00`) in one pass, without building a tree.
@@ -13,9 +13,9 @@ import GraftModel
 struct ClipboardBinaryPlistWriter {
     let clipboard: Clipboard
     let schema: ClipboardSchema
-    let output: ClipboardOutput
+    let output: ByteBuffer
 
-    private var plist: BinaryPlistWriter<ClipboardOutput>
+    private var plist: BinaryPlistWriter<ByteBuffer>
     private var entityNames: [Int?]
     private var attributeNames: [[Int?]]
     private var relationshipNames: [[Int?]]
@@ -25,15 +25,15 @@ struct ClipboardBinaryPlistWriter {
     private var elements: [Int] = []
     private var fixedKeys = [Int](repeating: -1, count: 6)
     /// Where decimals are formatted before they are written (their header needs the length).
-    private let decimalText = ClipboardOutput(sink: nil)
+    private let decimalText = ByteBuffer(capacity: 1 << 16)
 
-    init(clipboard: Clipboard, schema: ClipboardSchema, output: ClipboardOutput) {
+    init(clipboard: Clipboard, schema: ClipboardSchema, output: ByteBuffer) {
         self.clipboard = clipboard
         self.schema = schema
         self.output = output
         plist = BinaryPlistWriter(
             output: output,
-            referenceSize: BinaryPlistWriter<ClipboardOutput>.byteCount(
+            referenceSize: BinaryPlistWriter<ByteBuffer>.byteCount(
                 UInt64(Self.objectBound(clipboard))))
         entityNames = Array(repeating: nil, count: schema.entities.count)
         attributeNames = schema.entities.map { Array(repeating: nil, count: $0.attributeNames.count) }
@@ -230,7 +230,7 @@ struct ClipboardBinaryPlistWriter {
         case .date(let date): return plist.real(date.timeIntervalSinceReferenceDate)
         case .decimal(let decimal):
             decimalText.removeAll()
-            ClipboardDecimal.append(decimal, to: decimalText)
+            NumberText.append(decimal, to: decimalText)
             return plist.asciiString(UnsafeRawBufferPointer(start: decimalText.base, count: decimalText.count))
         case .string(let text): return plist.string(text)
         case .bool(let bool): return plist.sharedBool(bool)
@@ -280,45 +280,5 @@ struct ClipboardBinaryPlistWriter {
 
     private mutating func dictionary(_ keyList: [Int], _ valueList: [Int]) -> Int {
         plist.dictionary(keys: keyList, values: valueList)
-    }
-}
-
-/// The clipboard's buffer takes a binary property list's bytes.
-extension ClipboardOutput: BinaryPlistOutput {
-    @inline(__always)
-    func appendByte(_ byte: UInt8) { append(byte) }
-
-    @inline(__always)
-    func appendBytes(_ bytes: UnsafeRawBufferPointer) { append(bytes) }
-
-    @inline(__always)
-    func appendBigEndian(_ value: UInt64, size: Int) {
-        reserve(size)
-        let target = end
-        switch size {
-        case 1:
-            target[0] = UInt8(truncatingIfNeeded: value)
-        case 2:
-            target[0] = UInt8(truncatingIfNeeded: value >> 8)
-            target[1] = UInt8(truncatingIfNeeded: value)
-        case 4:
-            UnsafeMutableRawPointer(target).storeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian, as: UInt32.self)
-        case 8:
-            UnsafeMutableRawPointer(target).storeBytes(of: value.bigEndian, as: UInt64.self)
-        default:
-            for index in 0..<size { target[index] = UInt8(truncatingIfNeeded: value >> UInt64(8 * (size - 1 - index))) }
-        }
-        commit(size)
-    }
-
-    func appendUTF16BigEndian(_ units: String.UTF16View) {
-        reserve(2 * units.count)
-        var target = end
-        for unit in units {
-            target[0] = UInt8(truncatingIfNeeded: unit >> 8)
-            target[1] = UInt8(truncatingIfNeeded: unit)
-            target += 2
-        }
-        commit(2 * units.count)
     }
 }

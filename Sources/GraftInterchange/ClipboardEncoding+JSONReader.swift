@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Reads a JSON clipboard in one pass over the bytes, typing each value by the document's model.
@@ -60,7 +60,7 @@ struct ClipboardJSONReader {
                 try scanner.beginObject("the source")
                 var inner = true
                 while let key = try scanner.nextMember(&inner, in: "the source") {
-                    guard ClipboardText.equals(key, "store") else { throw unknownMember(key, in: "the source") }
+                    guard ByteText.equals(key, "store") else { throw unknownMember(key, in: "the source") }
                     parts.sourceStore = try scanner.stringValue("the source store's UUID")
                 }
             case ClipboardKey.roots:
@@ -123,7 +123,7 @@ struct ClipboardJSONReader {
         var first = true
         var entities: [Clipboard.EntityInfo]?
         while let key = try scanner.nextMember(&first, in: "the model") {
-            if ClipboardText.equals(key, "entities") {
+            if ByteText.equals(key, "entities") {
                 var list: [Clipboard.EntityInfo] = []
                 try scanner.beginArray("the model's entities")
                 var firstEntity = true
@@ -131,9 +131,9 @@ struct ClipboardJSONReader {
                     list.append(try readEntity())
                 }
                 entities = list
-            } else if ClipboardText.equals(key, "versionIdentifiers") {
+            } else if ByteText.equals(key, "versionIdentifiers") {
                 parts.versionIdentifiers = try readIDs("the model's version identifiers")
-            } else if ClipboardText.equals(key, "contents") {
+            } else if ByteText.equals(key, "contents") {
                 let at = scanner.position
                 let text = try scanner.stringValue("the model's contents")
                 guard let data = Base64.decode(text) else {
@@ -182,14 +182,14 @@ struct ClipboardJSONReader {
                     var type: AttributeType?
                     var inner = true
                     while let key = try scanner.nextMember(&inner, in: "an attribute") {
-                        if ClipboardText.equals(key, "name") {
+                        if ByteText.equals(key, "name") {
                             attributeName = try scanner.stringValue("the attribute's name")
-                        } else if ClipboardText.equals(key, "type") {
+                        } else if ByteText.equals(key, "type") {
                             let at = scanner.position
                             let typeName = try scanner.stringValue("the attribute's type")
                             guard let known = ClipboardValues.type(named: typeName) else {
                                 throw scanner.error(
-                                    "'\(ClipboardText.excerpt(typeName))' is not an attribute type", at: at)
+                                    "'\(ByteText.excerpt(typeName))' is not an attribute type", at: at)
                             }
                             type = known
                         } else {
@@ -211,11 +211,11 @@ struct ClipboardJSONReader {
                     var ordered = false
                     var inner = true
                     while let key = try scanner.nextMember(&inner, in: "a relationship") {
-                        if ClipboardText.equals(key, "name") {
+                        if ByteText.equals(key, "name") {
                             relationshipName = try scanner.stringValue("the relationship's name")
-                        } else if ClipboardText.equals(key, "toMany") {
+                        } else if ByteText.equals(key, "toMany") {
                             toMany = try bool("whether the relationship is to-many")
-                        } else if ClipboardText.equals(key, "ordered") {
+                        } else if ByteText.equals(key, "ordered") {
                             ordered = try bool("whether the relationship is ordered")
                         } else {
                             throw unknownMember(key, in: "a relationship")
@@ -260,13 +260,13 @@ struct ClipboardJSONReader {
         while let key = try scanner.nextMember(&first, in: "an object") {
             let member: UInt8
             switch key.count {
-            case 2 where ClipboardText.equals(key, "id"):
+            case 2 where ByteText.equals(key, "id"):
                 member = 1
                 id = try scanner.stringValue("the object's id")
-            case 6 where ClipboardText.equals(key, "entity"):
+            case 6 where ByteText.equals(key, "entity"):
                 member = 2
                 entity = try entityIndex(label: id ?? "objects[\(index)]")
-            case 10 where ClipboardText.equals(key, "attributes"):
+            case 10 where ByteText.equals(key, "attributes"):
                 member = 4
                 if let entity {
                     attributes = try readValues(entity: entity, label: id ?? "objects[\(index)]", what: "attributes")
@@ -274,7 +274,7 @@ struct ClipboardJSONReader {
                     deferredAttributes = scanner
                     try scanner.skipValue()
                 }
-            case 13 where ClipboardText.equals(key, "relationships"):
+            case 13 where ByteText.equals(key, "relationships"):
                 member = 8
                 if let entity {
                     relationships = try readLinks(entity: entity, label: id ?? "objects[\(index)]")
@@ -379,7 +379,7 @@ struct ClipboardJSONReader {
         let name = try scanner.string()
         guard let index = schema!.entity(bytes: name, last: lastEntity) else {
             throw scanner.error(
-                "the entity '\(ClipboardText.excerpt(name))' is not in the document's model", at: start,
+                "the entity '\(ByteText.excerpt(name))' is not in the document's model", at: start,
                 context: [.object(label)])
         }
         lastEntity = index
@@ -399,7 +399,7 @@ struct ClipboardJSONReader {
             let keyStart = scanner.position
             guard let attribute = entity.attribute(bytes: key, hint: &hint) else {
                 throw scanner.error(
-                    "\(entity.name) has no attribute '\(ClipboardText.excerpt(key))' in the document's model",
+                    "\(entity.name) has no attribute '\(ByteText.excerpt(key))' in the document's model",
                     at: keyStart, context: [.object(label)])
             }
             let name = entity.attributeNames[attribute]
@@ -425,26 +425,26 @@ struct ClipboardJSONReader {
         case .integer16, .integer32, .integer64:
             if next == UInt8(ascii: "-") || next &- 0x30 < 10 {
                 let (text, isInteger) = try scanner.number()
-                if isInteger, let integer = ClipboardNumbers.int64(text) { return .integer(integer) }
+                if isInteger, let integer = NumberText.int64(text) { return .integer(integer) }
                 throw scanner.error(
-                    "\(ClipboardText.excerpt(text)) is not an integer in −2⁶³ … 2⁶³−1", at: start,
+                    "\(ByteText.excerpt(text)) is not an integer in −2⁶³ … 2⁶³−1", at: start,
                     context: [.object(label), .key(key)])
             }
         case .double, .float, .date:
             if next == UInt8(ascii: "-") || next &- 0x30 < 10 {
                 let (text, _) = try scanner.number()
-                guard let double = ClipboardNumbers.double(text) else {
+                guard let double = NumberText.double(text) else {
                     throw scanner.error(
-                        "\(ClipboardText.excerpt(text)) is beyond the range of a double", at: start,
+                        "\(ByteText.excerpt(text)) is beyond the range of a double", at: start,
                         context: [.object(label), .key(key)])
                 }
                 return type == .date ? .date(Date(timeIntervalSinceReferenceDate: double)) : .double(double)
             }
             if next == UInt8(ascii: "\"") {
                 let text = try scanner.string()
-                guard let double = ClipboardNumbers.nonFinite(text) else {
+                guard let double = NumberText.nonFinite(text) else {
                     throw scanner.error(
-                        "'\(ClipboardText.excerpt(text))' is not a number; the only strings \(Wording.withArticle(ClipboardValues.typeName(type))) "
+                        "'\(ByteText.excerpt(text))' is not a number; the only strings \(Wording.withArticle(ClipboardValues.typeName(type))) "
                             + "value may be are NaN, Infinity and -Infinity", at: start,
                         context: [.object(label), .key(key)])
                 }
@@ -459,14 +459,14 @@ struct ClipboardJSONReader {
                 case .success(let decimal): return .decimal(decimal)
                 case .failure(let problem):
                     throw scanner.error(
-                        "'\(ClipboardText.excerpt(text))' \(ClipboardDecimal.message(problem))", at: start,
+                        "'\(ByteText.excerpt(text))' \(ClipboardDecimal.message(problem))", at: start,
                         context: [.object(label), .key(key)])
                 }
             }
         case .string:
             if next == UInt8(ascii: "\"") {
                 let text = try scanner.string()
-                guard let string = ClipboardText.string(text) else {
+                guard let string = ByteText.string(text) else {
                     throw scanner.error(
                         "the string is not valid UTF-8", at: start, context: [.object(label), .key(key)])
                 }
@@ -477,7 +477,7 @@ struct ClipboardJSONReader {
                 let text = try scanner.string()
                 guard let uuid = ClipboardUUID.parse(text) else {
                     throw scanner.error(
-                        "'\(ClipboardText.excerpt(text))' is not a UUID", at: start,
+                        "'\(ByteText.excerpt(text))' is not a UUID", at: start,
                         context: [.object(label), .key(key)])
                 }
                 return .uuid(uuid)
@@ -525,7 +525,7 @@ struct ClipboardJSONReader {
             let keyStart = scanner.position
             guard let position = entity.relationship(bytes: key, hint: &hint) else {
                 throw scanner.error(
-                    "\(entity.name) has no relationship '\(ClipboardText.excerpt(key))' in the document's model",
+                    "\(entity.name) has no relationship '\(ByteText.excerpt(key))' in the document's model",
                     at: keyStart, context: [.object(label)])
             }
             let name = entity.relationshipNames[position]
@@ -572,8 +572,8 @@ struct ClipboardJSONReader {
         }
         let start = scanner.position
         let (text, isInteger) = try scanner.number()
-        guard isInteger, let value = ClipboardNumbers.int64(text) else {
-            throw scanner.error("expected \(what) (an integer), found \(ClipboardText.excerpt(text))", at: start)
+        guard isInteger, let value = NumberText.int64(text) else {
+            throw scanner.error("expected \(what) (an integer), found \(ByteText.excerpt(text))", at: start)
         }
         return value
     }
@@ -588,13 +588,13 @@ struct ClipboardJSONReader {
     private func unknownMember(
         _ key: UnsafeRawBufferPointer, in what: String, at offset: Int? = nil, context: [GraftError.Location] = []
     ) -> GraftError {
-        scanner.error("\(what) has no member '\(ClipboardText.excerpt(key))'", at: offset, context: context)
+        scanner.error("\(what) has no member '\(ByteText.excerpt(key))'", at: offset, context: context)
     }
 
     private func located(_ error: GraftError, at offset: Int) -> GraftError {
         var located = error
         located.message = "JSON clipboard: " + error.message
-        located.context = [.line(ClipboardText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
+        located.context = [.line(ByteText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
         return located
     }
 
@@ -608,10 +608,10 @@ struct ClipboardJSONReader {
         var version: (Int64, Int)?
         while let key = try? scanner.nextMember(&first, in: "") {
             let start = scanner.position
-            if ClipboardText.equals(key, "format"), let text = try? scanner.stringValue("") {
+            if ByteText.equals(key, "format"), let text = try? scanner.stringValue("") {
                 format = (text, start)
-            } else if ClipboardText.equals(key, "version"), let number = try? scanner.number(), number.isInteger,
-                let value = ClipboardNumbers.int64(number.text)
+            } else if ByteText.equals(key, "version"), let number = try? scanner.number(), number.isInteger,
+                let value = NumberText.int64(number.text)
             {
                 version = (value, start)
             } else if (try? scanner.skipValue()) == nil {
@@ -624,7 +624,7 @@ struct ClipboardJSONReader {
         guard let (error, offset) = problem else { return nil }
         var located = error
         located.message = "JSON clipboard: " + error.message
-        located.context = [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)]
+        located.context = [.line(ByteText.line(of: offset, in: bytes)), .offset(offset)]
         return located
     }
 }

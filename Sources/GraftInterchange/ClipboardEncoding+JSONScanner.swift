@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// A byte-level JSON tokenizer over a document in memory (RFC 8259, UTF-8).
 ///
@@ -15,14 +15,14 @@ struct ClipboardJSONScanner {
     private let base: UnsafePointer<UInt8>
     private let count: Int
     var position: Int
-    private let scratch: ClipboardScratch
+    private let scratch: ByteBuffer
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
         base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
         count = bytes.count
         position = 0
-        scratch = ClipboardScratch()
+        scratch = ByteBuffer(capacity: 256)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
     }
 
@@ -33,7 +33,7 @@ struct ClipboardJSONScanner {
         let offset = offset ?? position
         return GraftError(
             .malformedInput, "JSON clipboard: " + message,
-            context: [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)] + context)
+            context: [.line(ByteText.line(of: offset, in: bytes)), .offset(offset)] + context)
     }
 
     /// What the next token is, for messages: "a string", "a number", "the end of the document", ….
@@ -244,7 +244,7 @@ struct ClipboardJSONScanner {
         }
         let start = position
         let raw = try string()
-        guard let text = ClipboardText.string(raw) else { throw error("a string is not valid UTF-8", at: start) }
+        guard let text = ByteText.string(raw) else { throw error("a string is not valid UTF-8", at: start) }
         return text
     }
 
@@ -330,44 +330,5 @@ struct ClipboardJSONScanner {
         default:
             throw error("expected a value, found \(describeNext())")
         }
-    }
-}
-
-/// A growable byte buffer for text a reader has to decode (escapes, entities) before using it.
-final class ClipboardScratch {
-    @exclusivity(unchecked) private var base: UnsafeMutablePointer<UInt8>
-    @exclusivity(unchecked) private(set) var count = 0
-    @exclusivity(unchecked) private var capacity = 256
-
-    init() { base = .allocate(capacity: 256) }
-    deinit { base.deallocate() }
-
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
-
-    @inline(__always)
-    func removeAll() { count = 0 }
-
-    @inline(__always)
-    func append(_ byte: UInt8) {
-        if count == capacity { grow(count + 1) }
-        base[count] = byte
-        count += 1
-    }
-
-    func append(_ bytes: UnsafeRawBufferPointer) {
-        guard let start = bytes.baseAddress, bytes.count > 0 else { return }
-        if count + bytes.count > capacity { grow(count + bytes.count) }
-        UnsafeMutableRawPointer(base + count).copyMemory(from: start, byteCount: bytes.count)
-        count += bytes.count
-    }
-
-    private func grow(_ needed: Int) {
-        var newCapacity = capacity * 2
-        while newCapacity < needed { newCapacity *= 2 }
-        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.update(from: base, count: count)
-        base.deallocate()
-        base = newBase
-        capacity = newCapacity
     }
 }

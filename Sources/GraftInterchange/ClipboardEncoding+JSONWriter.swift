@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Writes a clipboard as JSON: the document's sections one per line or block, each object and reference
@@ -7,7 +7,7 @@ import GraftModel
 struct ClipboardJSONWriter {
     let clipboard: Clipboard
     let schema: ClipboardSchema
-    let output: ClipboardOutput
+    let output: ByteBuffer
 
     mutating func write() throws {
         output.append("{\n  \"format\": ")
@@ -78,7 +78,7 @@ struct ClipboardJSONWriter {
     private func writeObjectsInParallel() throws {
         let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
         let partSize = 8192
-        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ClipboardOutput(sink: nil) }
+        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 16) }
         var start = 0
         while start < clipboard.objects.count {
             let round = start..<min(clipboard.objects.count, start + parts * partSize)
@@ -205,7 +205,7 @@ struct ClipboardJSONWriter {
             number(date.timeIntervalSinceReferenceDate)
         case .decimal(let decimal):
             output.append(UInt8(ascii: "\""))
-            ClipboardDecimal.append(decimal, to: output)
+            NumberText.append(decimal, to: output)
             output.append(UInt8(ascii: "\""))
         case .string(let text):
             string(text)
@@ -243,7 +243,7 @@ struct ClipboardJSONWriter {
         text.withUTF8 { ClipboardJSONWriter.string(UnsafeRawBufferPointer($0), to: output) }
     }
 
-    static func string(_ bytes: UnsafeRawBufferPointer, to output: ClipboardOutput) {
+    static func string(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
         output.reserve(bytes.count + 2)
         output.append(UInt8(ascii: "\""))
         var runStart = 0

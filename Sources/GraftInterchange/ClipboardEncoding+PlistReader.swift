@@ -1,8 +1,8 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
-/// Reads an XML property-list clipboard in one pass with `ClipboardXMLScanner`, typing each value by the
+/// Reads an XML property-list clipboard in one pass with `XMLScanner`, typing each value by the
 /// document's model.
 ///
 /// Dictionary keys may come in any order (Python's `plistlib` sorts them, which puts an object's
@@ -11,13 +11,13 @@ import GraftModel
 struct ClipboardPlistReader {
     static let documentName = "XML property-list clipboard"
 
-    private var scanner: ClipboardXMLScanner
+    private var scanner: XMLScanner
     private var parts = ClipboardParts()
     private var schema: ClipboardSchema?
     private var lastEntity = -1
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Clipboard {
-        var reader = ClipboardPlistReader(scanner: ClipboardXMLScanner(bytes, documentName: documentName))
+        var reader = ClipboardPlistReader(scanner: XMLScanner(bytes, documentName: documentName))
         do {
             return try reader.read()
         } catch let error as GraftError {
@@ -28,8 +28,8 @@ struct ClipboardPlistReader {
 
     private mutating func read() throws -> Clipboard {
         var open = try openDocument(&scanner)
-        var deferredObjects: ClipboardXMLScanner?
-        var deferredReferences: ClipboardXMLScanner?
+        var deferredObjects: XMLScanner?
+        var deferredReferences: XMLScanner?
         var seen = Set<String>()
         while let key = try nextKey(&open, in: "the document") {
             let name = String(decoding: key, as: UTF8.self)
@@ -59,7 +59,7 @@ struct ClipboardPlistReader {
             case ClipboardKey.source:
                 var open = try beginDict("the source")
                 while let key = try nextKey(&open, in: "the source") {
-                    guard ClipboardText.equals(key, "store") else { throw unknownKey(key, in: "the source") }
+                    guard ByteText.equals(key, "store") else { throw unknownKey(key, in: "the source") }
                     parts.sourceStore = try string("the source store's UUID")
                 }
             case ClipboardKey.roots:
@@ -105,7 +105,7 @@ struct ClipboardPlistReader {
     }
 
     /// Reads up to the top dictionary's first key; false when the dictionary is empty.
-    private static func openDocument(_ scanner: inout ClipboardXMLScanner) throws -> Bool {
+    private static func openDocument(_ scanner: inout XMLScanner) throws -> Bool {
         try scanner.readRoot()
         guard scanner.isNamed("plist") else {
             throw scanner.error("the root element is <\(scanner.nameText)>, not <plist>")
@@ -119,9 +119,9 @@ struct ClipboardPlistReader {
         return !scanner.isEmptyElement
     }
 
-    private func openDocument(_ scanner: inout ClipboardXMLScanner) throws -> Bool { try Self.openDocument(&scanner) }
+    private func openDocument(_ scanner: inout XMLScanner) throws -> Bool { try Self.openDocument(&scanner) }
 
-    private func closeDocument(_ scanner: inout ClipboardXMLScanner) throws {
+    private func closeDocument(_ scanner: inout XMLScanner) throws {
         guard try !scanner.nextChild(of: "plist") else {
             throw scanner.error("<plist> holds more than one value")
         }
@@ -134,15 +134,15 @@ struct ClipboardPlistReader {
         var open = try beginDict("the model")
         var entities: [Clipboard.EntityInfo]?
         while let key = try nextKey(&open, in: "the model") {
-            if ClipboardText.equals(key, "entities") {
+            if ByteText.equals(key, "entities") {
                 var list: [Clipboard.EntityInfo] = []
                 if try beginArray("the model's entities") {
                     while try scanner.nextChild(of: "array") { list.append(try readEntity()) }
                 }
                 entities = list
-            } else if ClipboardText.equals(key, "versionIdentifiers") {
+            } else if ByteText.equals(key, "versionIdentifiers") {
                 parts.versionIdentifiers = try strings("the model's version identifiers")
-            } else if ClipboardText.equals(key, "contents") {
+            } else if ByteText.equals(key, "contents") {
                 parts.modelContents = try data("the model's contents")
             } else {
                 throw unknownKey(key, in: "the model")
@@ -177,12 +177,12 @@ struct ClipboardPlistReader {
                         var attributeName: String?
                         var type: AttributeType?
                         while let key = try nextKey(&open, in: "an attribute") {
-                            if ClipboardText.equals(key, "name") {
+                            if ByteText.equals(key, "name") {
                                 attributeName = try string("the attribute's name")
-                            } else if ClipboardText.equals(key, "type") {
+                            } else if ByteText.equals(key, "type") {
                                 let typeName = try string("the attribute's type")
                                 guard let known = ClipboardValues.type(named: typeName) else {
-                                    throw scanner.error("'\(ClipboardText.excerpt(typeName))' is not an attribute type")
+                                    throw scanner.error("'\(ByteText.excerpt(typeName))' is not an attribute type")
                                 }
                                 type = known
                             } else {
@@ -203,11 +203,11 @@ struct ClipboardPlistReader {
                         var toMany: Bool?
                         var ordered = false
                         while let key = try nextKey(&open, in: "a relationship") {
-                            if ClipboardText.equals(key, "name") {
+                            if ByteText.equals(key, "name") {
                                 relationshipName = try string("the relationship's name")
-                            } else if ClipboardText.equals(key, "toMany") {
+                            } else if ByteText.equals(key, "toMany") {
                                 toMany = try bool("whether the relationship is to-many")
-                            } else if ClipboardText.equals(key, "ordered") {
+                            } else if ByteText.equals(key, "ordered") {
                                 ordered = try bool("whether the relationship is ordered")
                             } else {
                                 throw unknownKey(key, in: "a relationship")
@@ -244,18 +244,18 @@ struct ClipboardPlistReader {
         var entity: Int?
         var attributes: [Clipboard.NamedValue] = []
         var relationships: [Clipboard.Link] = []
-        var deferredAttributes: ClipboardXMLScanner?
-        var deferredRelationships: ClipboardXMLScanner?
+        var deferredAttributes: XMLScanner?
+        var deferredRelationships: XMLScanner?
         var seen: UInt8 = 0
         while let key = try nextKey(&open, in: "an object") {
             let member: UInt8
-            if ClipboardText.equals(key, "id") {
+            if ByteText.equals(key, "id") {
                 member = 1
                 id = try string("the object's id")
-            } else if ClipboardText.equals(key, "entity") {
+            } else if ByteText.equals(key, "entity") {
                 member = 2
                 entity = try entityIndex(label: id ?? "objects[\(index)]")
-            } else if ClipboardText.equals(key, "attributes") {
+            } else if ByteText.equals(key, "attributes") {
                 member = 4
                 if let entity {
                     attributes = try readValues(entity: entity, label: id ?? "objects[\(index)]", what: "attributes")
@@ -264,7 +264,7 @@ struct ClipboardPlistReader {
                     deferredAttributes = scanner
                     try scanner.skipElement()
                 }
-            } else if ClipboardText.equals(key, "relationships") {
+            } else if ByteText.equals(key, "relationships") {
                 member = 8
                 if let entity {
                     relationships = try readLinks(entity: entity, label: id ?? "objects[\(index)]")
@@ -316,7 +316,7 @@ struct ClipboardPlistReader {
         var entity: Int?
         var identity: [Clipboard.NamedValue] = []
         var uri: String?
-        var deferredIdentity: ClipboardXMLScanner?
+        var deferredIdentity: XMLScanner?
         var seen = Set<String>()
         while let key = try nextKey(&open, in: "a reference") {
             let name = String(decoding: key, as: UTF8.self)
@@ -362,7 +362,7 @@ struct ClipboardPlistReader {
         let name = try scanner.text(of: "string")
         guard let index = schema!.entity(bytes: name, last: lastEntity) else {
             throw scanner.error(
-                "the entity '\(ClipboardText.excerpt(name))' is not in the document's model", at: start,
+                "the entity '\(ByteText.excerpt(name))' is not in the document's model", at: start,
                 context: [.object(label)])
         }
         lastEntity = index
@@ -379,7 +379,7 @@ struct ClipboardPlistReader {
         while let key = try nextKey(&open, in: "the \(what)") {
             guard let attribute = entity.attribute(bytes: key, hint: &hint) else {
                 throw scanner.error(
-                    "\(entity.name) has no attribute '\(ClipboardText.excerpt(key))' in the document's model",
+                    "\(entity.name) has no attribute '\(ByteText.excerpt(key))' in the document's model",
                     context: [.object(label)])
             }
             let name = entity.attributeNames[attribute]
@@ -405,41 +405,41 @@ struct ClipboardPlistReader {
         switch type {
         case .integer16, .integer32, .integer64:
             if scanner.isNamed("integer") {
-                let text = ClipboardValueText.trim(try scanner.text(of: "integer"))
-                guard let integer = ClipboardNumbers.int64(text) else {
-                    throw fail("'\(ClipboardText.excerpt(text))' is not an integer in −2⁶³ … 2⁶³−1")
+                let text = ByteText.trimmed(try scanner.text(of: "integer"))
+                guard let integer = NumberText.int64(text) else {
+                    throw fail("'\(ByteText.excerpt(text))' is not an integer in −2⁶³ … 2⁶³−1")
                 }
                 return .integer(integer)
             }
         case .double, .float, .date:
             if scanner.isNamed("real") || scanner.isNamed("integer") {
                 let element: StaticString = scanner.isNamed("real") ? "real" : "integer"
-                let text = ClipboardValueText.trim(try scanner.text(of: element))
-                guard let double = ClipboardNumbers.double(text) ?? ClipboardNumbers.nonFinite(text) else {
-                    throw fail("'\(ClipboardText.excerpt(text))' is not a number")
+                let text = ByteText.trimmed(try scanner.text(of: element))
+                guard let double = NumberText.double(text) ?? NumberText.nonFinite(text) else {
+                    throw fail("'\(ByteText.excerpt(text))' is not a number")
                 }
                 return type == .date ? .date(Date(timeIntervalSinceReferenceDate: double)) : .double(double)
             }
             if type == .date && scanner.isNamed("date") {
-                let text = ClipboardValueText.trim(try scanner.text(of: "date"))
+                let text = ByteText.trimmed(try scanner.text(of: "date"))
                 guard let seconds = ClipboardISODate.seconds(text) else {
-                    throw fail("'\(ClipboardText.excerpt(text))' is not a date of the form 2001-01-01T00:00:00Z")
+                    throw fail("'\(ByteText.excerpt(text))' is not a date of the form 2001-01-01T00:00:00Z")
                 }
                 return .date(Date(timeIntervalSinceReferenceDate: seconds))
             }
         case .decimal:
             if scanner.isNamed("string") || scanner.isNamed("integer") {
                 let element: StaticString = scanner.isNamed("string") ? "string" : "integer"
-                let text = ClipboardValueText.trim(try scanner.text(of: element))
+                let text = ByteText.trimmed(try scanner.text(of: element))
                 switch ClipboardDecimal.parse(text) {
                 case .success(let decimal): return .decimal(decimal)
                 case .failure(let problem):
-                    throw fail("'\(ClipboardText.excerpt(text))' \(ClipboardDecimal.message(problem))")
+                    throw fail("'\(ByteText.excerpt(text))' \(ClipboardDecimal.message(problem))")
                 }
             }
         case .string:
             if scanner.isNamed("string") {
-                guard let text = ClipboardText.string(try scanner.text(of: "string")) else {
+                guard let text = ByteText.string(try scanner.text(of: "string")) else {
                     throw fail("the string is not valid UTF-8")
                 }
                 return .string(text)
@@ -456,7 +456,7 @@ struct ClipboardPlistReader {
             if scanner.isNamed("true") || scanner.isNamed("false") {
                 let value = scanner.isNamed("true")
                 let text = try scanner.text(of: value ? "true" : "false")
-                guard ClipboardValueText.trim(text).isEmpty else {
+                guard ByteText.trimmed(text).isEmpty else {
                     throw fail("<\(value ? "true" : "false")> holds text")
                 }
                 return .bool(value)
@@ -505,7 +505,7 @@ struct ClipboardPlistReader {
         while let key = try nextKey(&open, in: "the relationships") {
             guard let position = entity.relationship(bytes: key, hint: &hint) else {
                 throw scanner.error(
-                    "\(entity.name) has no relationship '\(ClipboardText.excerpt(key))' in the document's model",
+                    "\(entity.name) has no relationship '\(ByteText.excerpt(key))' in the document's model",
                     context: [.object(label)])
             }
             let name = entity.relationshipNames[position]
@@ -552,7 +552,7 @@ struct ClipboardPlistReader {
         }
         let key = try scanner.text(of: "key")
         guard try scanner.nextChild(of: "dict") else {
-            throw scanner.error("the key '\(ClipboardText.excerpt(key))' in \(what()) has no value")
+            throw scanner.error("the key '\(ByteText.excerpt(key))' in \(what()) has no value")
         }
         return key
     }
@@ -582,7 +582,7 @@ struct ClipboardPlistReader {
 
     private mutating func string(_ what: String) throws -> String {
         try expect("string", what)
-        guard let text = ClipboardText.string(try scanner.text(of: "string")) else {
+        guard let text = ByteText.string(try scanner.text(of: "string")) else {
             throw scanner.error("\(what) is not valid UTF-8")
         }
         return text
@@ -598,9 +598,9 @@ struct ClipboardPlistReader {
 
     private mutating func integer(_ what: String) throws -> Int64 {
         try expect("integer", what)
-        let text = ClipboardValueText.trim(try scanner.text(of: "integer"))
-        guard let value = ClipboardNumbers.int64(text) else {
-            throw scanner.error("\(what) '\(ClipboardText.excerpt(text))' is not an integer")
+        let text = ByteText.trimmed(try scanner.text(of: "integer"))
+        guard let value = NumberText.int64(text) else {
+            throw scanner.error("\(what) '\(ByteText.excerpt(text))' is not an integer")
         }
         return value
     }
@@ -625,20 +625,20 @@ struct ClipboardPlistReader {
     private func unknownKey(
         _ key: UnsafeRawBufferPointer, in what: String, context: [GraftError.Location] = []
     ) -> GraftError {
-        scanner.error("\(what) has no key '\(ClipboardText.excerpt(key))'", context: context)
+        scanner.error("\(what) has no key '\(ByteText.excerpt(key))'", context: context)
     }
 
     private func located(_ error: GraftError, at offset: Int? = nil) -> GraftError {
         let offset = offset ?? scanner.tokenStart
         var located = error
         located.message = "\(Self.documentName): " + error.message
-        located.context = [.line(ClipboardText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
+        located.context = [.line(ByteText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
         return located
     }
 
     /// When the document's `format` or `version` rules it out, the error saying so.
     private static func headerProblem(_ bytes: UnsafeRawBufferPointer) -> GraftError? {
-        var scanner = ClipboardXMLScanner(bytes, documentName: documentName)
+        var scanner = XMLScanner(bytes, documentName: documentName)
         var format: (String, Int)?
         var version: (Int64, Int)?
         do {
@@ -651,7 +651,7 @@ struct ClipboardPlistReader {
                 if key == ClipboardKey.format && scanner.isNamed("string") {
                     format = (String(decoding: try scanner.text(of: "string"), as: UTF8.self), start)
                 } else if key == ClipboardKey.version && scanner.isNamed("integer"),
-                    let value = ClipboardNumbers.int64(ClipboardValueText.trim(try scanner.text(of: "integer")))
+                    let value = NumberText.int64(ByteText.trimmed(try scanner.text(of: "integer")))
                 {
                     version = (value, start)
                 } else {
@@ -665,7 +665,7 @@ struct ClipboardPlistReader {
         guard let (error, offset) = problem else { return nil }
         var located = error
         located.message = "\(documentName): " + error.message
-        located.context = [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)]
+        located.context = [.line(ByteText.line(of: offset, in: bytes)), .offset(offset)]
         return located
     }
 }

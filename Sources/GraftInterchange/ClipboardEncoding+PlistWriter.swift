@@ -1,12 +1,12 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Escaping text for the two XML encodings.
 enum ClipboardXMLEscaping {
     /// Appends element content: `&`, `<` and `>` as references, carriage returns as `&#13;` (a parser would
     /// turn a literal one into a line feed). The text must be one XML can carry.
-    static func appendText(_ bytes: UnsafeRawBufferPointer, to output: ClipboardOutput) {
+    static func appendText(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
         output.reserve(bytes.count)
         var runStart = 0
         let count = bytes.count
@@ -29,7 +29,7 @@ enum ClipboardXMLEscaping {
 
     /// Appends an attribute value: `&`, `<`, `>` and `"` as references, and tab, line feed and carriage
     /// return as character references (attribute-value normalisation would turn them into spaces).
-    static func appendAttribute(_ bytes: UnsafeRawBufferPointer, to output: ClipboardOutput) {
+    static func appendAttribute(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
         output.reserve(bytes.count)
         var runStart = 0
         let count = bytes.count
@@ -60,7 +60,7 @@ enum ClipboardXMLEscaping {
 struct ClipboardPlistWriter {
     let clipboard: Clipboard
     let schema: ClipboardSchema
-    let output: ClipboardOutput
+    let output: ByteBuffer
 
     mutating func write() throws {
         output.append(
@@ -228,12 +228,12 @@ struct ClipboardPlistWriter {
                 real(date.timeIntervalSinceReferenceDate)
             case .decimal(let decimal):
                 output.append("<string>")
-                ClipboardDecimal.append(decimal, to: output)
+                NumberText.append(decimal, to: output)
                 output.append("</string>\n")
             case .string(var text):
                 text.withUTF8 { utf8 in
                     let bytes = UnsafeRawBufferPointer(utf8)
-                    if ClipboardText.xmlCanCarry(bytes) {
+                    if ByteText.xmlCanCarry(bytes) {
                         output.append("<string>")
                         ClipboardXMLEscaping.appendText(bytes, to: output)
                         output.append("</string>\n")
@@ -325,10 +325,10 @@ struct ClipboardPlistWriter {
         var copy = value
         try copy.withUTF8 { utf8 in
             let bytes = UnsafeRawBufferPointer(utf8)
-            guard ClipboardText.xmlCanCarry(bytes) else {
+            guard ByteText.xmlCanCarry(bytes) else {
                 throw GraftError(
                     .malformedInput,
-                    "\(what) '\(ClipboardText.excerpt(value.debugDescription))' holds a character XML cannot carry",
+                    "\(what) '\(ByteText.excerpt(value.debugDescription))' holds a character XML cannot carry",
                     context: id.map { [.object($0)] } ?? [])
             }
             ClipboardXMLEscaping.appendText(bytes, to: output)

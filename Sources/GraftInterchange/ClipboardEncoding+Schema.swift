@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 #if canImport(Glibc)
@@ -226,10 +226,10 @@ struct ClipboardSchema {
     /// first byte is written rather than half way.
     static func validateXMLText(_ clipboard: Clipboard, versionIdentifiers: Bool) throws {
         func check(_ text: String, _ what: String, _ context: [GraftError.Location] = []) throws {
-            guard ClipboardText.xmlCanCarry(text) else {
+            guard ByteText.xmlCanCarry(text) else {
                 throw GraftError(
                     .malformedInput,
-                    "\(what) \(ClipboardText.excerpt(text.debugDescription)) holds a character XML cannot carry",
+                    "\(what) \(ByteText.excerpt(text.debugDescription)) holds a character XML cannot carry",
                     context: context)
             }
         }
@@ -369,7 +369,7 @@ enum ClipboardHeader {
         guard format == Clipboard.formatName else {
             return GraftError(
                 .unsupportedFormat,
-                "the document is not a Graft clipboard: its format is '\(ClipboardText.excerpt(format))', not "
+                "the document is not a Graft clipboard: its format is '\(ByteText.excerpt(format))', not "
                     + "'\(Clipboard.formatName)'")
         }
         return nil
@@ -405,28 +405,28 @@ enum ClipboardValueText {
     /// they are.
     static func value(_ text: UnsafeRawBufferPointer, type: AttributeType) -> Result<Value, ClipboardProblem> {
         if type == .string {
-            guard let string = ClipboardText.string(text) else {
+            guard let string = ByteText.string(text) else {
                 return .failure(ClipboardProblem("the text is not valid UTF-8"))
             }
             return .success(.string(string))
         }
-        let trimmed = trim(text)
+        let trimmed = ByteText.trimmed(text)
         switch type {
         case .integer16, .integer32, .integer64:
-            guard let integer = ClipboardNumbers.int64(trimmed) else {
+            guard let integer = NumberText.int64(trimmed) else {
                 return .failure(
-                    ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not an integer in −2⁶³ … 2⁶³−1"))
+                    ClipboardProblem("'\(ByteText.excerpt(trimmed))' is not an integer in −2⁶³ … 2⁶³−1"))
             }
             return .success(.integer(integer))
         case .double, .float:
-            guard let double = ClipboardNumbers.double(trimmed) ?? ClipboardNumbers.nonFinite(trimmed) else {
-                return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a number"))
+            guard let double = NumberText.double(trimmed) ?? NumberText.nonFinite(trimmed) else {
+                return .failure(ClipboardProblem("'\(ByteText.excerpt(trimmed))' is not a number"))
             }
             return .success(.double(double))
         case .date:
-            guard let seconds = ClipboardNumbers.double(trimmed) ?? ClipboardNumbers.nonFinite(trimmed) else {
+            guard let seconds = NumberText.double(trimmed) ?? NumberText.nonFinite(trimmed) else {
                 return .failure(
-                    ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a number of seconds since 2001-01-01"))
+                    ClipboardProblem("'\(ByteText.excerpt(trimmed))' is not a number of seconds since 2001-01-01"))
             }
             return .success(.date(Date(timeIntervalSinceReferenceDate: seconds)))
         case .decimal:
@@ -434,16 +434,16 @@ enum ClipboardValueText {
             case .success(let decimal): return .success(.decimal(decimal))
             case .failure(let problem):
                 return .failure(
-                    ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' \(ClipboardDecimal.message(problem))"))
+                    ClipboardProblem("'\(ByteText.excerpt(trimmed))' \(ClipboardDecimal.message(problem))"))
             }
         case .boolean:
-            if ClipboardText.equals(trimmed, "true") || ClipboardText.equals(trimmed, "1") {
+            if ByteText.equals(trimmed, "true") || ByteText.equals(trimmed, "1") {
                 return .success(.bool(true))
             }
-            if ClipboardText.equals(trimmed, "false") || ClipboardText.equals(trimmed, "0") {
+            if ByteText.equals(trimmed, "false") || ByteText.equals(trimmed, "0") {
                 return .success(.bool(false))
             }
-            return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not true or false"))
+            return .failure(ClipboardProblem("'\(ByteText.excerpt(trimmed))' is not true or false"))
         case .binary, .transformable:
             guard let data = Base64.decode(text) else {
                 return .failure(ClipboardProblem("the text is not valid base64"))
@@ -451,12 +451,12 @@ enum ClipboardValueText {
             return .success(.data(data))
         case .uuid:
             guard let uuid = ClipboardUUID.parse(trimmed) else {
-                return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a UUID"))
+                return .failure(ClipboardProblem("'\(ByteText.excerpt(trimmed))' is not a UUID"))
             }
             return .success(.uuid(uuid))
         case .uri:
-            guard let string = ClipboardText.string(trimmed), !string.isEmpty, let url = URL(string: string) else {
-                return .failure(ClipboardProblem("'\(ClipboardText.excerpt(trimmed))' is not a URI"))
+            guard let string = ByteText.string(trimmed), !string.isEmpty, let url = URL(string: string) else {
+                return .failure(ClipboardProblem("'\(ByteText.excerpt(trimmed))' is not a URI"))
             }
             return .success(.uri(url))
         case .string:
@@ -468,16 +468,6 @@ enum ClipboardValueText {
 
     static func uncarried(_ type: AttributeType) -> String {
         "attributes of type \(ClipboardValues.typeName(type)) have no value form in a clipboard"
-    }
-
-    @inline(__always)
-    static func trim(_ text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
-        var start = 0
-        var end = text.count
-        while start < end, ClipboardText.isSpace(text[start]) { start += 1 }
-        while end > start, ClipboardText.isSpace(text[end - 1]) { end -= 1 }
-        if start == 0 && end == text.count { return text }
-        return UnsafeRawBufferPointer(rebasing: text[start..<end])
     }
 
     /// The URI text a value is written with.

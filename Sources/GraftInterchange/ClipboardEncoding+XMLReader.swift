@@ -1,8 +1,8 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
-/// Reads a clipboard in Graft's XML format in one pass with `ClipboardXMLScanner`.
+/// Reads a clipboard in Graft's XML format in one pass with `XMLScanner`.
 ///
 /// The root's `format` and `version` attributes are checked before anything else. The sections may
 /// come in any order, except that `<model>` must come before `<objects>` and `<references>` (the schema
@@ -10,13 +10,13 @@ import GraftModel
 struct ClipboardXMLReader {
     static let documentName = "XML clipboard"
 
-    private var scanner: ClipboardXMLScanner
+    private var scanner: XMLScanner
     private var parts = ClipboardParts()
     private var schema: ClipboardSchema?
     private var lastEntity = -1
 
     static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Clipboard {
-        var reader = ClipboardXMLReader(scanner: ClipboardXMLScanner(bytes, documentName: documentName))
+        var reader = ClipboardXMLReader(scanner: XMLScanner(bytes, documentName: documentName))
         return try reader.read()
     }
 
@@ -34,8 +34,8 @@ struct ClipboardXMLReader {
         guard let versionText = try scanner.attribute("version") else {
             throw scanner.error("<clipboard> has no 'version' attribute")
         }
-        guard let version = ClipboardNumbers.int64(ClipboardValueText.trim(versionText)) else {
-            throw scanner.error("the version '\(ClipboardText.excerpt(versionText))' is not an integer")
+        guard let version = NumberText.int64(ByteText.trimmed(versionText)) else {
+            throw scanner.error("the version '\(ByteText.excerpt(versionText))' is not an integer")
         }
         if let problem = ClipboardHeader.versionProblem(version) { throw located(problem) }
         parts.version = version
@@ -162,7 +162,7 @@ struct ClipboardXMLReader {
                     else { throw scanner.error("an <attribute> needs a 'name' and a 'type'", context: [.entity(name)]) }
                     guard let type = ClipboardValues.type(named: typeName) else {
                         throw scanner.error(
-                            "'\(ClipboardText.excerpt(typeName))' is not an attribute type", context: [.entity(name)])
+                            "'\(ByteText.excerpt(typeName))' is not an attribute type", context: [.entity(name)])
                     }
                     try expectEmpty("attribute")
                     attributes.append(.init(name: attributeName, type: type))
@@ -215,7 +215,7 @@ struct ClipboardXMLReader {
                     }
                     guard let position = entity.relationship(bytes: nameBytes, hint: &relationshipHint) else {
                         throw scanner.error(
-                            "\(entity.name) has no relationship '\(ClipboardText.excerpt(nameBytes))' in the document's model",
+                            "\(entity.name) has no relationship '\(ByteText.excerpt(nameBytes))' in the document's model",
                             context: [.object(id)])
                     }
                     let name = entity.relationshipNames[position]
@@ -271,7 +271,7 @@ struct ClipboardXMLReader {
         }
         guard let index = schema!.entity(bytes: name, last: lastEntity) else {
             throw scanner.error(
-                "the entity '\(ClipboardText.excerpt(name))' is not in the document's model", context: [.object(label)])
+                "the entity '\(ByteText.excerpt(name))' is not in the document's model", context: [.object(label)])
         }
         lastEntity = index
         return index
@@ -288,7 +288,7 @@ struct ClipboardXMLReader {
         }
         guard let attribute = entity.attribute(bytes: nameBytes, hint: &hint) else {
             throw scanner.error(
-                "\(entity.name) has no attribute '\(ClipboardText.excerpt(nameBytes))' in the document's model",
+                "\(entity.name) has no attribute '\(ByteText.excerpt(nameBytes))' in the document's model",
                 context: [.object(label)])
         }
         let name = entity.attributeNames[attribute]
@@ -298,9 +298,9 @@ struct ClipboardXMLReader {
         }
         let start = scanner.tokenStart
         if let encoding = try scanner.attribute("encoding") {
-            guard ClipboardText.equals(encoding, "base64") else {
+            guard ByteText.equals(encoding, "base64") else {
                 throw scanner.error(
-                    "the encoding '\(ClipboardText.excerpt(encoding))' is not known (only base64)",
+                    "the encoding '\(ByteText.excerpt(encoding))' is not known (only base64)",
                     context: [.object(label), .key(name)])
             }
             guard type == .string else {
@@ -347,7 +347,7 @@ struct ClipboardXMLReader {
     private mutating func text(of element: StaticString, what: String) throws -> String {
         let base64: Bool
         if let encoding = try scanner.attribute("encoding") {
-            guard ClipboardText.equals(encoding, "base64") else { throw scanner.error("the encoding must be base64") }
+            guard ByteText.equals(encoding, "base64") else { throw scanner.error("the encoding must be base64") }
             base64 = true
         } else {
             base64 = false
@@ -362,16 +362,16 @@ struct ClipboardXMLReader {
 
     private mutating func boolAttribute(_ name: StaticString) throws -> Bool? {
         guard let text = try scanner.attribute(name) else { return nil }
-        let trimmed = ClipboardValueText.trim(text)
-        if ClipboardText.equals(trimmed, "true") || ClipboardText.equals(trimmed, "1") { return true }
-        if ClipboardText.equals(trimmed, "false") || ClipboardText.equals(trimmed, "0") { return false }
-        throw scanner.error("'\(name)' must be true or false, not '\(ClipboardText.excerpt(text))'")
+        let trimmed = ByteText.trimmed(text)
+        if ByteText.equals(trimmed, "true") || ByteText.equals(trimmed, "1") { return true }
+        if ByteText.equals(trimmed, "false") || ByteText.equals(trimmed, "0") { return false }
+        throw scanner.error("'\(name)' must be true or false, not '\(ByteText.excerpt(text))'")
     }
 
     /// Checks that the element just started has no content.
     private mutating func expectEmpty(_ element: StaticString) throws {
         let text = try scanner.text(of: element)
-        guard ClipboardValueText.trim(text).isEmpty else {
+        guard ByteText.trimmed(text).isEmpty else {
             throw scanner.error("<\(element)> holds text, but must be empty")
         }
     }
@@ -380,12 +380,12 @@ struct ClipboardXMLReader {
         let offset = offset ?? scanner.tokenStart
         var located = error
         located.message = "\(Self.documentName): " + error.message
-        located.context = [.line(ClipboardText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
+        located.context = [.line(ByteText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
         return located
     }
 }
 
-extension ClipboardXMLScanner {
+extension XMLScanner {
     /// The name and decoded value of the current tag's attribute at `index`.
     mutating func attributeEntry(_ index: Int) throws -> (key: String, value: String) {
         let attribute = attributes[index]

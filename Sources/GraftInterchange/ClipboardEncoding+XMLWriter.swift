@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Writes a clipboard in Graft's own XML format (`Formats/clipboard.xsd`): one element a line, two
@@ -11,17 +11,17 @@ import GraftModel
 struct ClipboardXMLWriter {
     let clipboard: Clipboard
     let schema: ClipboardSchema
-    let output: ClipboardOutput
+    let output: ByteBuffer
 
     mutating func write() throws {
         output.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<clipboard format=\"")
-        output.append(raw: Clipboard.formatName)
+        output.append(string: Clipboard.formatName)
         output.append("\" version=\"")
         output.append(decimal: Int64(Clipboard.formatVersion))
         output.append("\">\n  <encoding")
         for entry in ClipboardDeclaration.entries(.xml) {
             output.append(UInt8(ascii: " "))
-            output.append(raw: entry.key)
+            output.append(string: entry.key)
             try attributeValue(entry.value)
         }
         output.append("/>\n")
@@ -96,7 +96,7 @@ struct ClipboardXMLWriter {
             output.append("      <attribute name")
             try attributeValue(attribute.name)
             output.append(" type=\"")
-            output.append(raw: ClipboardValues.typeName(attribute.type))
+            output.append(string: ClipboardValues.typeName(attribute.type))
             output.append("\"/>\n")
         }
         for relationship in entity.relationships {
@@ -175,11 +175,11 @@ struct ClipboardXMLWriter {
                 number(date.timeIntervalSinceReferenceDate)
             case .decimal(let decimal):
                 output.append(UInt8(ascii: ">"))
-                ClipboardDecimal.append(decimal, to: output)
+                NumberText.append(decimal, to: output)
             case .string(var text):
                 text.withUTF8 { utf8 in
                     let bytes = UnsafeRawBufferPointer(utf8)
-                    if ClipboardText.xmlCanCarry(bytes) {
+                    if ByteText.xmlCanCarry(bytes) {
                         output.append(UInt8(ascii: ">"))
                         ClipboardXMLEscaping.appendText(bytes, to: output)
                     } else {
@@ -222,10 +222,10 @@ struct ClipboardXMLWriter {
         var copy = value
         try copy.withUTF8 { utf8 in
             let bytes = UnsafeRawBufferPointer(utf8)
-            guard ClipboardText.xmlCanCarry(bytes) else {
+            guard ByteText.xmlCanCarry(bytes) else {
                 throw GraftError(
                     .malformedInput,
-                    "'\(ClipboardText.excerpt(value.debugDescription))' holds a character XML cannot carry",
+                    "'\(ByteText.excerpt(value.debugDescription))' holds a character XML cannot carry",
                     context: id.map { [.object($0)] } ?? [])
             }
             output.append("=\"")
@@ -239,7 +239,7 @@ struct ClipboardXMLWriter {
         var copy = value
         copy.withUTF8 { utf8 in
             let bytes = UnsafeRawBufferPointer(utf8)
-            if ClipboardText.xmlCanCarry(bytes) {
+            if ByteText.xmlCanCarry(bytes) {
                 output.append(UInt8(ascii: ">"))
                 ClipboardXMLEscaping.appendText(bytes, to: output)
             } else {

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// The four encodings of a clipboard document: Apple's XML and binary property lists, JSON, and an XML
 /// format of Graft's own.
@@ -104,7 +104,7 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     ///   with a control character in an XML encoding, a value of an attribute type clipboards do not
     ///   carry).
     public func encode(_ clipboard: Clipboard) throws -> Data {
-        let output = ClipboardOutput(sink: nil)
+        let output = ByteBuffer(capacity: 1 << 16)
         try encode(clipboard, into: output)
         return output.takeData()
     }
@@ -129,13 +129,13 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     /// - Throws: what `encode(_:)` throws, and what `sink` throws.
     public func encode(_ clipboard: Clipboard, to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         try withoutActuallyEscaping(sink) { sink in
-            let output = ClipboardOutput(sink: sink)
+            let output = ByteBuffer(sink: sink)
             try encode(clipboard, into: output)
             try output.flush()
         }
     }
 
-    private func encode(_ clipboard: Clipboard, into output: ClipboardOutput) throws {
+    private func encode(_ clipboard: Clipboard, into output: ByteBuffer) throws {
         let schema = try ClipboardSchema(entities: clipboard.entities)
         try schema.validate(clipboard)
         if self == .xml || self == .plist {
@@ -238,7 +238,7 @@ enum ClipboardDetection {
         if bytes.starts(with: "bplist00".utf8) { return .binaryPlist }
         var position = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { position = 3 }
-        while position < bytes.count, ClipboardText.isSpace(bytes[position]) { position += 1 }
+        while position < bytes.count, ByteText.isSpace(bytes[position]) { position += 1 }
         guard position < bytes.count else { return nil }
         switch bytes[position] {
         case UInt8(ascii: "{"):
@@ -271,7 +271,7 @@ enum ClipboardDetection {
         }
         while position < bytes.count {
             guard bytes[position] == UInt8(ascii: "<") else {
-                guard ClipboardText.isSpace(bytes[position]) else { return nil }
+                guard ByteText.isSpace(bytes[position]) else { return nil }
                 position += 1
                 continue
             }
@@ -292,7 +292,7 @@ enum ClipboardDetection {
                 }
             } else {
                 var end = position + 1
-                while end < bytes.count, ClipboardText.isNameByte(bytes[end]) { end += 1 }
+                while end < bytes.count, ByteText.isNameByte(bytes[end]) { end += 1 }
                 return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(position + 1)..<end]), as: UTF8.self)
             }
         }

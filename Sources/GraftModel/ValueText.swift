@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// Parses and prints attribute values in the text forms model files use (`defaultValueString`,
 /// `minValueString`, `maxValueString`).

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// Reads the `contents` XML of an `.xcdatamodel` as Xcode writes it.
 ///

@@ -1,6 +1,6 @@
-import CLibXML2
+internal import CLibXML2
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// Reads a document's start: checks that the root is `<database>`, and reads `<databaseInfo>` (version,
 /// UUID, the metadata property list). Stops at the first `<object>` or the end of `<databaseInfo>`.
@@ -153,18 +153,38 @@ final class HeaderPass: SAXPass {
         }
     }
 
-    /// Decodes the `<plist>` inside `<metadata>` (or, failing an element, a property list written as text).
+    /// Decodes the `<plist>` inside `<metadata>` (or, failing a `<plist>`, its first element; failing an
+    /// element, a property list written as text).
     private func decodeMetadata(_ xml: ByteBuffer) {
         do {
-            let root = try XMLTree.parse(Data(xml.bytes), path: path)
-            let value: PropertyList
-            if let plist = root.child(named: "plist") ?? root.children.first {
-                value = try XMLPropertyList.decode(element: plist)
-            } else if !root.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                value = try XMLPropertyList.decode(Data(root.text.utf8))
-            } else {
-                return  // <metadata></metadata>, as framework version 46 wrote it
+            var scanner = XMLScanner(xml.bytes, documentName: XMLPropertyList.documentName)
+            try scanner.readRoot()
+            let metadata = scanner
+            var found: PropertyList?
+            var firstChild: XMLScanner?
+            scan: while true {
+                switch try scanner.next() {
+                case .start:
+                    if scanner.isNamed("plist") {
+                        found = try XMLPropertyList.decode(&scanner)
+                        break scan
+                    }
+                    if firstChild == nil { firstChild = scanner }
+                    try scanner.skipElement()
+                case .end, .endOfDocument:
+                    break scan
+                case .text:
+                    continue
+                }
             }
+            if found == nil, var child = firstChild { found = try XMLPropertyList.decode(&child) }
+            if found == nil {
+                var whole = metadata
+                let text = ByteText.trimmed(try whole.text(of: "metadata"))
+                guard !text.isEmpty else { return }  // <metadata></metadata>, as framework version 46 wrote it
+                found = try XMLPropertyList.decode(Data(text))
+            }
+            guard let value = found else { return }
             guard case .dictionary(let dictionary) = value else {
                 fail(
                     GraftError(
@@ -177,7 +197,7 @@ final class HeaderPass: SAXPass {
             // Lines in the re-serialized element count from its start.
             error.context = error.context.compactMap { location -> GraftError.Location? in
                 switch location {
-                case .file: return nil
+                case .file, .offset: return nil  // the offset is in the re-serialized element
                 case .line(let line): return .line(line + metadataLine - 1)
                 default: return location
                 }

@@ -1,6 +1,6 @@
-import CLibXML2
+internal import CLibXML2
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// A SAX pass that collects every object's id and entity, and, when there is no model, what the
 /// document says about its entities: their attributes with types, their relationships with counts and
@@ -228,9 +228,9 @@ final class SchemaCollector {
         let bytes = idrefs.bytePointer
         var index = 0
         while index < idrefs.count {
-            while index < idrefs.count && Bytes.isSpace(bytes[index]) { index += 1 }
+            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
             let start = index
-            while index < idrefs.count && !Bytes.isSpace(bytes[index]) { index += 1 }
+            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
             guard index > start else { continue }
             if let target = ids.lookup(bytes + start, index - start) {
                 if Int32(target.entity) != destination {

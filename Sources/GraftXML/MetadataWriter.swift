@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// Writes the metadata dictionary as the `<plist>` element inside `<metadata>`, laid out as Core Data
 /// lays it out there: four spaces per level, dictionary keys sorted, empty containers as

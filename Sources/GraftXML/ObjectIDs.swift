@@ -1,4 +1,4 @@
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 /// Object ids in an XML store, and how they map to snapshot keys.

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 #if canImport(Glibc)
     import Glibc
@@ -153,7 +153,7 @@ enum ObjectTagScanner {
 
     @inline(__always)
     private static func isTagBreak(_ byte: UInt8) -> Bool {
-        Bytes.isSpace(byte) || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "/")
+        ByteText.isSpace(byte) || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "/")
     }
 
     @inline(__always)
@@ -192,15 +192,15 @@ enum ObjectTagScanner {
     ) {
         var index = start
         while index < end {
-            while index < end && Bytes.isSpace(storage[index]) { index += 1 }
+            while index < end && ByteText.isSpace(storage[index]) { index += 1 }
             guard index < end, storage[index] != UInt8(ascii: "/") else { return }
             let nameStart = index
-            while index < end && !Bytes.isSpace(storage[index]) && storage[index] != UInt8(ascii: "=") { index += 1 }
+            while index < end && !ByteText.isSpace(storage[index]) && storage[index] != UInt8(ascii: "=") { index += 1 }
             let nameEnd = index
-            while index < end && Bytes.isSpace(storage[index]) { index += 1 }
+            while index < end && ByteText.isSpace(storage[index]) { index += 1 }
             guard index < end, storage[index] == UInt8(ascii: "=") else { return }
             index += 1
-            while index < end && Bytes.isSpace(storage[index]) { index += 1 }
+            while index < end && ByteText.isSpace(storage[index]) { index += 1 }
             guard index < end, storage[index] == UInt8(ascii: "\"") || storage[index] == UInt8(ascii: "'") else {
                 return
             }

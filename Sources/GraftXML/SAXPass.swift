@@ -1,6 +1,7 @@
-import CLibXML2
+internal import CLibXML2
 import Foundation
 import GraftCore
+import GraftModel
 
 #if canImport(Glibc)
     import Glibc
@@ -15,7 +16,7 @@ import GraftCore
 /// (`XML_PARSE_NONET`), the external DTD is never loaded (no `externalSubset` or `resolveEntity`
 /// callback, no `XML_PARSE_DTDLOAD`), entities are never substituted (no `XML_PARSE_NOENT`), and a
 /// document that declares one is refused; libxml2's limits on nesting depth, names and text stay on
-/// (no `XML_PARSE_HUGE`). libxml2's error printing is silenced for this parser (`XMLErrors.silence`);
+/// (no `XML_PARSE_HUGE`). libxml2's error printing is silenced for this parser (`XMLErrors.silence(parser:)`);
 /// its errors come back as `GraftError`s with the line.
 ///
 /// Subclasses fill a handler with their callbacks; each callback receives the pass as its context.
@@ -96,7 +97,7 @@ class SAXPass {
         else {
             throw GraftError(.io, "libxml2 could not create a parser", context: [.file(path)])
         }
-        XMLErrors.silence(context)
+        XMLErrors.silence(parser: UnsafeMutableRawPointer(context))
         let options =
             Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOERROR.rawValue) | Int32(XML_PARSE_NOWARNING.rawValue)
         xmlCtxtUseOptions(context, options)
@@ -121,7 +122,8 @@ class SAXPass {
         if let failure { throw failure }
         if finished { return }
         if context.pointee.wellFormed == 0 {
-            var error = XMLErrors.error(of: context, path: path, fallback: "the document is not well-formed XML")
+            var error = XMLErrors.error(
+                ofParser: UnsafeMutableRawPointer(context), path: path, fallback: "the document is not well-formed XML")
             error.message = "not well-formed XML: " + error.message
             if error.message.contains("Huge input lookup") || error.message.contains("too long")
                 || error.message.contains("huge")

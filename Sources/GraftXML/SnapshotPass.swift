@@ -1,6 +1,6 @@
-import CLibXML2
+internal import CLibXML2
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftGraph
 import GraftModel
 
@@ -273,7 +273,7 @@ final class SnapshotPass: SAXPass {
         case .integer16, .integer32, .integer64:
             guard let integer = ValueText.parseInteger(bytes) else {
                 // Digits beyond Int64 are a number out of range, not text of another kind.
-                let digits = Bytes.string(Bytes.trimmed(bytes)).drop { $0 == "-" || $0 == "+" }
+                let digits = Bytes.string(ByteText.trimmed(bytes)).drop { $0 == "-" || $0 == "+" }
                 if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
                     throw UnreadableValue.outOfRange(type, found: found())
                 }
@@ -290,13 +290,13 @@ final class SnapshotPass: SAXPass {
             // Read as single precision, as Core Data keeps Float attributes.
             if let single = ValueText.parseFloat(bytes) { return .double(Double(single)) }
             guard let number = ValueText.parseDouble(bytes) else { throw bad() }
-            let single = Float(Bytes.string(Bytes.trimmed(bytes))) ?? Float(number)
+            let single = Float(Bytes.string(ByteText.trimmed(bytes))) ?? Float(number)
             // A finite number that single precision cannot hold would become infinity.
             if single.isInfinite && number.isFinite { throw UnreadableValue.outOfRange(type, found: found()) }
             return .double(Double(single))
         case .decimal:
             guard let decimal = ValueText.parseDecimal(bytes) else {
-                if ValueText.isDecimalNumber(Bytes.string(Bytes.trimmed(bytes))) {
+                if ValueText.isDecimalNumber(Bytes.string(ByteText.trimmed(bytes))) {
                     throw UnreadableValue(
                         found(), "is beyond what a Decimal holds exactly (38 digits, 10⁻¹²⁸ to 10¹⁶⁵)")
                 }
@@ -326,10 +326,10 @@ final class SnapshotPass: SAXPass {
             guard let data = Base64.decode(bytes) else { throw UnreadableValue(found(), "is not base64") }
             return .data(data)
         case .uuid:
-            guard let uuid = UUID(uuidString: Bytes.string(Bytes.trimmed(bytes))) else { throw bad() }
+            guard let uuid = UUID(uuidString: Bytes.string(ByteText.trimmed(bytes))) else { throw bad() }
             return .uuid(uuid)
         case .uri:
-            guard let uri = URL(string: Bytes.string(Bytes.trimmed(bytes))) else { throw bad() }
+            guard let uri = URL(string: Bytes.string(ByteText.trimmed(bytes))) else { throw bad() }
             return .uri(uri)
         case .objectID, .undefined, .composite:
             throw GraftError(.unsupportedFormat, "Graft does not read \(type) attributes from XML stores")
@@ -378,9 +378,9 @@ final class SnapshotPass: SAXPass {
         var count = 0
         var index = 0
         while index < idrefs.count {
-            while index < idrefs.count && Bytes.isSpace(bytes[index]) { index += 1 }
+            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
             let start = index
-            while index < idrefs.count && !Bytes.isSpace(bytes[index]) { index += 1 }
+            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
             guard index > start else { continue }
             guard let target = ids.lookup(bytes + start, index - start) else {
                 fail(

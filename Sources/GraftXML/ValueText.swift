@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 
 #if canImport(Glibc)
@@ -151,7 +151,7 @@ enum ValueText {
     /// way, which is exact for values of 1 or more in magnitude (there, two Doubles never print the same
     /// 20 decimals). Anything else goes to `strtod` (about 0.4 µs for 30 digits).
     static func parseDate(_ buffer: UnsafeRawBufferPointer) -> Double? {
-        let text = Bytes.trimmed(buffer)
+        let text = ByteText.trimmed(buffer)
         let count = text.count
         guard count >= 22, count <= 38 else { return parseDouble(buffer) }
         let bytes = text.bytePointer
@@ -197,9 +197,7 @@ enum ValueText {
     /// A Double in its shortest exact form, without a trailing `.0`: `19.6`, `200`, `1e-05`, `nan`,
     /// `inf`, `-inf`.
     static func appendDouble(_ value: Double, to output: ByteBuffer) {
-        var text = value.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        output.append(string: text)
+        output.append(string: NumberText.shortest(value))
     }
 
     /// A Float attribute's value: the shortest form that reads back as the same single-precision
@@ -210,83 +208,26 @@ enum ValueText {
             appendDouble(value, to: output)
             return
         }
-        var text = single.description
-        if text.hasSuffix(".0") { text.removeLast(2) }
-        output.append(string: text)
+        output.append(string: NumberText.shortest(single))
     }
 
-    /// Appends a decimal exactly as `Decimal.description` writes it (`0.005`, `1200`, `-3.25`, `NaN`),
-    /// building the text from the digits for decimals whose significand fits in 64 bits.
+    /// Appends a decimal exactly as `Decimal.description` writes it (`0.005`, `1200`, `-3.25`, `NaN`).
     static func appendDecimal(_ value: Decimal, to output: ByteBuffer) {
-        guard let parts = value.compactParts else {
-            output.append(string: value.description)
-            return
-        }
-        if parts.isNegative { output.append(UInt8(ascii: "-")) }
-        if parts.exponent >= 0 {
-            output.append(decimal: parts.significand)
-            output.appendRepeated(UInt8(ascii: "0"), count: parts.exponent)
-            return
-        }
-        let fractionDigits = -parts.exponent
-        let start = output.count
-        output.append(decimal: parts.significand)
-        let digits = output.count - start
-        if digits > fractionDigits {
-            // Move the fraction one place to the right and put the point before it.
-            output.append(0)
-            let point = output.base + output.count - 1 - fractionDigits
-            (point + 1).update(from: point, count: fractionDigits)
-            point.pointee = UInt8(ascii: ".")
-        } else {
-            // `0.`, zeros, then the digits.
-            let shift = 2 + fractionDigits - digits
-            output.appendRepeated(0, count: shift)
-            let first = output.base + start
-            (first + shift).update(from: first, count: digits)
-            first.initialize(repeating: UInt8(ascii: "0"), count: shift)
-            first[1] = UInt8(ascii: ".")
-        }
+        NumberText.append(value, to: output)
     }
 
     /// Parses a decimal as `Decimal(string:)` reads it, taking a fast path for plain decimal text; `nil`
     /// for anything `isDecimalNumber` refuses, and for numbers a Decimal cannot hold exactly (more than
     /// 38 digits, beyond its exponent range), which `Decimal(string:)` would round or refuse.
     static func parseDecimal(_ buffer: UnsafeRawBufferPointer) -> Decimal? {
-        let text = Bytes.trimmed(buffer)
+        let text = ByteText.trimmed(buffer)
         if let decimal = Decimal(plainDigits: text) { return decimal }
         return Decimal(exactText: Bytes.string(text))
     }
 
     /// Parses a decimal integer (surrounding white space allowed).
     static func parseInteger(_ buffer: UnsafeRawBufferPointer) -> Int64? {
-        let text = Bytes.trimmed(buffer)
-        guard var pointer = text.baseAddress?.assumingMemoryBound(to: UInt8.self), !text.isEmpty else {
-            return nil
-        }
-        let end = pointer + text.count
-        var negative = false
-        if pointer.pointee == UInt8(ascii: "-") || pointer.pointee == UInt8(ascii: "+") {
-            negative = pointer.pointee == UInt8(ascii: "-")
-            pointer += 1
-        }
-        guard pointer < end else { return nil }
-        var magnitude: UInt64 = 0
-        while pointer < end {
-            let digit = pointer.pointee &- 0x30
-            guard digit < 10 else { return nil }
-            let (shifted, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = shifted.addingReportingOverflow(UInt64(digit))
-            if overflow1 || overflow2 { return nil }
-            magnitude = sum
-            pointer += 1
-        }
-        if negative {
-            if magnitude <= UInt64(Int64.max) { return -Int64(magnitude) }
-            if magnitude == UInt64(Int64.max) + 1 { return Int64.min }
-            return nil
-        }
-        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+        NumberText.int64(ByteText.trimmed(buffer))
     }
 
     /// Plain decimal text — an optional sign, digits with at most one `.`, at least one digit, no
@@ -326,20 +267,13 @@ enum ValueText {
         return (negative, digits, pointAt < 0 ? 0 : digitCount - pointAt)
     }
 
-    /// Exact powers of ten in double precision (10²² is the last).
-    private static let powersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }
-
     /// Parses a real number as C's `strtod` does (decimal or exponent form, `nan`, `inf`, `infinity`),
     /// requiring the whole text (surrounding white space allowed) to be the number.
     ///
-    /// Plain decimals of at most 2⁵³ without the point and at most 22 decimals are one correctly
-    /// rounded division of two exact doubles (Clinger's fast path), the value `strtod` gives.
+    /// Finite decimal text takes ``NumberText/double(_:)``, which gives the value `strtod` gives.
     static func parseDouble(_ buffer: UnsafeRawBufferPointer) -> Double? {
-        let text = Bytes.trimmed(buffer)
-        if let plain = plainDecimal(text), plain.digits <= 1 << 53, plain.fractionDigits <= 22 {
-            let magnitude = Double(plain.digits) / powersOfTen[plain.fractionDigits]
-            return plain.negative ? -magnitude : magnitude
-        }
+        let text = ByteText.trimmed(buffer)
+        if let value = NumberText.double(text) { return value }
         guard !text.isEmpty, text.count < 400 else {
             return text.count >= 400 ? Double(Bytes.string(text)) : nil
         }
@@ -371,10 +305,10 @@ enum ValueText {
     /// `strtof`; `nil` for other text and for results that are not normal numbers (zero, subnormal,
     /// infinite), which the caller reads the slow way.
     static func parseFloat(_ buffer: UnsafeRawBufferPointer) -> Float? {
-        let text = Bytes.trimmed(buffer)
+        let text = ByteText.trimmed(buffer)
         // Clinger's fast path in single precision: digits below 2²⁴, at most 10 decimals (10¹⁰ is exact).
         if let plain = plainDecimal(text), plain.digits < 1 << 24, plain.fractionDigits <= 10 {
-            let magnitude = Float(plain.digits) / Float(powersOfTen[plain.fractionDigits])
+            let magnitude = Float(plain.digits) / Float(NumberText.powersOfTen[plain.fractionDigits])
             return plain.negative ? -magnitude : magnitude
         }
         guard !text.isEmpty, text.count < 64 else { return nil }
@@ -403,7 +337,7 @@ enum ValueText {
 
     /// Parses a Boolean: `1`/`0` as Core Data writes it; `YES`/`NO` and `true`/`false` are accepted.
     static func parseBool(_ buffer: UnsafeRawBufferPointer) -> Bool? {
-        let text = Bytes.trimmed(buffer)
+        let text = ByteText.trimmed(buffer)
         if text.count == 1 {
             if text[0] == UInt8(ascii: "1") { return true }
             if text[0] == UInt8(ascii: "0") { return false }

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftGraph
 import GraftModel
 
@@ -66,7 +66,7 @@ public enum XMLStore {
         let bytes = [UInt8](prefix.prefix(64 * 1024))
         var index = 0
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
-        func skipSpace() { while index < bytes.count && Bytes.isSpace(bytes[index]) { index += 1 } }
+        func skipSpace() { while index < bytes.count && ByteText.isSpace(bytes[index]) { index += 1 } }
         func starts(_ literal: String) -> Bool {
             let literal = Array(literal.utf8)
             return index + literal.count <= bytes.count && Array(bytes[index..<index + literal.count]) == literal
@@ -83,7 +83,7 @@ public enum XMLStore {
             }
             return false
         }
-        guard starts("<?xml"), index + 5 < bytes.count, Bytes.isSpace(bytes[index + 5]) else { return false }
+        guard starts("<?xml"), index + 5 < bytes.count, ByteText.isSpace(bytes[index + 5]) else { return false }
         guard skip(past: "?>") else { return false }
         while true {
             skipSpace()
@@ -95,7 +95,7 @@ public enum XMLStore {
                 index += 9
                 skipSpace()
                 guard starts("database"), index + 8 < bytes.count,
-                    Bytes.isSpace(bytes[index + 8]) || bytes[index + 8] == UInt8(ascii: ">")
+                    ByteText.isSpace(bytes[index + 8]) || bytes[index + 8] == UInt8(ascii: ">")
                         || bytes[index + 8] == UInt8(ascii: "[")
                 else { return false }
                 // Past the document type, internal subset included.
@@ -119,7 +119,7 @@ public enum XMLStore {
             } else {
                 guard starts("<database"), index + 9 < bytes.count else { return false }
                 let next = bytes[index + 9]
-                return Bytes.isSpace(next) || next == UInt8(ascii: ">") || next == UInt8(ascii: "/")
+                return ByteText.isSpace(next) || next == UInt8(ascii: ">") || next == UInt8(ascii: "/")
             }
         }
     }

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftTestSupport
 import Testing
 
@@ -109,9 +109,14 @@ import Testing
                 </database>
 
                 """)
-        let root = try XMLTree.parse(Data(document))
-        let plist = try #require(root.child(named: "metadata")?.child(named: "plist"))
-        #expect(try XMLPropertyList.decode(element: plist) == ["NSStoreType": "XML", "n": 1])
+        let embedded = try Data(document).withUnsafeBytes { bytes in
+            var scanner = XMLScanner(bytes, documentName: "store")
+            try scanner.readRoot()
+            #expect(try scanner.nextChild(of: "database") && scanner.isNamed("metadata"))
+            #expect(try scanner.nextChild(of: "metadata") && scanner.isNamed("plist"))
+            return try XMLPropertyList.decode(&scanner)
+        }
+        #expect(embedded == ["NSStoreType": "XML", "n": 1])
         #expect(XMLPropertyList.plistElement(true) == "<plist version=\"1.0\">\n<true/>\n</plist>\n")
     }
 
@@ -223,6 +228,44 @@ import Testing
         let error = expectMalformed(located: line > 0) { try XMLPropertyList.decode(Data(xml.utf8)) }
         #expect(error?.message.contains(message) == true, "\(name): \(error?.description ?? "no error")")
         if line > 0 { #expect(error?.context.contains(.line(line)) == true, "\(name): \(error?.description ?? "")") }
+    }
+
+    /// The same refusals, and the same words, as every XML reader of Graft's (`XMLTree`, the XML store's
+    /// SAX passes, the clipboards): any entity declaration, whatever hides around it in the internal subset.
+    @Test(arguments: [
+        ("<!ENTITY secret SYSTEM \"file:///etc/passwd\">", "'secret'"),
+        ("<!ENTITY word \"text\">", "'word'"),
+        ("<!ENTITY % ext SYSTEM \"http://127.0.0.1:9/evil.dtd\"> %ext;", "'%ext'"),
+        ("<!-- ' --> <?pi \" ?> <!ENTITY hidden \"x\"> <!-- ' -->", "'hidden'"),
+        ("<!ATTLIST plist version CDATA \"<!ENTITY quoted 'x'>\"> <!ENTITY after \"y\">", "'after'"),
+    ])
+    func refusesEntityDeclarations(declaration: String, name: String) throws {
+        let xml = "<?xml version=\"1.0\"?>\n<!DOCTYPE plist [\n\(declaration)\n]>\n<plist><string>x</string></plist>\n"
+        let error = try #require(throws: GraftError.self) { try XMLPropertyList.decode(Data(xml.utf8)) }
+        #expect(error.code == .malformedInput)
+        #expect(error.context.contains(.line(3)), "\(error)")
+        #expect(
+            error.message.hasPrefix("XML property list: the document declares the entity \(name); Graft does not read"),
+            "\(error)")
+    }
+
+    @Test func readsOtherEncodingsThanUTF8() throws {
+        let text = "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<plist version=\"1.0\"><string>é😀</string></plist>\n"
+        #expect(try XMLPropertyList.decode(text.data(using: .utf16)!) == "é😀")
+        let latin1 = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>\n<plist><string>café</string></plist>"
+        #expect(try XMLPropertyList.decode(latin1.data(using: .isoLatin1)!) == "café")
+    }
+
+    @Test(arguments: [
+        ("text in a dict", "<plist><dict>junk<key>a</key><true/></dict></plist>", "unexpected text 'junk' in <dict>"),
+        ("an element in a string", "<plist><string>a<b/>c</string></plist>", "<string> holds text only"),
+        ("an unclosed string", "<plist><string>a</plist>", "expected </string>, found </plist>"),
+        ("an undefined entity", "<plist><string>&a;</string></plist>", "the reference '&a;' is not defined"),
+        ("more after the root", "<plist><true/></plist><plist/>", "there is more after the root element"),
+    ])
+    func refusesWhatIsNotWellFormedPropertyListXML(name: String, xml: String, message: String) {
+        let error = expectMalformed { try XMLPropertyList.decode(Data(xml.utf8)) }
+        #expect(error?.message.contains(message) == true, "\(name): \(error?.description ?? "no error")")
     }
 
     @Test func rejectsDeepNesting() {

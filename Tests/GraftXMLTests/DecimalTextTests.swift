@@ -1,4 +1,5 @@
 import Foundation
+@_spi(GraftInternal) import GraftCore
 import GraftModel
 import GraftTestSupport
 import Testing

@@ -1,8 +1,9 @@
-import CLibXML2
+internal import CLibXML2
 import Foundation
+@_spi(GraftInternal) import GraftCore
 
 /// A small, read-only XML element tree parsed with libxml2, for documents that fit in memory
-/// (model files, property lists).
+/// (model files).
 ///
 /// Parsing is safe for untrusted input: nothing is fetched from the network, external DTDs are not
 /// loaded, a document that declares an entity (general or parameter, internal or external) is refused
@@ -16,15 +17,15 @@ import Foundation
 /// let root = try XMLTree.parse(data, path: "Model.xcdatamodel/contents")
 /// for entity in root.children(named: "entity") { print(entity["name"] ?? "?") }
 /// ```
-public final class XMLElement: @unchecked Sendable {
-    public let name: String
+package final class XMLElement: @unchecked Sendable {
+    package let name: String
     /// Attributes in document order.
-    public let attributes: [(name: String, value: String)]
-    public private(set) var children: [XMLElement] = []
+    package let attributes: [(name: String, value: String)]
+    package private(set) var children: [XMLElement] = []
     /// The element's own text (concatenated text and CDATA children).
-    public private(set) var text: String = ""
+    package private(set) var text: String = ""
     /// The line the element starts on.
-    public let line: Int
+    package let line: Int
 
     init(name: String, attributes: [(name: String, value: String)], line: Int) {
         self.name = name
@@ -33,33 +34,33 @@ public final class XMLElement: @unchecked Sendable {
     }
 
     /// The value of the attribute with this name.
-    public subscript(attribute: String) -> String? {
+    package subscript(attribute: String) -> String? {
         attributes.first { $0.name == attribute }?.value
     }
 
     /// Child elements with this name, in document order.
-    public func children(named name: String) -> [XMLElement] { children.filter { $0.name == name } }
+    package func children(named name: String) -> [XMLElement] { children.filter { $0.name == name } }
 
     /// The first child element with this name.
-    public func child(named name: String) -> XMLElement? { children.first { $0.name == name } }
+    package func child(named name: String) -> XMLElement? { children.first { $0.name == name } }
 
     fileprivate func append(_ child: XMLElement) { children.append(child) }
     fileprivate func appendText(_ text: String) { self.text += text }
 }
 
-public enum XMLTree {
+package enum XMLTree {
     /// The most attributes an element may have. Xcode's model files have at most a couple of dozen on
     /// an element and property lists one; libxml2 (2.9) checks each attribute against the element's
     /// earlier ones and appends it at the end of a list, so reading an element takes time quadratic in
     /// its attributes (100,000 took 20 seconds), and the bound keeps a document's reading linear.
-    public static let maximumAttributes = 256
+    package static let maximumAttributes = 256
 
     /// Parses a whole document and returns its root element.
     ///
     /// - Parameter path: used in error messages only.
     /// - Throws: `GraftError.malformedInput` with the line and libxml2's message; for a document that
     ///   declares an entity; for an element with more than ``maximumAttributes`` attributes.
-    public static func parse(_ data: Data, path: String? = nil) throws -> XMLElement {
+    package static func parse(_ data: Data, path: String? = nil) throws -> XMLElement {
         let file: [GraftError.Location] = path.map { [.file($0)] } ?? []
         guard data.count <= Int(Int32.max) else {
             throw GraftError(.malformedInput, "the XML document is larger than 2 GB", context: file)
@@ -238,23 +239,28 @@ public enum XMLTree {
 /// libxml2 reports errors through callbacks that print to standard error by default. Graft gives every
 /// parser its own silent handler and reads the error the parser recorded, so nothing reaches the
 /// caller's stderr and parsers on different threads never see each other's errors.
-public enum XMLErrors {
+package enum XMLErrors {
     private static let initialized: Bool = {
         xmlInitParser()
         return true
     }()
 
     /// A new parser context whose errors are recorded, not printed.
-    public static func newParserContext() -> xmlParserCtxtPtr? {
+    static func newParserContext() -> xmlParserCtxtPtr? {
         _ = initialized
         guard let parser = xmlNewParserCtxt() else { return nil }
         silence(parser)
         return parser
     }
 
-    /// Replaces a parser's error and warning callbacks with ones that print nothing; errors are still
-    /// recorded in the parser (`xmlCtxtGetLastError`).
-    public static func silence(_ parser: xmlParserCtxtPtr) {
+    /// Replaces the error and warning callbacks of a libxml2 parser context (an `xmlParserCtxtPtr`, given
+    /// as a raw pointer so that no libxml2 type is in Graft's API) with ones that print nothing; errors
+    /// are still recorded in the parser (`xmlCtxtGetLastError`).
+    package static func silence(parser context: UnsafeMutableRawPointer) {
+        silence(context.assumingMemoryBound(to: xmlParserCtxt.self))
+    }
+
+    static func silence(_ parser: xmlParserCtxtPtr) {
         if let sax = parser.pointee.sax {
             sax.pointee.serror = { _, _ in }
             sax.pointee.error = nil
@@ -264,21 +270,17 @@ public enum XMLErrors {
         parser.pointee.vctxt.warning = nil
     }
 
-    /// What every XML reader of Graft's says when a document declares an entity, general or parameter
-    /// (`<!ENTITY % name …>`), internal or external: such documents are refused, whatever the entity
-    /// would expand to, since an entity can read local files or expand without bound. Nothing a Core
-    /// Data store, a model file, a property list or a clipboard holds needs one.
+    /// ``XMLScanner/entityDeclarationMessage(_:)`` for a declaration libxml2 reports.
     ///
     /// - Parameters:
     ///   - name: the entity's name, as libxml2's `entityDecl` callback gives it.
     ///   - type: the callback's entity type (`XML_INTERNAL_PARAMETER_ENTITY`, …).
-    package static func entityDeclarationMessage(_ name: UnsafePointer<xmlChar>?, type: Int32) -> String {
+    package static func entityDeclarationMessage(_ name: UnsafePointer<UInt8>?, type: Int32) -> String {
         let text = name.map { String(cString: $0) } ?? "?"
         let isParameter =
             type == Int32(XML_INTERNAL_PARAMETER_ENTITY.rawValue)
             || type == Int32(XML_EXTERNAL_PARAMETER_ENTITY.rawValue)
-        return "the document declares the entity '\(isParameter ? "%" : "")\(text)'; Graft does not read documents "
-            + "that declare entities (they can read local files or expand without bound)"
+        return XMLScanner.entityDeclarationMessage((isParameter ? "%" : "") + text)
     }
 
     /// Refuses entity declarations in a tree-building (DOM) parse: the parser's `entityDecl` callback
@@ -307,8 +309,14 @@ public enum XMLErrors {
         }
     }
 
-    /// The error a parser recorded, as a `GraftError` with the file and line.
-    public static func error(of parser: xmlParserCtxtPtr, path: String?, fallback: String) -> GraftError {
+    /// The error a libxml2 parser context (an `xmlParserCtxtPtr`, as a raw pointer) recorded, as a
+    /// `GraftError` with the file and line.
+    package static func error(ofParser context: UnsafeMutableRawPointer, path: String?, fallback: String) -> GraftError
+    {
+        error(of: context.assumingMemoryBound(to: xmlParserCtxt.self), path: path, fallback: fallback)
+    }
+
+    static func error(of parser: xmlParserCtxtPtr, path: String?, fallback: String) -> GraftError {
         var context: [GraftError.Location] = []
         if let path { context.append(.file(path)) }
         guard let error = xmlCtxtGetLastError(parser), error.pointee.code != 0 else {

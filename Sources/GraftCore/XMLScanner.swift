@@ -1,5 +1,4 @@
 import Foundation
-import GraftCore
 
 #if canImport(Glibc)
     import Glibc
@@ -7,70 +6,89 @@ import GraftCore
     import Darwin
 #endif
 
-/// A pull tokenizer for the XML that clipboard documents use, over a UTF-8 document in memory.
+/// The pull tokenizer for the XML documents Graft reads whole from memory: XML property lists and the
+/// XML and property-list clipboards. One tokenizer, so one policy for what a document may hold.
 ///
 /// It checks what a well-formed XML 1.0 document needs at the level of tokens — names, quoted
 /// attributes without `<`, no attribute twice, character and entity references (the five predefined
 /// entities and numeric references to characters XML allows), no control characters, properly closed
 /// comments, CDATA sections and processing instructions, nothing but one element after the prolog — and
 /// the readers check that every end tag closes the element they are in. Line ends are normalised and
-/// attribute values are normalised as XML says. Documents in other encodings than UTF-8, and document
-/// types that declare entities, are refused.
+/// attribute values are normalised as XML says. Documents in other encodings than UTF-8 are refused, and
+/// so is a document type that declares an entity (general or parameter, internal or external), since an
+/// entity can read local files or expand without bound; a document type without declarations, such as
+/// Apple's `<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "…">`, is read and its DTD never loaded.
+/// No reference but the five predefined entities and character references is ever expanded.
 ///
-/// Like the JSON scanner it is a value, so a reader can save a position and come back to it; text that
-/// needs decoding is decoded into a scratch buffer that the next decoding overwrites.
-struct ClipboardXMLScanner {
+/// It is a value, so a reader can save a position and come back to it; text that needs decoding is decoded
+/// into a scratch buffer that the next decoding overwrites.
+///
+/// For example:
+///
+/// ```swift
+/// var scanner = XMLScanner(bytes, documentName: "XML clipboard")
+/// try scanner.readRoot()
+/// while try scanner.nextChild(of: "clipboard") { try scanner.skipElement() }
+/// try scanner.readEnd()
+/// ```
+@_spi(GraftInternal) public struct XMLScanner {
     /// The deepest nesting a skipped element may have.
-    static let maximumDepth = 512
+    package static let maximumDepth = 512
 
-    enum Token {
+    package enum Token {
         case start, end, text, endOfDocument
     }
 
-    struct Attribute {
-        var nameStart: Int
-        var nameLength: Int
-        var valueStart: Int
-        var valueLength: Int
-        var needsDecoding: Bool
+    package struct Attribute {
+        package var nameStart: Int
+        package var nameLength: Int
+        package var valueStart: Int
+        package var valueLength: Int
+        package var needsDecoding: Bool
     }
 
-    let bytes: UnsafeRawBufferPointer
-    private let base: UnsafePointer<UInt8>
+    package let bytes: UnsafeRawBufferPointer
+    @usableFromInline let base: UnsafePointer<UInt8>
     private let count: Int
-    private(set) var position: Int
+    package private(set) var position: Int
     /// The name the messages give the document ("XML clipboard", …).
-    let documentName: String
-    private let scratch = ClipboardScratch()
+    package let documentName: String
+    private let isTranscoded: Bool
+    private let scratch = ByteBuffer(capacity: 256)
 
     /// The current start or end tag's name.
-    private(set) var nameStart = 0
-    private(set) var nameLength = 0
+    @usableFromInline package private(set) var nameStart = 0
+    @usableFromInline package private(set) var nameLength = 0
     /// Whether the current start tag closes itself (`<a/>`).
-    private(set) var isEmptyElement = false
-    private(set) var attributes: [Attribute] = []
+    package private(set) var isEmptyElement = false
+    package private(set) var attributes: [Attribute] = []
     /// The current text token: character data or a CDATA section.
     private var textStart = 0
     private var textLength = 0
     private var textNeedsDecoding = false
     /// Where the current token starts.
-    private(set) var tokenStart = 0
+    package private(set) var tokenStart = 0
 
-    init(_ bytes: UnsafeRawBufferPointer, documentName: String) {
+    /// - Parameters:
+    ///   - documentName: what messages call the document ("XML clipboard", …).
+    ///   - transcoded: the bytes are a document converted to UTF-8, so the encoding its XML declaration
+    ///     names is not checked.
+    package init(_ bytes: UnsafeRawBufferPointer, documentName: String, transcoded: Bool = false) {
         self.bytes = bytes
         base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
         count = bytes.count
         position = 0
         self.documentName = documentName
+        isTranscoded = transcoded
     }
 
     // MARK: Errors
 
-    func error(_ message: String, at offset: Int? = nil, context: [GraftError.Location] = []) -> GraftError {
+    package func error(_ message: String, at offset: Int? = nil, context: [GraftError.Location] = []) -> GraftError {
         let offset = offset ?? tokenStart
         return GraftError(
             .malformedInput, "\(documentName): " + message,
-            context: [.line(ClipboardText.line(of: offset, in: bytes)), .offset(offset)] + context)
+            context: [.line(ByteText.line(of: offset, in: bytes)), .offset(offset)] + context)
     }
 
     private func truncated(_ what: String, at offset: Int) -> GraftError {
@@ -80,25 +98,26 @@ struct ClipboardXMLScanner {
     // MARK: Names
 
     /// The current tag's name.
-    var name: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + nameStart, count: nameLength) }
+    @inlinable @inline(__always)
+    public var name: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base + nameStart, count: nameLength) }
 
-    var nameText: String { String(decoding: name, as: UTF8.self) }
+    package var nameText: String { String(decoding: name, as: UTF8.self) }
 
-    @inline(__always)
-    func isNamed(_ literal: StaticString) -> Bool { ClipboardText.equals(name, literal) }
+    @inlinable @inline(__always)
+    public func isNamed(_ literal: StaticString) -> Bool { ByteText.equals(name, literal) }
 
     // MARK: Prolog and epilog
 
     /// Reads the XML declaration, comments, processing instructions and the document type, and the root
     /// element's start tag.
-    mutating func readRoot() throws {
+    package mutating func readRoot() throws {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
             position = 3
         } else if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0, 0x3C])
         {
-            throw error("the document is in UTF-16; clipboards are read in UTF-8 only", at: 0)
+            throw error("the document is in UTF-16; it is read in UTF-8 only", at: 0)
         }
-        if remaining.starts(with: "<?xml".utf8), position + 5 < count, ClipboardText.isSpace(base[position + 5]) {
+        if remaining.starts(with: "<?xml".utf8), position + 5 < count, ByteText.isSpace(base[position + 5]) {
             try readDeclaration()
         }
         var sawDocumentType = false
@@ -150,11 +169,15 @@ struct ClipboardXMLScanner {
         guard let version = pseudoAttribute("version"), version.hasPrefix("1.") else {
             throw error("the XML declaration gives no version 1.x", at: start)
         }
-        if let encoding = pseudoAttribute("encoding"), !["utf-8", "utf8"].contains(encoding.lowercased()) {
-            throw error("the document is in \(encoding); clipboards are read in UTF-8 only", at: start)
+        if !isTranscoded, let encoding = pseudoAttribute("encoding"),
+            !["utf-8", "utf8"].contains(encoding.lowercased())
+        {
+            throw error("the document is in \(encoding); it is read in UTF-8 only", at: start)
         }
     }
 
+    /// Skips the document type declaration, refusing any entity declaration in its internal subset
+    /// (quoted literals, comments and processing instructions there are skipped whole).
     private mutating func skipDocumentType() throws {
         let start = position
         var quote: UInt8 = 0
@@ -170,11 +193,16 @@ struct ClipboardXMLScanner {
                 inSubset = true
             } else if byte == UInt8(ascii: "]") {
                 inSubset = false
-            } else if byte == UInt8(ascii: "<") && inSubset
-                && UnsafeRawBufferPointer(rebasing: bytes[position...]).starts(
-                    with: "!ENTITY".utf8)
-            {
-                throw error("the document type declares entities, which clipboards do not use", at: position - 1)
+            } else if byte == UInt8(ascii: "<") && inSubset {
+                if remaining.starts(with: "!--".utf8) {
+                    guard let end = find("-->", from: position + 3) else { break }
+                    position = end + 3
+                } else if remaining.starts(with: "?".utf8) {
+                    guard let end = find("?>", from: position + 1) else { break }
+                    position = end + 2
+                } else if remaining.starts(with: "!ENTITY".utf8) {
+                    throw error(Self.entityDeclarationMessage(entityName(at: position + 7)), at: position - 1)
+                }
             } else if byte == UInt8(ascii: ">") && !inSubset {
                 return
             }
@@ -182,8 +210,35 @@ struct ClipboardXMLScanner {
         throw truncated("the document type declaration", at: start)
     }
 
+    /// The name an entity declaration declares, from just after `<!ENTITY`: `%name` for a parameter
+    /// entity.
+    private func entityName(at start: Int) -> String {
+        var index = start
+        while index < count, ByteText.isSpace(base[index]) { index += 1 }
+        var prefix = ""
+        if index < count, base[index] == UInt8(ascii: "%") {
+            prefix = "%"
+            index += 1
+            while index < count, ByteText.isSpace(base[index]) { index += 1 }
+        }
+        let nameStart = index
+        while index < count, index - nameStart < 100, ByteText.isNameByte(base[index]) { index += 1 }
+        return prefix + String(decoding: bytes[nameStart..<index], as: UTF8.self)
+    }
+
+    /// What every XML reader of Graft's says when a document declares an entity, general or parameter
+    /// (`<!ENTITY % name …>`), internal or external: such documents are refused, whatever the entity
+    /// would expand to, since an entity can read local files or expand without bound. Nothing a Core
+    /// Data store, a model file, a property list or a clipboard holds needs one.
+    ///
+    /// - Parameter name: the entity's name, with `%` before a parameter entity's.
+    package static func entityDeclarationMessage(_ name: String) -> String {
+        "the document declares the entity '\(name)'; Graft does not read documents that declare entities "
+            + "(they can read local files or expand without bound)"
+    }
+
     /// Checks that nothing but comments, processing instructions and white space follows the root element.
-    mutating func readEnd() throws {
+    package mutating func readEnd() throws {
         while true {
             switch try next() {
             case .endOfDocument: return
@@ -195,7 +250,7 @@ struct ClipboardXMLScanner {
 
     @inline(__always)
     private mutating func skipSpace() {
-        while position < count, ClipboardText.isSpace(base[position]) { position += 1 }
+        while position < count, ByteText.isSpace(base[position]) { position += 1 }
     }
 
     private func find(_ pattern: StaticString, from start: Int) -> Int? {
@@ -214,7 +269,7 @@ struct ClipboardXMLScanner {
     // MARK: Tokens
 
     /// The next token; comments and processing instructions are skipped.
-    mutating func next() throws -> Token {
+    package mutating func next() throws -> Token {
         while true {
             tokenStart = position
             guard position < count else { return .endOfDocument }
@@ -258,7 +313,7 @@ struct ClipboardXMLScanner {
                 }
                 let target = UnsafeRawBufferPointer(rebasing: bytes[(position + 2)..<min(position + 6, end)])
                 if target.count >= 3, target[0] | 0x20 == UInt8(ascii: "x"), target[1] | 0x20 == UInt8(ascii: "m"),
-                    target[2] | 0x20 == UInt8(ascii: "l"), target.count == 3 || ClipboardText.isSpace(target[3])
+                    target[2] | 0x20 == UInt8(ascii: "l"), target.count == 3 || ByteText.isSpace(target[3])
                 {
                     throw error("an XML declaration can only come at the very start")
                 }
@@ -275,10 +330,10 @@ struct ClipboardXMLScanner {
     @inline(__always)
     private mutating func readName() throws {
         guard position < count else { throw truncated("a tag", at: tokenStart) }
-        guard ClipboardText.isNameStartByte(base[position]) else { throw error("expected a name", at: position) }
+        guard ByteText.isNameStartByte(base[position]) else { throw error("expected a name", at: position) }
         nameStart = position
         position += 1
-        while position < count, ClipboardText.isNameByte(base[position]) { position += 1 }
+        while position < count, ByteText.isNameByte(base[position]) { position += 1 }
         nameLength = position - nameStart
     }
 
@@ -321,10 +376,10 @@ struct ClipboardXMLScanner {
             }
             guard position > before else { throw error("attributes must be separated by white space", at: position) }
             let attributeNameStart = position
-            guard ClipboardText.isNameStartByte(byte) else {
+            guard ByteText.isNameStartByte(byte) else {
                 throw error("expected an attribute name or the end of the tag <\(nameText)>", at: position)
             }
-            while position < count, ClipboardText.isNameByte(base[position]) { position += 1 }
+            while position < count, ByteText.isNameByte(base[position]) { position += 1 }
             let attributeNameLength = position - attributeNameStart
             skipSpace()
             guard position < count, base[position] == UInt8(ascii: "=") else {
@@ -431,8 +486,8 @@ struct ClipboardXMLScanner {
     }
 
     /// Whether the current text token is white space only.
-    var isSpaceText: Bool {
-        for index in textStart..<(textStart + textLength) where !ClipboardText.isSpace(base[index]) { return false }
+    package var isSpaceText: Bool {
+        for index in textStart..<(textStart + textLength) where !ByteText.isSpace(base[index]) { return false }
         return true
     }
 
@@ -440,7 +495,7 @@ struct ClipboardXMLScanner {
 
     /// The next child element of the element `parent`, skipping white space: true at a child's start tag,
     /// false at `parent`'s end tag.
-    mutating func nextChild(of parent: StaticString) throws -> Bool {
+    package mutating func nextChild(of parent: StaticString) throws -> Bool {
         while true {
             switch try next() {
             case .start:
@@ -453,7 +508,7 @@ struct ClipboardXMLScanner {
             case .text:
                 guard isSpaceText else {
                     throw error(
-                        "unexpected text '\(ClipboardText.excerpt(UnsafeRawBufferPointer(start: base + textStart, count: textLength)))' in <\(parent)>"
+                        "unexpected text '\(ByteText.excerpt(UnsafeRawBufferPointer(start: base + textStart, count: textLength)))' in <\(parent)>"
                     )
                 }
             case .endOfDocument:
@@ -464,7 +519,7 @@ struct ClipboardXMLScanner {
 
     /// The text content of the element whose start tag was just read, up to its end tag, with references
     /// decoded: a slice of the document when it needs no decoding, else the scratch buffer.
-    mutating func text(of element: StaticString) throws -> UnsafeRawBufferPointer {
+    package mutating func text(of element: StaticString) throws -> UnsafeRawBufferPointer {
         if isEmptyElement { return UnsafeRawBufferPointer(start: base, count: 0) }
         let elementStart = tokenStart
         var single: UnsafeRawBufferPointer?
@@ -504,7 +559,7 @@ struct ClipboardXMLScanner {
     }
 
     /// Skips the content of the element whose start tag was just read, through its end tag.
-    mutating func skipElement() throws {
+    package mutating func skipElement() throws {
         guard !isEmptyElement else { return }
         var open: [(start: Int, length: Int)] = [(nameStart, nameLength)]
         while let top = open.last {
@@ -533,7 +588,7 @@ struct ClipboardXMLScanner {
 
     /// The value of the current start tag's attribute `name`, decoded (a slice of the document or the
     /// scratch buffer), or `nil` when the tag does not have it.
-    mutating func attribute(_ name: StaticString) throws -> UnsafeRawBufferPointer? {
+    package mutating func attribute(_ name: StaticString) throws -> UnsafeRawBufferPointer? {
         for index in attributes.indices
         where attributes[index].nameLength == name.utf8CodeUnitCount
             && memcmp(base + attributes[index].nameStart, name.utf8Start, attributes[index].nameLength) == 0
@@ -545,7 +600,7 @@ struct ClipboardXMLScanner {
 
     /// The decoded value of the current tag's attribute at `index` (a slice of the document or the scratch
     /// buffer).
-    mutating func attributeBytes(at index: Int) throws -> UnsafeRawBufferPointer {
+    package mutating func attributeBytes(at index: Int) throws -> UnsafeRawBufferPointer {
         let attribute = attributes[index]
         let raw = UnsafeRawBufferPointer(start: base + attribute.valueStart, count: attribute.valueLength)
         guard attribute.needsDecoding else { return raw }
@@ -555,25 +610,25 @@ struct ClipboardXMLScanner {
     }
 
     /// The decoded value of the current tag's attribute at `index` as a string.
-    mutating func attributeValue(at index: Int) throws -> String {
-        guard let text = ClipboardText.string(try attributeBytes(at: index)) else {
+    package mutating func attributeValue(at index: Int) throws -> String {
+        guard let text = ByteText.string(try attributeBytes(at: index)) else {
             throw error("an attribute value is not valid UTF-8")
         }
         return text
     }
 
     /// The value of attribute `name` as a string.
-    mutating func attributeText(_ name: StaticString) throws -> String? {
+    package mutating func attributeText(_ name: StaticString) throws -> String? {
         guard let bytes = try attribute(name) else { return nil }
-        guard let text = ClipboardText.string(bytes) else { throw error("the attribute '\(name)' is not valid UTF-8") }
+        guard let text = ByteText.string(bytes) else { throw error("the attribute '\(name)' is not valid UTF-8") }
         return text
     }
 
     /// Refuses attributes other than `allowed` on the current start tag.
-    func allowAttributes(_ allowed: [StaticString]) throws {
+    package func allowAttributes(_ allowed: [StaticString]) throws {
         for attribute in attributes {
             let name = UnsafeRawBufferPointer(start: base + attribute.nameStart, count: attribute.nameLength)
-            guard allowed.contains(where: { ClipboardText.equals(name, $0) }) else {
+            guard allowed.contains(where: { ByteText.equals(name, $0) }) else {
                 throw error(
                     "<\(nameText)> has an attribute '\(String(decoding: name, as: UTF8.self))' the format does not know"
                 )
@@ -621,11 +676,11 @@ struct ClipboardXMLScanner {
     }
 
     private static func scalar(of reference: UnsafeRawBufferPointer) throws -> Unicode.Scalar? {
-        if ClipboardText.equals(reference, "lt") { return "<" }
-        if ClipboardText.equals(reference, "gt") { return ">" }
-        if ClipboardText.equals(reference, "amp") { return "&" }
-        if ClipboardText.equals(reference, "quot") { return "\"" }
-        if ClipboardText.equals(reference, "apos") { return "'" }
+        if ByteText.equals(reference, "lt") { return "<" }
+        if ByteText.equals(reference, "gt") { return ">" }
+        if ByteText.equals(reference, "amp") { return "&" }
+        if ByteText.equals(reference, "quot") { return "\"" }
+        if ByteText.equals(reference, "apos") { return "'" }
         guard reference.count >= 2, reference[0] == UInt8(ascii: "#") else { return nil }
         var value: UInt32 = 0
         let hex = reference[1] == UInt8(ascii: "x")

@@ -1,8 +1,9 @@
 import Foundation
 import GraftCore
+import GraftModel
 import Testing
 
-/// What `XMLTree` (model files, property lists) refuses of an untrusted document, as every XML reader of
+/// What `XMLTree` (model files) refuses of an untrusted document, as every XML reader of
 /// Graft's does: any entity declaration, and elements with more attributes than it reads in linear time.
 @Suite struct XMLTreeSafetyTests {
     @Test(arguments: [

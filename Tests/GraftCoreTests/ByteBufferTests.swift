@@ -1,0 +1,79 @@
+import Foundation
+@_spi(GraftInternal) import GraftCore
+import Testing
+
+/// The one growable byte buffer: appends, scratch reuse, chunks handed to a sink, the result as `Data`.
+@Suite struct ByteBufferTests {
+    static func text(_ buffer: ByteBuffer) -> String { String(decoding: buffer.bytes, as: UTF8.self) }
+
+    @Test func appendsBytesTextAndNumbers() {
+        let buffer = ByteBuffer(capacity: 1)
+        buffer.append(UInt8(ascii: "<"))
+        buffer.append("a")
+        buffer.append(string: "é ")
+        buffer.append(decimal: Int64.min)
+        buffer.append(UInt8(ascii: " "), UInt8(ascii: "+"))
+        buffer.append(decimal: UInt64.max)
+        buffer.append(UInt8(ascii: " "))
+        buffer.append(decimal: 42, width: 5)
+        buffer.append([0x20, 0x78])
+        buffer.append(repeating: UInt8(ascii: "0"), count: 3)
+        buffer.appendSpaces(2)
+        buffer.append(base64: Data([0, 1, 2, 3]))
+        buffer.append(UInt8(ascii: " "))
+        buffer.append(double: 0.1)
+        #expect(Self.text(buffer) == "<aé -9223372036854775808 +18446744073709551615 00042 x000  AAECAw== 0.1")
+    }
+
+    @Test func editsInPlace() {
+        let buffer = ByteBuffer()
+        buffer.append("<nextObjectID>7</nextObjectID>")
+        "12345".utf8.withContiguousStorageIfAvailable {
+            buffer.replace(start: 14, length: 1, with: UnsafeRawBufferPointer($0))
+        }
+        #expect(Self.text(buffer) == "<nextObjectID>12345</nextObjectID>")
+        buffer.truncate(to: 14)
+        #expect(Self.text(buffer) == "<nextObjectID>")
+        buffer.reserve(4)
+        buffer.end.update(repeating: UInt8(ascii: "x"), count: 4)
+        buffer.commit(4)
+        #expect(Self.text(buffer) == "<nextObjectID>xxxx")
+        buffer.removeAll()
+        #expect(buffer.isEmpty)
+        buffer.append("again")
+        #expect(Self.text(buffer) == "again")
+    }
+
+    @Test func handsChunksToItsSinkInOrder() throws {
+        var received = Data()
+        var calls = 0
+        let buffer = ByteBuffer { chunk in
+            received.append(contentsOf: chunk)
+            calls += 1
+        }
+        var expected = Data()
+        for index in 0..<100_000 {
+            buffer.append(decimal: Int64(index))
+            buffer.append(UInt8(ascii: ","))
+            expected.append(contentsOf: "\(index),".utf8)
+            try buffer.flushIfFull()
+            #expect(buffer.count < ByteBuffer.chunkSize + 32)
+        }
+        #expect(buffer.position == expected.count)
+        try buffer.flush()
+        #expect(received == expected)
+        #expect(calls == (expected.count + ByteBuffer.chunkSize - 1) / ByteBuffer.chunkSize)
+        #expect(buffer.flushed == expected.count)
+    }
+
+    @Test func givesItsMemoryAsData() {
+        let buffer = ByteBuffer(capacity: 16)
+        for _ in 0..<1_000 { buffer.append("0123456789") }
+        let data = buffer.takeData()
+        #expect(data.count == 10_000)
+        #expect(data.prefix(12) == Data("012345678901".utf8))
+        #expect(buffer.isEmpty)
+        buffer.append("reused")
+        #expect(Self.text(buffer) == "reused")
+    }
+}
