@@ -251,8 +251,8 @@ public struct Copier {
             return "o\(id)"
         }
         var objects: [Clipboard.Object] = []
-        let total = progress == nil ? nil : reader.objectCount
-        if let count = total ?? reader.objectCount { objects.reserveCapacity(count) }
+        let total = reader.objectCount
+        if let total { objects.reserveCapacity(total) }
         var used = Set<Int>()
         // Per entity, the attributes and relationships a clipboard carries, resolved once.
         let attributeLists = model.descriptions.map { entity in
