@@ -24,7 +24,18 @@ final class ContextTarget: PasteTarget {
         return try context.store.snapshot(for: ref) != nil
     }
 
-    func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef? {
+    func find(
+        _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
+    ) throws -> [[Value]: ObjectRef] {
+        var found: [[Value]: ObjectRef] = [:]
+        for combination in Set(values) {
+            if let ref = try find(entity, Array(zip(attributes, combination))) { found[combination] = ref }
+        }
+        return found
+    }
+
+    /// The object of `entity` (or a subentity) whose attributes equal `values`, as the context sees them.
+    private func find(_ entity: EntityDescription, _ values: [(Int, Value)]) throws -> ObjectRef? {
         let entities = [entity.index] + entity.descendantIndices
         if answersInSQL[entity.index] == nil {
             let probe = try context.store.fetch(
@@ -39,21 +50,20 @@ final class ContextTarget: PasteTarget {
         if indexes[entity.index] == nil {
             var index: [[Value]: ObjectRef] = [:]
             for object in try context.fetch(FetchRequest(entityName: entity.name)) {
-                let key = try values.map { try object.attributeValue(forKey: entity.attributes[$0.attribute].name) }
+                let key = try values.map { try object.attributeValue(forKey: entity.attributes[$0.0].name) }
                 if key.allSatisfy({ $0 != nil }) { index[key.map { $0! }] = object.objectID.ref }
             }
             indexes[entity.index] = index
         }
-        return indexes[entity.index]![values.map(\.value)]
+        return indexes[entity.index]![values.map(\.1)]
     }
 
-    private func predicate(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) -> GraftPredicate {
+    private func predicate(_ entity: EntityDescription, _ values: [(Int, Value)]) -> GraftPredicate {
         .and(
             values.map {
                 .comparison(
                     GraftPredicate.Comparison(
-                        .keyPath(KeyValuePath(key: entity.attributes[$0.attribute].name)), .equalTo, .constant($0.value)
-                    ))
+                        .keyPath(KeyValuePath(key: entity.attributes[$0.0].name)), .equalTo, .constant($0.1)))
             })
     }
 }

@@ -141,25 +141,17 @@ public struct Paster {
     ///   `.validationFailed` listing every rule the result breaks; the store's error. On any error the
     ///   store is unchanged.
     public func paste(_ clipboard: Clipboard, into store: any PersistentStore) throws -> PasteReport {
-        if try EmptyStorePaste.isEmpty(store) {
-            var plan = try PastePlan(clipboard: clipboard, model: store.model, options: options)
-            try plan.resolve(using: EmptyTarget(model: store.model, identifier: store.identifier))
-            var report = plan.report(dryRun: options.dryRun)
-            let result = try EmptyStorePaste(plan: plan).build { try store.allocateKeys(rootEntity: $0, count: $1) }
-            report.violations = result.violations
-            if options.dryRun { return report }
-            try store.save(StoreChanges(inserted: result.snapshots))
-            report.idMap = result.idMap(model: store.model, storeIdentifier: store.identifier)
-            return report
+        let target = try StoreTarget(store: store)
+        var plan = try PastePlan(clipboard: clipboard, model: store.model, options: options)
+        try plan.resolve(using: target)
+        var report = plan.report(dryRun: options.dryRun)
+        let result = try PasteEngine(plan: plan).run(on: target) {
+            try store.allocateKeys(rootEntity: $0, count: $1)
         }
-        let context = ObjectContext(store: store)
-        context.isUndoEnabled = false
-        var (report, objects) = try pasteObjects(clipboard, into: context)
+        report.violations = result.violations
         if options.dryRun { return report }
-        // The paste checked every object it changed, and settled what it found (`PastePlan.settle`).
-        try context.save(validating: false)
-        // Saved objects have permanent IDs now.
-        report.idMap = objects.map { ($0.id, $0.object.uri) }
+        try store.save(result.changes)
+        report.idMap = result.idMap(model: store.model, storeIdentifier: store.identifier)
         return report
     }
 
@@ -241,15 +233,16 @@ public struct Paster {
         var report = plan.report(dryRun: options.dryRun)
         // Keys from one sequence for every tree, so that no two objects of the document share one.
         var next: Int64 = 0
-        let result = try EmptyStorePaste(plan: plan).build { _, count in
+        let result = try PasteEngine(plan: plan).run(on: EmptyTarget(model: model, identifier: metadata.identifier)) {
+            _, count in
             defer { next += Int64(count) }
             return (1...Int64(max(count, 1))).prefix(count).map { next + $0 }
         }
         report.violations = result.violations
         if options.dryRun { return report }
-        let total = result.snapshots.count
+        let total = result.inserted.count
         try format.driver.write(
-            result.snapshots, to: url, model: model, metadata: metadata, overwrite: false,
+            result.inserted, to: url, model: model, metadata: metadata, overwrite: false,
             progress: progress.map { report in { report($0, total) } })
         report.idMap = result.idMap(model: model, storeIdentifier: metadata.identifier)
         return report
@@ -299,8 +292,9 @@ public struct Paster {
 protocol PasteTarget {
     var model: Model { get }
     var identifier: String { get }
-    /// The object of `entity` (or a subentity) whose attributes equal `values`, if any.
-    func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef?
+    /// For each combination of `values` of the attributes `attributes` (indices in `entity`) that an object
+    /// of `entity` (or a subentity) has, that object; looked up as a set, not one by one.
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [[Value]: ObjectRef]
     /// Whether the object exists.
     func exists(_ ref: ObjectRef) throws -> Bool
 }
@@ -476,22 +470,61 @@ struct PastePlan {
         return found
     }
 
-    /// Looks up references and conflicts in the target.
+    /// Looks up references and conflicts in the target: the identities of each target entity at once.
     mutating func resolve(using target: some PasteTarget) throws {
         var problems: [GraftError] = []
         let sameStore = clipboard.sourceStore != nil && clipboard.sourceStore == target.identifier
+        // Every identity to look up, per target entity: the attributes and the value combinations.
+        var wanted: [Int: (attributes: [Int], values: [[Value]])] = [:]
+        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> [Value]? {
+            guard let values else { return nil }
+            let combination = values.map(\.value)
+            wanted[entity.index, default: (values.map(\.attribute), [])].values.append(combination)
+            return combination
+        }
+        var referenceValues: [[Value]?] = []
+        var sameStoreRefs: [ObjectRef?] = []
         for reference in clipboard.references {
-            guard let mapping = mappings[reference.entity] else { continue }
-            var found: ObjectRef?
+            guard let mapping = mappings[reference.entity] else {
+                referenceValues.append(nil)
+                sameStoreRefs.append(nil)
+                continue
+            }
+            var ref: ObjectRef?
             if sameStore, let uri = reference.uri, let (_, id) = try? ObjectID.parse(uri: uri, model: model),
                 model.isKind(model.descriptions[id.entity], of: mapping.target), try target.exists(id.ref)
             {
-                found = id.ref
-            } else if let values = try identityValues(reference.identity, entity: reference.entity) {
-                found = try target.find(mapping.target, values)
+                ref = id.ref
             }
-            if let found {
-                references[reference.id] = .some(found)
+            sameStoreRefs.append(ref)
+            referenceValues.append(
+                ref == nil
+                    ? want(try identityValues(reference.identity, entity: reference.entity), mapping.target) : nil)
+        }
+        // Nothing can conflict with an empty target: every object is new.
+        let isEmpty = target is EmptyTarget || (target as? StoreTarget)?.isEmpty == true
+        var objectValues: [[Value]?] = []
+        if !isEmpty {
+            objectValues.reserveCapacity(clipboard.objects.count)
+            for object in clipboard.objects {
+                guard let mapping = mappings[object.entity] else {
+                    objectValues.append(nil)
+                    continue
+                }
+                objectValues.append(want(try identityValues(object.attributes, entity: object.entity), mapping.target))
+            }
+        }
+        var found: [Int: [[Value]: ObjectRef]] = [:]
+        for (entity, lookup) in wanted.sorted(by: { $0.key < $1.key }) {
+            found[entity] = try target.find(
+                model.descriptions[entity], attributes: lookup.attributes, among: lookup.values)
+        }
+        for (position, reference) in clipboard.references.enumerated() {
+            guard let mapping = mappings[reference.entity] else { continue }
+            if let ref = sameStoreRefs[position]
+                ?? referenceValues[position].flatMap({ found[mapping.target.index]?[$0] })
+            {
+                references[reference.id] = .some(ref)
                 continue
             }
             let described = Self.describe(reference)
@@ -511,12 +544,9 @@ struct PastePlan {
                         context: [.object(reference.id)]))
             }
         }
-        // Nothing can conflict with an empty target: every object is new.
-        for object in target is EmptyTarget ? [] : clipboard.objects {
+        for (position, object) in clipboard.objects.enumerated() where !isEmpty {
             guard let mapping = mappings[object.entity] else { continue }
-            guard let values = try identityValues(object.attributes, entity: object.entity),
-                let existing = try target.find(mapping.target, values)
-            else {
+            guard let values = objectValues[position], let existing = found[mapping.target.index]?[values] else {
                 actions[object.id] = .insert
                 continue
             }
@@ -525,8 +555,9 @@ struct PastePlan {
             case .skip: actions[object.id] = .skip(existing)
             case .duplicate: actions[object.id] = .insert
             case .fail:
-                let shown = values.map {
-                    "\(mapping.target.attributes[$0.attribute].name) = \(ValueText.format($0.value))"
+                let identity = identity(of: mapping.target)
+                let shown = zip(identity, values).map {
+                    "\(mapping.target.attributes[$0.0].name) = \(ValueText.format($0.1))"
                 }.joined(separator: ", ")
                 problems.append(
                     GraftError(
@@ -568,7 +599,9 @@ struct PastePlan {
 struct EmptyTarget: PasteTarget {
     let model: Model
     let identifier: String
-    func find(_ entity: EntityDescription, _ values: [(attribute: Int, value: Value)]) throws -> ObjectRef? { nil }
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [[Value]: ObjectRef] {
+        [:]
+    }
     func exists(_ ref: ObjectRef) throws -> Bool { false }
 }
 

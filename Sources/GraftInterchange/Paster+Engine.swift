@@ -1,0 +1,574 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// What the paste engine reads of the store it pastes into, besides identities: existing objects'
+/// snapshots and to-manys, and keys for new objects.
+protocol PasteStoreTarget: PasteTarget {
+    /// The object's current snapshot, or nil when the target has no such object.
+    func snapshot(for ref: ObjectRef) throws -> Snapshot?
+    /// The objects a to-many the snapshot left `.unloaded` holds.
+    func relatedRefs(of ref: ObjectRef, relationship: Int) throws -> [ObjectRef]
+}
+
+extension EmptyTarget: PasteStoreTarget {
+    func snapshot(for ref: ObjectRef) throws -> Snapshot? { nil }
+    func relatedRefs(of ref: ObjectRef, relationship: Int) throws -> [ObjectRef] { [] }
+}
+
+/// A store pasted into, read set-wise: identities are looked up one query per entity and batch of values
+/// where the store answers predicates itself (SQLite), or through one index of the entity's objects
+/// where it does not; the snapshots found are kept, so that a merge reads no object twice.
+final class StoreTarget: PasteStoreTarget {
+    let store: any PersistentStore
+    /// Whether the store has no objects at all (then nothing is looked up).
+    let isEmpty: Bool
+    private var found: [ObjectRef: Snapshot] = [:]
+    private var answersInSQL: [Int: Bool] = [:]
+    private var indexes: [String: [[Value]: ObjectRef]] = [:]
+    /// How many value combinations one query asks for.
+    static let batchSize = 500
+
+    init(store: any PersistentStore) throws {
+        self.store = store
+        self.isEmpty = try Self.isEmpty(store)
+    }
+
+    var model: Model { store.model }
+    var identifier: String { store.identifier }
+
+    /// Whether `store` has no objects at all.
+    static func isEmpty(_ store: any PersistentStore) throws -> Bool {
+        if let reader = store as? any StoreReader, let count = reader.objectCount { return count == 0 }
+        for root in store.model.descriptions where root.superentityIndex == nil {
+            let result = try store.fetch(StoreFetch(entities: [root.index] + root.descendantIndices, limit: 1))
+            if !result.refs.isEmpty { return false }
+        }
+        return true
+    }
+
+    func exists(_ ref: ObjectRef) throws -> Bool {
+        guard !isEmpty else { return false }
+        return try snapshot(for: ref) != nil
+    }
+
+    func snapshot(for ref: ObjectRef) throws -> Snapshot? {
+        if let snapshot = found[ref] { return snapshot }
+        guard !isEmpty, let snapshot = try store.snapshot(for: ref) else { return nil }
+        found[ref] = snapshot
+        return snapshot
+    }
+
+    func relatedRefs(of ref: ObjectRef, relationship: Int) throws -> [ObjectRef] {
+        try store.relatedRefs(of: ref, relationship: relationship)
+    }
+
+    func find(
+        _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
+    ) throws -> [[Value]: ObjectRef] {
+        guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return [:] }
+        let entities = [entity.index] + entity.descendantIndices
+        if answersInSQL[entity.index] == nil {
+            let probe = try store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
+            answersInSQL[entity.index] = probe.predicateApplied
+        }
+        var result: [[Value]: ObjectRef] = [:]
+        guard answersInSQL[entity.index] == true else {
+            let index = try self.index(of: entity, attributes: attributes)
+            for combination in values { if let ref = index[combination] { result[combination] = ref } }
+            return result
+        }
+        let distinct = Array(Set(values))
+        let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
+        for start in stride(from: 0, to: distinct.count, by: size) {
+            let batch = distinct[start..<min(start + size, distinct.count)]
+            let fetched = try store.fetch(
+                StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
+            for snapshot in try snapshots(of: fetched) {
+                let key = attributes.compactMap { snapshot.attributes[$0] }
+                guard key.count == attributes.count else { continue }
+                found[snapshot.ref] = snapshot
+                if result[key] == nil { result[key] = snapshot.ref }
+            }
+        }
+        return result
+    }
+
+    /// `attributes IN batch`: one `IN` for a single attribute, else one `AND` per combination.
+    private static func predicate(
+        _ entity: EntityDescription, _ attributes: [Int], _ batch: ArraySlice<[Value]>
+    ) -> GraftPredicate {
+        func path(_ attribute: Int) -> GraftPredicate.Expression {
+            .keyPath(KeyValuePath(key: entity.attributes[attribute].name))
+        }
+        if attributes.count == 1 {
+            return .comparison(
+                GraftPredicate.Comparison(path(attributes[0]), .in, .aggregate(batch.map { .constant($0[0]) })))
+        }
+        return .or(
+            batch.map { combination in
+                .and(
+                    zip(attributes, combination).map {
+                        .comparison(GraftPredicate.Comparison(path($0.0), .equalTo, .constant($0.1)))
+                    })
+            })
+    }
+
+    /// Every object of `entity`, by its values of `attributes`, read once.
+    private func index(of entity: EntityDescription, attributes: [Int]) throws -> [[Value]: ObjectRef] {
+        let name = "\(entity.index):" + attributes.map(String.init).joined(separator: ",")
+        if let index = indexes[name] { return index }
+        var index: [[Value]: ObjectRef] = [:]
+        let fetched = try store.fetch(StoreFetch(entities: [entity.index] + entity.descendantIndices))
+        for snapshot in try snapshots(of: fetched) {
+            let key = attributes.compactMap { snapshot.attributes[$0] }
+            if key.count == attributes.count, index[key] == nil { index[key] = snapshot.ref }
+        }
+        indexes[name] = index
+        return index
+    }
+
+    private func snapshots(of result: StoreFetchResult) throws -> [Snapshot] {
+        if result.snapshots.count == result.refs.count { return result.snapshots }
+        let given = Dictionary(result.snapshots.map { ($0.ref, $0) }, uniquingKeysWith: { first, _ in first })
+        return try result.refs.compactMap { try given[$0] ?? store.snapshot(for: $0) }
+    }
+}
+
+/// Carries out a plan as snapshots: the new objects, and the existing objects the paste changes (merged
+/// ones, and those whose inverses change with the links), with both sides of every link kept, checked as a
+/// whole. A new document, an empty store and a store with objects are pasted by this one engine; only
+/// where the snapshots go differs.
+struct PasteEngine {
+    let plan: PastePlan
+
+    /// What the engine made.
+    struct Result {
+        /// Per clipboard object, in document order: the object it became, was merged into or skipped for.
+        var pasted: [(id: String, ref: ObjectRef)]
+        var inserted: [Snapshot]
+        /// Existing objects the paste changed.
+        var updated: [Snapshot]
+        /// The rules the objects break, when the paste goes ahead anyway (validation off).
+        var violations: [RuleViolation]
+
+        /// Clipboard id → the URI of the object it became.
+        func idMap(model: Model, storeIdentifier: String) -> [(id: String, uri: String)] {
+            pasted.map {
+                (
+                    $0.id,
+                    ObjectID(entity: $0.ref.entity, key: $0.ref.key).uri(in: model, storeIdentifier: storeIdentifier)
+                )
+            }
+        }
+
+        var changes: StoreChanges { StoreChanges(inserted: inserted, updated: updated) }
+    }
+
+    /// Builds and checks the paste's snapshots.
+    ///
+    /// - Parameter allocateKeys: keys for `count` new objects of the tree rooted at an entity.
+    /// - Throws: `validationFailed` listing every rule the result breaks, unless validation is off;
+    ///   `malformedInput` when the clipboard's links contradict each other.
+    func run(
+        on target: some PasteStoreTarget, allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]
+    ) throws -> Result {
+        var work = Work(plan: plan, target: target)
+        try work.placeObjects(allocateKeys: allocateKeys)
+        try work.linkStated()
+        try work.linkInverses()
+        try work.releasePrevious()
+        let violations = try work.check()
+        var inserted: [Snapshot] = [], updated: [Snapshot] = []
+        inserted.reserveCapacity(work.newCount)
+        for slot in work.slots.indices {
+            if work.isNew[slot] {
+                inserted.append(work.slots[slot])
+            } else if work.dirty[slot] {
+                updated.append(work.slots[slot])
+            }
+        }
+        return Result(pasted: work.pasted, inserted: inserted, updated: updated, violations: violations)
+    }
+
+    /// The engine's working state: one slot per object the paste writes or may change.
+    private struct Work<Target: PasteStoreTarget> {
+        let plan: PastePlan
+        let target: Target
+        var model: Model { plan.model }
+
+        var slots: [Snapshot] = []
+        var isNew: [Bool] = []
+        var dirty: [Bool] = []
+        /// Per slot, the clipboard id it was pasted from (the first, when copies were merged into one).
+        var clipboardIDs: [String?] = []
+        var newCount = 0
+        /// Existing objects' slots.
+        var existing: [ObjectRef: Int32] = [:]
+        /// Clipboard object id → its slot.
+        var position: [String: Int32] = [:]
+        var pasted: [(id: String, ref: ObjectRef)] = []
+        /// The links the clipboard states, flat: source slot, relationship, end of its targets in `targets`.
+        var links: [(from: Int32, relationship: Int32, end: Int32)] = []
+        var targets: [Int32] = []
+        /// Slot << 16 | relationship of every to-one the clipboard states.
+        var stated = Set<Int>()
+        /// To-ones the paste moved away from an object: its slot, the relationship, the member that left.
+        var released: [(owner: Int32, relationship: String, member: ObjectRef)] = []
+        /// Membership of long to-manys, by slot << 16 | relationship.
+        var largeLists: [Int: Set<ObjectRef>] = [:]
+
+        init(plan: PastePlan, target: Target) {
+            self.plan = plan
+            self.target = target
+        }
+
+        /// Per clipboard entity: the mapping, and its properties in the clipboard's order.
+        struct Entry {
+            var mapping: PastePlan.EntityMapping
+            var attributes: [(name: String, index: Int?)]
+            var relationships: [(name: String, index: Int?)]
+        }
+        lazy var entries: [String: Entry] = {
+            var entries: [String: Entry] = [:]
+            for info in plan.clipboard.entities {
+                guard let mapping = plan.mappings[info.name] else { continue }
+                entries[info.name] = Entry(
+                    mapping: mapping, attributes: info.attributes.map { ($0.name, mapping.attributes[$0.name]) },
+                    relationships: info.relationships.map { ($0.name, mapping.relationships[$0.name]) })
+            }
+            return entries
+        }()
+
+        /// The slot of an existing object, its snapshot read on first use.
+        mutating func slot(of ref: ObjectRef) throws -> Int32 {
+            if let slot = existing[ref] { return slot }
+            guard let snapshot = try target.snapshot(for: ref) else {
+                throw GraftError(
+                    .notFound, "the target has no object \(target.uri(ref)) any more",
+                    context: [.object(target.uri(ref))])
+            }
+            let slot = Int32(slots.count)
+            slots.append(snapshot)
+            isNew.append(false)
+            dirty.append(false)
+            clipboardIDs.append(nil)
+            existing[ref] = slot
+            return slot
+        }
+
+        /// New objects with their values, merged objects with the copies' values, in document order.
+        mutating func placeObjects(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws {
+            let objects = plan.clipboard.objects
+            var countPerRoot: [Int: Int] = [:]
+            for object in objects {
+                guard let mapping = plan.mappings[object.entity], case .insert = plan.actions[object.id] ?? .insert
+                else { continue }
+                countPerRoot[mapping.target.rootIndex, default: 0] += 1
+            }
+            var keys: [Int: IndexingIterator<[Int64]>] = [:]
+            for (root, count) in countPerRoot.sorted(by: { $0.key < $1.key }) {
+                keys[root] = try allocateKeys(root, count).makeIterator()
+            }
+            slots.reserveCapacity(objects.count)
+            position.reserveCapacity(objects.count)
+            pasted.reserveCapacity(objects.count)
+            for object in objects {
+                guard let entry = entries[object.entity] else { continue }
+                let entity = entry.mapping.target
+                let slot: Int32
+                switch plan.actions[object.id] ?? .insert {
+                case .insert:
+                    var snapshot = Snapshot(entity: entity, key: keys[entity.rootIndex]!.next()!)
+                    for index in entry.mapping.newAttributes {
+                        snapshot.attributes[index] = entity.attributes[index].defaultValue
+                    }
+                    var cursor = 0
+                    for named in object.attributes {
+                        guard let index = Self.match(named.name, in: entry.attributes, cursor: &cursor) else {
+                            continue
+                        }
+                        snapshot.attributes[index] = try plan.convert(
+                            named.value, to: entity.attributes[index], object: object.id)
+                    }
+                    slot = Int32(slots.count)
+                    slots.append(snapshot)
+                    isNew.append(true)
+                    dirty.append(true)
+                    clipboardIDs.append(object.id)
+                    newCount += 1
+                case .merge(let ref):
+                    slot = try self.slot(of: ref)
+                    // Every attribute the clipboard's entity has, those the copy has no value for included.
+                    var values = slots[Int(slot)].attributes
+                    for index in Set(entry.mapping.attributes.values) { values[index] = nil }
+                    var cursor = 0
+                    for named in object.attributes {
+                        guard let index = Self.match(named.name, in: entry.attributes, cursor: &cursor) else {
+                            continue
+                        }
+                        values[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
+                    }
+                    if values != slots[Int(slot)].attributes {
+                        slots[Int(slot)].attributes = values
+                        dirty[Int(slot)] = true
+                    }
+                    if clipboardIDs[Int(slot)] == nil { clipboardIDs[Int(slot)] = object.id }
+                case .skip(let ref):
+                    slot = try self.slot(of: ref)
+                }
+                position[object.id] = slot
+                pasted.append((object.id, slots[Int(slot)].ref))
+            }
+        }
+
+        /// The links the clipboard states, from every new and merged object.
+        mutating func linkStated() throws {
+            for object in plan.clipboard.objects {
+                guard let entry = entries[object.entity], let source = position[object.id] else { continue }
+                if case .skip = plan.actions[object.id] ?? .insert { continue }
+                var cursor = 0
+                for link in object.relationships {
+                    guard let index = Self.match(link.name, in: entry.relationships, cursor: &cursor) else { continue }
+                    let start = targets.count
+                    var seen = link.targets.count > 32 ? Set<Int32>() : nil
+                    for id in link.targets {
+                        let other: Int32
+                        if let copied = position[id] {
+                            other = copied
+                        } else if case .some(.some(let ref)) = plan.references[id] {
+                            other = try slot(of: ref)
+                        } else {
+                            continue
+                        }
+                        if seen != nil {
+                            if seen!.insert(other).inserted { targets.append(other) }
+                        } else if !targets[start...].contains(other) {
+                            targets.append(other)
+                        }
+                    }
+                    guard targets.count > start else { continue }
+                    try state(Int(source), index, targets: targets[start...].map { slots[Int($0)].ref })
+                    links.append((source, Int32(index), Int32(targets.count)))
+                }
+            }
+        }
+
+        /// Sets a relationship of `slot` as the clipboard states it: a new object's as given; an existing
+        /// object's to-many gains the targets, and its to-one moves (its previous object loses it).
+        private mutating func state(_ slot: Int, _ index: Int, targets refs: [ObjectRef]) throws {
+            let relationship = model.descriptions[slots[slot].ref.entity].relationships[index]
+            if !relationship.isToMany { stated.insert(slot << 16 | index) }
+            if isNew[slot] {
+                slots[slot].relationships[index] = relationship.isToMany ? .toMany(refs) : .toOne(refs[0])
+                return
+            }
+            if relationship.isToMany {
+                var current = try loaded(slot, index)
+                var added = false
+                for ref in refs where !current.contains(ref) {
+                    current.append(ref)
+                    added = true
+                }
+                if added { change(slot, index, to: .toMany(current)) }
+                return
+            }
+            guard case .toOne(let previous) = slots[slot].relationships[index], previous != refs[0] else { return }
+            change(slot, index, to: .toOne(refs[0]))
+            if let previous, let inverse = model.inverse(of: relationship) {
+                released.append((try self.slot(of: previous), inverse.name, slots[slot].ref))
+            }
+        }
+
+        /// The to-many's objects, read from the target when the snapshot left it unloaded.
+        private mutating func loaded(_ slot: Int, _ index: Int) throws -> [ObjectRef] {
+            switch slots[slot].relationships[index] {
+            case .toMany(let refs): return refs
+            case .unloaded: return try target.relatedRefs(of: slots[slot].ref, relationship: index)
+            case .toOne(let ref): return ref.map { [$0] } ?? []
+            }
+        }
+
+        private mutating func change(_ slot: Int, _ index: Int, to value: RelationshipValue) {
+            slots[slot].relationships[index] = value
+            dirty[slot] = true
+        }
+
+        /// The other side of each stated link, where the clipboard did not state it.
+        mutating func linkInverses() throws {
+            var errors: [GraftError] = []
+            var start = 0
+            for link in links {
+                defer { start = Int(link.end) }
+                let at = Int(link.from), index = Int(link.relationship)
+                let entity = model.descriptions[slots[at].ref.entity]
+                guard let inverse = model.inverse(of: entity.relationships[index]) else { continue }
+                let source = slots[at].ref
+                for other in targets[start..<Int(link.end)].map(Int.init) {
+                    let otherEntity = model.descriptions[slots[other].ref.entity]
+                    guard let inverseIndex = otherEntity.relationshipIndexByName[inverse.name] else { continue }
+                    switch slots[other].relationships[inverseIndex] {
+                    case .toMany(var refs):
+                        guard !contains(source, in: refs, at: other, inverseIndex) else { continue }
+                        slots[other].relationships[inverseIndex] = .unloaded  // so that `refs` grows in place
+                        refs.append(source)
+                        change(other, inverseIndex, to: .toMany(refs))
+                        if largeLists[other << 16 | inverseIndex] != nil {
+                            largeLists[other << 16 | inverseIndex]!.insert(source)
+                        }
+                    case .unloaded:
+                        // The store keeps an unordered to-many from its members' rows, which the source's
+                        // snapshot writes; an ordered one's order is the paste's to set.
+                        guard inverse.isOrdered else { continue }
+                        var refs = try loaded(other, inverseIndex)
+                        if !refs.contains(source) {
+                            refs.append(source)
+                            change(other, inverseIndex, to: .toMany(refs))
+                        }
+                    case .toOne(nil):
+                        change(other, inverseIndex, to: .toOne(source))
+                    case .toOne(let current?):
+                        guard current != source else { continue }
+                        if isNew[other] || stated.contains(other << 16 | inverseIndex) {
+                            let name = entity.relationships[index].name
+                            errors.append(
+                                GraftError(
+                                    .malformedInput,
+                                    "\(label(at)).\(name) includes \(label(other)), whose \(inverse.name) names another object",
+                                    context: [.object(id(at)), .key(name)]))
+                            continue
+                        }
+                        // An existing object moves to the pasted one; the one it leaves loses it.
+                        change(other, inverseIndex, to: .toOne(source))
+                        released.append((try slot(of: current), entity.relationships[index].name, slots[other].ref))
+                    }
+                }
+            }
+            if !errors.isEmpty {
+                throw GraftError(.malformedInput, "the clipboard's links contradict each other", underlying: errors)
+            }
+        }
+
+        private mutating func contains(_ source: ObjectRef, in refs: [ObjectRef], at other: Int, _ index: Int) -> Bool {
+            if refs.count <= 32 { return refs.contains(source) }
+            let key = other << 16 | index
+            if largeLists[key] == nil { largeLists[key] = Set(refs) }
+            return largeLists[key]!.contains(source)
+        }
+
+        /// Objects a moved to-one left: they no longer hold the object that moved.
+        mutating func releasePrevious() throws {
+            for (owner, name, member) in released {
+                let slot = Int(owner)
+                guard let index = model.descriptions[slots[slot].ref.entity].relationshipIndexByName[name] else {
+                    continue
+                }
+                let relationship = model.descriptions[slots[slot].ref.entity].relationships[index]
+                switch slots[slot].relationships[index] {
+                case .toOne(let current):
+                    if current == member { change(slot, index, to: .toOne(nil)) }
+                case .toMany(var refs):
+                    guard let at = refs.firstIndex(of: member) else { continue }
+                    refs.remove(at: at)
+                    change(slot, index, to: .toMany(refs))
+                case .unloaded:
+                    // As above: the member's row no longer names this object; an order is rewritten.
+                    guard relationship.isOrdered else { continue }
+                    var refs = try loaded(slot, index)
+                    refs.removeAll { $0 == member }
+                    change(slot, index, to: .toMany(refs))
+                }
+            }
+        }
+
+        func id(_ slot: Int) -> String { clipboardIDs[slot] ?? label(slot) }
+
+        /// `o3 (Employee)` for an object pasted from the clipboard, `Employee p12` for another.
+        func label(_ slot: Int) -> String {
+            let entity = model.descriptions[slots[slot].ref.entity].name
+            if let id = clipboardIDs[slot] { return "\(id) (\(entity))" }
+            return "\(entity) p\(slots[slot].ref.key)"
+        }
+
+        /// Every rule the written objects break, new objects' and changed ones' uniqueness included, settled
+        /// by the plan.
+        mutating func check() throws -> [RuleViolation] {
+            var found: [PasteViolation] = []
+            var uniqueness = UniquenessCheck(model: model)
+            var checked: [Int] = []
+            for slot in slots.indices where dirty[slot] {
+                checked.append(slot)
+                for violation in RuleViolation.find(in: slots[slot], model: model, object: "") {
+                    var violation = violation
+                    violation.object = label(slot)
+                    found.append(PasteViolation(violation, clipboardID: clipboardIDs[slot]))
+                }
+                for clash in uniqueness.add(slots[slot], at: slot) {
+                    let earlier = model.descriptions[slots[clash.earlier].ref.entity].name
+                    let kind = isNew[clash.earlier] ? "another new" : "a changed"
+                    found.append(
+                        PasteViolation(
+                            clash.violation(
+                                entity: model.descriptions[slots[slot].ref.entity].name, object: label(slot),
+                                earlier: "\(kind) \(earlier) (\(label(clash.earlier)))"),
+                            clipboardID: clipboardIDs[slot]))
+                }
+            }
+            found += try storeClashes(checked)
+            return try plan.settle(found)
+        }
+
+        /// Written objects whose constraint values an object of the target they leave unchanged already has:
+        /// one set-based lookup per constraint and entity.
+        private mutating func storeClashes(_ checked: [Int]) throws -> [PasteViolation] {
+            var groups: [String: (entity: EntityDescription, names: [String], slots: [Int])] = [:]
+            for slot in checked {
+                let entity = model.descriptions[slots[slot].ref.entity]
+                for constraint in entity.uniquenessConstraints
+                where constraint.allSatisfy({ entity.attributeIndexByName[$0] != nil }) {
+                    let group = "\(entity.index).\(constraint.joined(separator: ","))"
+                    groups[group, default: (entity, constraint, [])].slots.append(slot)
+                }
+            }
+            var found: [PasteViolation] = []
+            for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
+                let root = model.descriptions[group.entity.rootIndex]
+                let rootIndices = group.names.compactMap { root.attributeIndexByName[$0] }
+                guard rootIndices.count == group.names.count else { continue }
+                let indices = group.names.map { group.entity.attributeIndexByName[$0]! }
+                var values: [[Value]] = []
+                for slot in group.slots {
+                    let key = indices.compactMap { slots[slot].attributes[$0] }
+                    if key.count == indices.count { values.append(key) }
+                }
+                let taken = try target.find(root, attributes: rootIndices, among: values)
+                for slot in group.slots {
+                    let key = indices.compactMap { slots[slot].attributes[$0] }
+                    guard key.count == indices.count, let other = taken[key], other != slots[slot].ref else { continue }
+                    // An object this paste changes is checked with its new values, above.
+                    if let changed = existing[other], dirty[Int(changed)] { continue }
+                    found.append(
+                        PasteViolation(
+                            UniquenessCheck.violation(
+                                names: group.names, values: key, entity: group.entity.name, object: label(slot),
+                                earlier: "an existing \(model.descriptions[other.entity].name) (\(target.uri(other)))"),
+                            clipboardID: clipboardIDs[slot]))
+                }
+            }
+            return found
+        }
+
+        /// The target index of the property `name`, looking first where the previous one left off (objects
+        /// list their properties in the order the clipboard's entity does), then everywhere.
+        static func match(_ name: String, in properties: [(name: String, index: Int?)], cursor: inout Int) -> Int? {
+            if cursor < properties.count, properties[cursor].name == name {
+                cursor += 1
+                return properties[cursor - 1].index
+            }
+            guard let found = properties.firstIndex(where: { $0.name == name }) else { return nil }
+            cursor = found + 1
+            return properties[found].index
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftInterchange
+import GraftModel
+import GraftTestSupport
+import Testing
+
+/// The one paste engine on stores that already hold objects, in every format: links that move existing
+/// objects, ordered to-manys of existing objects, and identities looked up in batches.
+@Suite struct PasteEngineTests {
+    /// The Company source store pasted whole into a new store of `format`, reopened for editing.
+    static func companyStore(_ format: StoreFormat, in folder: URL) throws -> URL {
+        let url = folder.appendingPathComponent("company.\(format.driver.fileExtensions[0])")
+        let everything = try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
+        _ = try Paster().paste(everything, intoNewStoreAt: url, format: format)
+        return url
+    }
+
+    /// One object of `entity` whose `key` attribute is `value`, read from the store at `url` afresh.
+    static func object(
+        _ entity: String, _ key: String, _ value: String, at url: URL
+    ) throws -> (ObjectContext, ManagedObject) {
+        let context = ObjectContext(store: try StoreFormat.openForReading(url, model: Company.v2))
+        let found = try context.fetch(
+            FetchRequest(entityName: entity, predicate: try GraftPredicate(format: "\(key) == '\(value)'")))
+        return (context, try #require(found.first))
+    }
+
+    static func names(_ objects: [ManagedObject], _ key: String = "name") -> [String] {
+        objects.compactMap { $0.value(forKey: key) as? String }
+    }
+
+    @Test(arguments: StoreFormat.allCases)
+    func aMergedToOneMovesAndTheObjectItLeftLetsGo(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.companyStore(format, in: folder)
+        // Ann alone, with her department reference naming Research instead of Sales.
+        var ann = try Copier(source: try Company.source()).copy(
+            Selection(roots: [.predicate(entity: "Employee", format: "name == 'Ann'")]))
+        let department = try #require(ann.references.firstIndex { $0.entity == "Department" })
+        ann.references[department].identity = [.init("name", .string("Research"))]
+
+        let report = try Paster(options: PasteOptions(onConflict: .merge, dangling: .drop))
+            .paste(ann, intoStoreAt: url)
+        #expect(report.merged == ["Employee": 1])
+        #expect(report.inserted.isEmpty)
+
+        let (context, research) = try Self.object("Department", "name", "Research", at: url)
+        #expect(
+            Self.names(try research.relatedObjects(forKey: "employees").allObjects()).sorted() == [
+                "Ann", "Dev", "Lee", "Rita",
+            ])
+        let sales = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'"))
+            )
+            .first)
+        #expect(
+            Self.names(try sales.relatedObjects(forKey: "employees").allObjects()).sorted() == ["Bob", "Cid", "Sandra"])
+        let moved = try #require(
+            try context.fetch(
+                FetchRequest(entityName: "Employee", predicate: try GraftPredicate(format: "name == 'Ann'"))
+            )
+            .first)
+        #expect(try moved.relatedObject(forKey: "department") === research)
+        // Her projects were references without identity, dropped: she keeps the ones she had.
+        #expect(try moved.relatedObjects(forKey: "projects").count == 2)
+    }
+
+    @Test(arguments: StoreFormat.allCases)
+    func aNewObjectJoinsTheEndOfAnExistingOrderedToMany(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.companyStore(format, in: folder)
+        // The Fair project alone, retitled, its department reference naming Research.
+        var fair = try Copier(source: try Company.source()).copy(
+            Selection(roots: [.predicate(entity: "Project", format: "title == 'Fair'")]))
+        fair.objects[0].attributes = fair.objects[0].attributes.map {
+            $0.name == "title" ? .init("title", .string("Outreach")) : $0
+        }
+        let department = try #require(fair.references.firstIndex { $0.entity == "Department" })
+        fair.references[department].identity = [.init("name", .string("Research"))]
+
+        let report = try Paster(options: PasteOptions(dangling: .drop)).paste(fair, intoStoreAt: url)
+        #expect(report.inserted == ["Project": 1])
+        #expect(report.linked == 3)  // Research, and the two members by employeeID
+
+        let (context, research) = try Self.object("Department", "name", "Research", at: url)
+        defer { withExtendedLifetime(context) {} }
+        let projects = try research.relatedObjects(forKey: "projects").allObjects()
+        #expect(Self.names(projects, "title") == ["Engine", "Outreach"])
+    }
+
+    @Test(arguments: StoreFormat.allCases)
+    func linksToASkippedObjectReachIt(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.companyStore(format, in: folder)
+        // The Engine project with its members copied along; the members exist, and are skipped.
+        var engine = try Copier(source: try Company.source()).copy(
+            Selection(roots: [.predicate(entity: "Project", format: "title == 'Engine'")], follow: ["Project.members"]))
+        engine.objects[0].attributes = engine.objects[0].attributes.map {
+            $0.name == "title" ? .init("title", .string("Turbine")) : $0
+        }
+        let report = try Paster(options: PasteOptions(onConflict: .skip, dangling: .drop)).paste(
+            engine, intoStoreAt: url)
+        #expect(report.inserted == ["Project": 1])
+        #expect(report.skipped.values.reduce(0, +) == 3)
+
+        let (context, lee) = try Self.object("Employee", "name", "Lee", at: url)
+        defer { withExtendedLifetime(context) {} }
+        #expect(
+            Self.names(try lee.relatedObjects(forKey: "projects").allObjects(), "title").sorted() == [
+                "Engine", "Turbine",
+            ])
+    }
+
+    /// More departments than one lookup asks for: every one is found and merged, and a second copy of each
+    /// is refused by the uniqueness constraint, naming the existing object.
+    @Test(arguments: StoreFormat.allCases)
+    func identitiesAreLookedUpInBatches(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("many.\(format.driver.fileExtensions[0])")
+        let entity = try #require(Company.v2.entity(named: "Department"))
+        let count = 1_234
+        let snapshots = (1...count).map { key -> Snapshot in
+            var snapshot = Snapshot(entity: entity, key: Int64(key))
+            snapshot[attribute: "name", in: entity] = .string("D\(key)")
+            snapshot[attribute: "code", in: entity] = .integer(Int64(key))
+            return snapshot
+        }
+        try format.driver.write(
+            snapshots, to: url, model: Company.v2,
+            metadata: StoreMetadata.make(for: Company.v2, storeType: format.storeType),
+            overwrite: false)
+        var copied = try Copier.copy(storeAt: url, selection: Selection(roots: [.all]), model: Company.v2).clipboard
+        for index in copied.objects.indices {
+            copied.objects[index].attributes = copied.objects[index].attributes.map {
+                $0.name == "code" ? .init("code", .integer(500)) : $0
+            }
+        }
+
+        let refused = try #require(throws: GraftError.self) { try Paster().paste(copied, intoStoreAt: url) }
+        #expect(refused.code == .alreadyExists)
+        #expect(refused.underlying.count == count)
+
+        let duplicate = try #require(throws: GraftError.self) {
+            try Paster(options: PasteOptions(onConflict: .duplicate)).paste(copied, intoStoreAt: url)
+        }
+        #expect(duplicate.code == .validationFailed)
+        #expect(duplicate.underlying.count == count)
+        #expect(duplicate.underlying.allSatisfy { $0.message.contains("an existing Department") })
+
+        let report = try Paster(options: PasteOptions(onConflict: .merge)).paste(copied, intoStoreAt: url)
+        #expect(report.merged == ["Department": count])
+        let store = try StoreFormat.openForReading(url, model: Company.v2)
+        let all = try store.fetch(StoreFetch(entities: [entity.index]))
+        #expect(all.refs.count == count)
+        for ref in all.refs.prefix(50) {
+            #expect(try store.snapshot(for: ref)?[attribute: "code", in: entity] == .integer(500))
+        }
+    }
+}
