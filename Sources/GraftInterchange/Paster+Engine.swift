@@ -206,6 +206,8 @@ struct PasteEngine {
         var newCount = 0
         /// Existing objects' slots.
         var existing: [ObjectRef: Int32] = [:]
+        /// Per existing slot whose attributes a merge changed, the values it had.
+        var original: [Int32: [Value?]] = [:]
         /// Clipboard object id → its slot.
         var position: [String: Int32] = [:]
         var pasted: [(id: String, ref: ObjectRef)] = []
@@ -302,7 +304,7 @@ struct PasteEngine {
                     slot = try self.slot(of: ref)
                     // Every attribute the clipboard's entity has, those the copy has no value for included.
                     var values = slots[Int(slot)].attributes
-                    for index in Set(entry.mapping.attributes.values) { values[index] = nil }
+                    for index in entry.mapping.covered { values[index] = nil }
                     var cursor = 0
                     for named in object.attributes {
                         guard let index = Self.match(named.name, in: entry.attributes, cursor: &cursor) else {
@@ -311,6 +313,7 @@ struct PasteEngine {
                         values[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
                     }
                     if values != slots[Int(slot)].attributes {
+                        if original[slot] == nil { original[slot] = slots[Int(slot)].attributes }
                         slots[Int(slot)].attributes = values
                         dirty[Int(slot)] = true
                     }
@@ -527,6 +530,15 @@ struct PasteEngine {
                 let entity = model.descriptions[slots[slot].ref.entity]
                 for constraint in entity.uniquenessConstraints
                 where constraint.allSatisfy({ entity.attributeIndexByName[$0] != nil }) {
+                    // An existing object that keeps its values cannot take them from another.
+                    if !isNew[slot] {
+                        guard let before = original[Int32(slot)],
+                            constraint.contains(where: {
+                                let index = entity.attributeIndexByName[$0]!
+                                return before[index] != slots[slot].attributes[index]
+                            })
+                        else { continue }
+                    }
                     let group = "\(entity.index).\(constraint.joined(separator: ","))"
                     groups[group, default: (entity, constraint, [])].slots.append(slot)
                 }

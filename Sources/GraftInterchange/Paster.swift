@@ -318,6 +318,13 @@ struct PastePlan {
         var relationships: [String: Int]
         /// Target attributes the clipboard's entity lacks: they get their defaults on new objects.
         var newAttributes: [Int]
+        /// The target attributes that identify objects (``PastePlan/identity(of:)``), each with the name
+        /// the clipboard gives it (nil when the clipboard's entity lacks it).
+        var identity: [(index: Int, clipboardName: String?)] = []
+        /// The target attributes the clipboard's entity has: a merge sets each of them.
+        var covered: [Int] = []
+        /// What happens when a copy's identity exists (``PastePlan/policy(for:)``).
+        var policy = ConflictPolicy.fail
     }
 
     enum Action {
@@ -413,6 +420,11 @@ struct PastePlan {
                         "\(target.name).\(attribute.name): not in the clipboard's model; new objects get \(filled)")
                 }
             }
+            mapping.identity = identity(of: target).map { index in
+                (index, mapping.attributes.first { $0.value == index }?.key)
+            }
+            mapping.covered = Array(covered).sorted()
+            mapping.policy = policy(for: target)
             mappings[info.name] = mapping
         }
         if problems.count == 1 { throw problems[0] }
@@ -459,12 +471,11 @@ struct PastePlan {
     /// Identity values of a clipboard object (or reference) in target attribute indices; nil when the
     /// entity has no identity or a value is missing.
     func identityValues(_ values: [Clipboard.NamedValue], entity: String) throws -> [(attribute: Int, value: Value)]? {
-        guard let mapping = mappings[entity] else { return nil }
-        let identity = identity(of: mapping.target)
-        guard !identity.isEmpty else { return nil }
+        guard let mapping = mappings[entity], !mapping.identity.isEmpty else { return nil }
         var found: [(attribute: Int, value: Value)] = []
-        for index in identity {
-            guard let named = values.first(where: { mapping.attributes[$0.name] == index }) else { return nil }
+        found.reserveCapacity(mapping.identity.count)
+        for (index, name) in mapping.identity {
+            guard let name, let named = values.first(where: { $0.name == name }) else { return nil }
             found.append((index, try convert(named.value, to: mapping.target.attributes[index], object: entity)))
         }
         return found
@@ -550,7 +561,7 @@ struct PastePlan {
                 actions[object.id] = .insert
                 continue
             }
-            switch policy(for: mapping.target) {
+            switch mapping.policy {
             case .merge: actions[object.id] = .merge(existing)
             case .skip: actions[object.id] = .skip(existing)
             case .duplicate: actions[object.id] = .insert

@@ -72,6 +72,8 @@ public final class SQLiteStore: PersistentStore {
         let choice = try SQLiteStoreFile.read(database, url: url).chooseModel(model, database: database)
         let (metadata, chosen) = (choice.metadata, choice.model)
         try database.execute("PRAGMA foreign_keys = OFF")
+        // Room for the pages a paste looks up and changes (SQLite grows the cache only as it needs).
+        try database.execute("PRAGMA cache_size = -65536")
         let schema = try SQLiteSchema.discover(in: database, model: chosen)
         return SQLiteStore(url: url, model: chosen, metadata: metadata, database: database, schema: schema)
     }
