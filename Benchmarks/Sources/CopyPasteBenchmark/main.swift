@@ -102,7 +102,8 @@ for run in 1...options.runs {
     removeStore(mergeTarget)
     try FileManager.default.copyItem(at: document, to: mergeTarget)
     steps["merge", default: []].append(
-        try measure(graft, ["paste", mergeClipboard.path, "--into", mergeTarget.path, "--on-conflict", "merge", "-q"]).0)
+        try measure(graft, ["paste", mergeClipboard.path, "--into", mergeTarget.path, "--on-conflict", "merge", "-q"]).0
+    )
     copied100 = said.trimmingCharacters(in: .whitespacesAndNewlines)
 
     // Graft's codecs alone, in this process.
@@ -194,6 +195,7 @@ print(
 let mergeTime = seconds("merge"), perObject = mergeTime / Double(max(mergedObjects, 1)) * 1_000_000
 print(
     String(
-        format: "merge of %d objects into the %d-object store: %.2f s, %.1f µs an object (target ≤ 10 µs: %@), peak %.0f MB",
+        format:
+            "merge of %d objects into the %d-object store: %.2f s, %.1f µs an object (target ≤ 10 µs: %@), peak %.0f MB",
         mergedObjects, options.objects, mergeTime, perObject, (perObject <= 10 ? "met" : "MISSED") as NSString,
         peak("merge")))
