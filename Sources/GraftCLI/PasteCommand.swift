@@ -172,7 +172,7 @@ struct PasteCommand: ParsableCommand {
         if let idMap {
             try write(idMap: report, to: idMap)
         } else {
-            for (id, uri) in report.idMap { context.print("\(id)\t\(uri)") }
+            report.forEachIDMapEntry { id, uri in context.print("\(id)\t\(uri)") }
         }
         guard !quiet else { return }
         for note in report.notes { context.printError("note: \(note)") }

@@ -74,7 +74,54 @@ public struct PasteReport: Sendable {
     /// the clipboard's model lacked.
     public var notes: [String] = []
     /// Clipboard id → URI of the object it became (or was merged into, or skipped for), in document order.
-    public var idMap: [(id: String, uri: String)] = []
+    ///
+    /// A large paste keeps the map compactly and makes the URIs when asked: to go through it without
+    /// holding them all, use ``forEachIDMapEntry(_:)``.
+    public var idMap: [(id: String, uri: String)] {
+        get {
+            var entries: [(id: String, uri: String)] = []
+            entries.reserveCapacity(idMapCount)
+            forEachIDMapEntry { entries.append(($0, $1)) }
+            return entries
+        }
+        set { idMapStorage = .entries(newValue) }
+    }
+    var idMapStorage = IDMapStorage.entries([])
+
+    /// How many entries ``idMap`` has.
+    public var idMapCount: Int {
+        switch idMapStorage {
+        case .entries(let entries): entries.count
+        case .compact(let map): map.ids.count
+        }
+    }
+
+    /// Calls `body` with each clipboard id and the URI of the object it became, in document order.
+    public func forEachIDMapEntry(_ body: (_ id: String, _ uri: String) throws -> Void) rethrows {
+        switch idMapStorage {
+        case .entries(let entries):
+            for (id, uri) in entries { try body(id, uri) }
+        case .compact(let map):
+            let prefix = "x-coredata://\(map.storeIdentifier)/"
+            for at in map.ids.indices {
+                try body(map.ids[at], prefix + map.entityNames[Int(map.entities[at])] + "/p\(map.keys[at])")
+            }
+        }
+    }
+
+    enum IDMapStorage: Sendable {
+        case entries([(id: String, uri: String)])
+        case compact(CompactIDMap)
+    }
+
+    /// The id map of a large paste: per object its id, entity and key.
+    struct CompactIDMap: Sendable {
+        var ids: [String]
+        var entities: [Int32]
+        var keys: [Int64]
+        var entityNames: [String]
+        var storeIdentifier: String
+    }
     /// The rules the pasted objects break, pasted as they are because validation was off
     /// (``PasteOptions/validates``); empty otherwise, since a paste that breaks rules is refused.
     public var violations: [RuleViolation] = []
@@ -101,7 +148,7 @@ public struct PasteReport: Sendable {
                         ])
                     })
             ),
-            ("idMap", .object(idMap.map { ($0.id, .string($0.uri)) })),
+            ("idMap", .object(idMap.map { ($0.id, JSONValue.string($0.uri)) })),
         ])
     }
 }
@@ -228,6 +275,14 @@ public struct Paster {
                 context: [.file(url.relativePath)])
         }
         let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
+        try clipboard.check()
+        var source = ClipboardObjects(clipboard)
+        switch try StreamingPaste<ClipboardObjects>(model: model, options: options).run(
+            &source, into: url, format: format, metadata: metadata, progress: progress)
+        {
+        case .pasted(let report): return report
+        case .needsEngine: break
+        }
         var plan = try PastePlan(clipboard: clipboard, model: model, options: options)
         try plan.resolve(using: EmptyTarget(model: model, identifier: metadata.identifier))
         var report = plan.report(dryRun: options.dryRun)
@@ -339,11 +394,15 @@ struct PastePlan {
     var references: [String: ObjectRef?] = [:]
     var danglingDescriptions: [String] = []
 
-    init(clipboard: Clipboard, model: Model, options: PasteOptions) throws {
+    /// - Parameter objectEntities: the entities the document's objects belong to, when `clipboard` holds
+    ///   only the document's header (a streaming paste reads the objects itself, checked as it reads); by
+    ///   default those of `clipboard.objects`, after the clipboard is checked.
+    init(clipboard: Clipboard, model: Model, options: PasteOptions, objectEntities: Set<String>? = nil) throws {
         self.clipboard = clipboard
         self.model = model
         self.options = options
-        try clipboard.check()
+        if objectEntities == nil { try clipboard.check() }
+        let objectEntities = objectEntities ?? Set(clipboard.objects.map(\.entity))
         var problems: [GraftError] = []
         for name in options.onConflictByEntity.keys.sorted() where model.entity(named: name) == nil {
             problems.append(
@@ -377,7 +436,7 @@ struct PastePlan {
                         context: [.entity(info.name)]))
                 continue
             }
-            guard !target.isAbstract || !clipboard.objects.contains(where: { $0.entity == info.name }) else {
+            guard !target.isAbstract || !objectEntities.contains(info.name) else {
                 problems.append(
                     GraftError(
                         .modelMismatch,
@@ -413,7 +472,7 @@ struct PastePlan {
             for (index, attribute) in target.attributes.enumerated()
             where !covered.contains(index) && !attribute.isTransient {
                 mapping.newAttributes.append(index)
-                if clipboard.objects.contains(where: { $0.entity == info.name }) {
+                if objectEntities.contains(info.name) {
                     let filled =
                         attribute.defaultValue.map { "its default value \(ValueText.format($0))" } ?? "no value"
                     notes.append(

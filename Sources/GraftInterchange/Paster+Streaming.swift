@@ -1,0 +1,433 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+
+/// A clipboard's objects, read in document order, as many times as a paste needs.
+protocol ClipboardObjectSource {
+    /// Everything the document says besides its objects.
+    var header: Clipboard.Header { get }
+    /// The next object, or nil after the last.
+    mutating func next() throws -> Clipboard.Object?
+    /// Back to the first object.
+    mutating func rewind() throws
+}
+
+/// The objects of a clipboard in memory.
+struct ClipboardObjects: ClipboardObjectSource {
+    let clipboard: Clipboard
+    private var position = 0
+
+    init(_ clipboard: Clipboard) { self.clipboard = clipboard }
+
+    var header: Clipboard.Header { clipboard.header }
+
+    mutating func next() throws -> Clipboard.Object? {
+        guard position < clipboard.objects.count else { return nil }
+        defer { position += 1 }
+        return clipboard.objects[position]
+    }
+
+    mutating func rewind() { position = 0 }
+}
+
+/// A paste into a new document, streamed: the objects are read twice, and never held all at once.
+///
+/// The first pass keeps, per object, only its entity and where its links point (as numbers); the second
+/// builds each object's snapshot, checks it and hands it to the store writer. What the result is, is the
+/// paste engine's (``PasteEngine``): every object new, links as the clipboard states them with both
+/// sides kept, defaults for attributes the clipboard's model lacked, keys one sequence per tree in tree
+/// order. When the objects break a rule or their links contradict each other, the written file is
+/// dropped and the paste is made again by the engine in memory, which names every object involved (a
+/// rare, slow path).
+struct StreamingPaste<Source: ClipboardObjectSource> {
+    let model: Model
+    let options: PasteOptions
+
+    /// What the streaming paste found, or that it must be made in memory.
+    enum Outcome {
+        case pasted(PasteReport)
+        /// The objects break a rule or contradict each other: the caller pastes in memory instead.
+        case needsEngine
+    }
+
+    /// How the first pass writes where a link points: an object's slot, or a reference's index.
+    private struct Layout {
+        var entityOfSlot: [UInt16] = []
+        /// Per slot, the number of its id when it has Graft's form (`o12` → 12), else -1 - an index in
+        /// `otherIDs`.
+        var idNumbers: [Int64] = []
+        var otherIDs: [String] = []
+        /// Slot of the object numbered n (Graft's `o<n>` ids), or -1.
+        var slotOfNumber: [Int32] = []
+        var slotOfOther: [String: Int32] = [:]
+        /// Per slot, its first link; one more entry at the end.
+        var firstLink: [Int32] = [0]
+        /// Per link: target relationship index (or `UInt16.max` when the target model lacks it), end of its
+        /// targets.
+        var linkRelationship: [UInt16] = []
+        var linkEnd: [Int32] = []
+        /// Per link target, while reading: the target's id number (≥ 0), a reference (`-1 - index`), or
+        /// another form of id (`Int64.min + index` in `pendingIDs`); then the slot, or -1 - reference index.
+        var targets: [Int64] = []
+        var pendingIDs: [String] = []
+        var count: Int { entityOfSlot.count }
+
+        /// `o12` → 12; nil for ids of any other form.
+        static func number(_ id: String) -> Int64? {
+            var utf8 = id.utf8.makeIterator()
+            guard utf8.next() == UInt8(ascii: "o") else { return nil }
+            var number: Int64 = 0, digits = 0
+            while let byte = utf8.next() {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 12,
+                    digits > 0 || byte != UInt8(ascii: "0")
+                else { return nil }
+                number = number * 10 + Int64(byte - UInt8(ascii: "0"))
+                digits += 1
+            }
+            return digits > 0 ? number : nil
+        }
+
+        /// Records the object's id; false when the document used it already.
+        mutating func add(id: String, slot: Int32) -> Bool {
+            // Numbers far beyond the objects read so far go the general way, so a hostile id cannot
+            // make the table huge.
+            if let number = Self.number(id), number < Int64(slotOfNumber.count) + (1 << 20) {
+                let index = Int(number)
+                if index >= slotOfNumber.count {
+                    slotOfNumber.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfNumber.count))
+                }
+                guard slotOfNumber[index] < 0 else { return false }
+                slotOfNumber[index] = slot
+                idNumbers.append(number)
+                return true
+            }
+            guard slotOfOther.updateValue(slot, forKey: id) == nil else { return false }
+            idNumbers.append(-1 - Int64(otherIDs.count))
+            otherIDs.append(id)
+            return true
+        }
+
+        func slot(of id: String) -> Int32? {
+            if let number = Self.number(id), number < Int64(slotOfNumber.count) {
+                let slot = slotOfNumber[Int(number)]
+                if slot >= 0 { return slot }
+            }
+            return slotOfOther[id]
+        }
+
+        func id(of slot: Int) -> String {
+            let number = idNumbers[slot]
+            return number >= 0 ? "o\(number)" : otherIDs[Int(-1 - number)]
+        }
+    }
+
+    /// Pastes into a new document at `url`, streaming.
+    func run(
+        _ source: inout Source, into url: URL, format: StoreFormat, metadata: StoreMetadata,
+        progress: ((_ done: Int, _ total: Int?) -> Void)?
+    ) throws -> Outcome {
+        let header = source.header
+        let entityNumber = Dictionary(
+            header.entities.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let referenceNumber = Dictionary(
+            header.references.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        // Clipboard relationship names per entity, for the first pass.
+        let relationshipNumbers = header.entities.map { info in
+            Dictionary(
+                info.relationships.enumerated().map { ($0.element.name, $0.offset) },
+                uniquingKeysWith: { first, _ in first })
+        }
+
+        // First pass: entities, ids and links.
+        var layout = Layout()
+        var clipboardRelationship: [UInt16] = []
+        var objectEntities = Set<String>()
+        while let object = try source.next() {
+            guard let entity = entityNumber[object.entity] else {
+                throw GraftError(
+                    .malformedInput, "the object names entity \(object.entity), which the document does not describe",
+                    context: [.object(object.id)])
+            }
+            let slot = Int32(layout.count)
+            guard layout.add(id: object.id, slot: slot) else {
+                throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
+            }
+            layout.entityOfSlot.append(UInt16(entity))
+            objectEntities.insert(object.entity)
+            for link in object.relationships {
+                guard let number = relationshipNumbers[entity][link.name] else {
+                    throw GraftError(
+                        .malformedInput,
+                        "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
+                        context: [.object(object.id), .key(link.name)])
+                }
+                for target in link.targets {
+                    if let number = Layout.number(target), referenceNumber.isEmpty || referenceNumber[target] == nil {
+                        layout.targets.append(number)
+                    } else if let reference = referenceNumber[target] {
+                        layout.targets.append(-1 - Int64(reference))
+                    } else {
+                        layout.targets.append(Int64.min + Int64(layout.pendingIDs.count))
+                        layout.pendingIDs.append(target)
+                    }
+                }
+                clipboardRelationship.append(UInt16(number))
+                layout.linkEnd.append(Int32(layout.targets.count))
+            }
+            layout.firstLink.append(Int32(layout.linkEnd.count))
+        }
+        for root in header.roots where layout.slot(of: root) == nil {
+            throw GraftError(.malformedInput, "the root '\(root)' is not an object of the document")
+        }
+
+        var plan = try PastePlan(
+            clipboard: Clipboard(header: header, objects: []), model: model, options: options,
+            objectEntities: objectEntities)
+        try plan.resolve(using: EmptyTarget(model: model, identifier: metadata.identifier))
+        var report = plan.report(dryRun: options.dryRun)
+
+        // Per clipboard entity: its mapping, attribute names, and relationship positions in the target.
+        let mappings = header.entities.map { plan.mappings[$0.name] }
+        let attributeLists = header.entities.map { info in
+            info.attributes.map { ($0.name, plan.mappings[info.name]?.attributes[$0.name]) }
+        }
+        // Links are in slot order: each link's entity is found through its slot as the loop goes.
+        var slot = 0
+        for link in clipboardRelationship.indices {
+            while Int(layout.firstLink[slot + 1]) <= link { slot += 1 }
+            let info = header.entities[Int(layout.entityOfSlot[slot])]
+            let name = info.relationships[Int(clipboardRelationship[link])].name
+            let index = mappings[Int(layout.entityOfSlot[slot])]?.relationships[name]
+            layout.linkRelationship.append(index.map(UInt16.init) ?? UInt16.max)
+        }
+
+        // Where each target is: a slot, or a reference (dropped: a new document has nothing to link to).
+        for at in layout.targets.indices {
+            let code = layout.targets[at]
+            let slot: Int32?
+            if code >= 0 {
+                slot = code < Int64(layout.slotOfNumber.count) ? layout.slotOfNumber[Int(code)] : nil
+            } else if code >= -Int64(header.references.count) {
+                continue
+            } else {
+                slot = layout.slotOfOther[layout.pendingIDs[Int(code - Int64.min)]]
+            }
+            guard let slot, slot >= 0 else {
+                let link = Int(linkIndex(containing: at, in: layout))
+                let source = self.slot(ofLink: link, in: layout)
+                let target = code >= 0 ? "o\(code)" : layout.pendingIDs[Int(code - Int64.min)]
+                let info = header.entities[Int(layout.entityOfSlot[source])]
+                let name = info.relationships[Int(clipboardRelationship[link])].name
+                throw GraftError(
+                    .malformedInput, "refers to '\(target)', which the document does not have",
+                    context: [.object(layout.id(of: source)), .key(name)])
+            }
+            layout.targets[at] = Int64(slot)
+        }
+        layout.pendingIDs = []
+        clipboardRelationship = []
+
+        // Keys: one sequence, tree after tree, objects of each tree in document order.
+        let targetEntity = layout.entityOfSlot.map { mappings[Int($0)]?.target.index ?? -1 }
+        var countPerRoot: [Int: Int64] = [:]
+        for entity in targetEntity where entity >= 0 {
+            countPerRoot[model.descriptions[entity].rootIndex, default: 0] += 1
+        }
+        var nextKey: [Int: Int64] = [:]
+        var base: Int64 = 0
+        for (root, count) in countPerRoot.sorted(by: { $0.key < $1.key }) {
+            nextKey[root] = base
+            base += count
+        }
+        var keys = [Int64](repeating: 0, count: layout.count)
+        for slot in keys.indices where targetEntity[slot] >= 0 {
+            let root = model.descriptions[targetEntity[slot]].rootIndex
+            nextKey[root]! += 1
+            keys[slot] = nextKey[root]!
+        }
+        func ref(_ slot: Int) -> ObjectRef { ObjectRef(entity: targetEntity[slot], key: keys[slot]) }
+        report.inserted = [:]
+        for entity in targetEntity where entity >= 0 {
+            report.inserted[model.descriptions[entity].name, default: 0] += 1
+        }
+
+        // The other side of each link, where the clipboard did not state it.
+        guard let extras = inverses(layout, targetEntity: targetEntity) else { return .needsEngine }
+
+        // Second pass: snapshots, checked and written.
+        try source.rewind()
+        var writer =
+            options.dryRun ? nil : try format.driver.writer(at: url, model: model, metadata: metadata, overwrite: false)
+        var uniqueness = UniquenessCheck(model: model)
+        var extra = 0
+        var written = 0
+        do {
+            var slot = 0
+            while let object = try source.next() {
+                defer { slot += 1 }
+                guard let mapping = mappings[Int(layout.entityOfSlot[slot])] else { continue }
+                let entity = mapping.target
+                var snapshot = Snapshot(entity: entity, key: keys[slot])
+                for index in mapping.newAttributes {
+                    snapshot.attributes[index] = entity.attributes[index].defaultValue
+                }
+                let attributes = attributeLists[Int(layout.entityOfSlot[slot])]
+                var cursor = 0
+                for named in object.attributes {
+                    guard let index = Self.match(named.name, in: attributes, cursor: &cursor) else { continue }
+                    snapshot.attributes[index] = try plan.convert(
+                        named.value, to: entity.attributes[index], object: object.id)
+                }
+                var start =
+                    slot == 0 || layout.firstLink[slot] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[slot]) - 1])
+                for link in Int(layout.firstLink[slot])..<Int(layout.firstLink[slot + 1]) {
+                    defer { start = Int(layout.linkEnd[link]) }
+                    let index = Int(layout.linkRelationship[link])
+                    guard index != Int(UInt16.max) else { continue }
+                    let codes = layout.targets[start..<Int(layout.linkEnd[link])]
+                    var refs: [ObjectRef] = []
+                    refs.reserveCapacity(codes.count)
+                    var seen = codes.count > 32 ? Set<Int64>() : nil
+                    for code in codes where code >= 0 {
+                        if seen != nil ? seen!.insert(code).inserted : !refs.contains(ref(Int(code))) {
+                            refs.append(ref(Int(code)))
+                        }
+                    }
+                    guard !refs.isEmpty else { continue }
+                    snapshot.relationships[index] =
+                        entity.relationships[index].isToMany ? .toMany(refs) : .toOne(refs[0])
+                }
+                while extra < extras.count, extras[extra].slot == Int32(slot) {
+                    let (_, index, from) = extras[extra]
+                    extra += 1
+                    switch snapshot.relationships[Int(index)] {
+                    case .toMany(var refs):
+                        snapshot.relationships[Int(index)] = .unloaded
+                        refs.append(ref(Int(from)))
+                        snapshot.relationships[Int(index)] = .toMany(refs)
+                    default:
+                        snapshot.relationships[Int(index)] = .toOne(ref(Int(from)))
+                    }
+                }
+                guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty,
+                    uniqueness.add(snapshot, at: slot).isEmpty
+                else {
+                    writer?.cancel()
+                    return .needsEngine
+                }
+                guard writer != nil else { continue }
+                try writer!.write(snapshot)
+                written += 1
+                if written % 10_000 == 0 { progress?(written, layout.count) }
+            }
+            guard writer != nil else { return .pasted(report) }
+            progress?(written, layout.count)
+            try writer!.finishHoldingLock().release()
+        } catch {
+            writer?.cancel()
+            throw error
+        }
+        let names = model.descriptions.map(\.name)
+        report.idMapStorage = .compact(
+            PasteReport.CompactIDMap(
+                ids: (0..<layout.count).map { layout.id(of: $0) }, entities: targetEntity.map(Int32.init), keys: keys,
+                entityNames: names, storeIdentifier: metadata.identifier))
+        return .pasted(report)
+    }
+
+    /// The slot whose links include `link`.
+    private func slot(ofLink link: Int, in layout: Layout) -> Int {
+        var low = 0, high = layout.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if Int(layout.firstLink[middle]) <= link { low = middle } else { high = middle - 1 }
+        }
+        return low
+    }
+
+    /// The index of the link whose targets include position `at`.
+    private func linkIndex(containing at: Int, in layout: Layout) -> Int32 {
+        var low = 0, high = layout.linkEnd.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if Int(layout.linkEnd[middle]) <= at { low = middle + 1 } else { high = middle }
+        }
+        return Int32(low)
+    }
+
+    /// The inverse entries the clipboard does not state, sorted by the slot that gets them (slot,
+    /// relationship, the object it points to); nil when two links contradict each other.
+    private func inverses(
+        _ layout: Layout, targetEntity: [Int]
+    ) -> [(slot: Int32, relationship: UInt16, from: Int32)]? {
+        var extras: [(slot: Int32, relationship: UInt16, from: Int32)] = []
+        var toOnes: [Int: Int32] = [:]  // slot << 16 | relationship → the object an added to-one names
+        var largeLists: [Int: Set<Int32>] = [:]
+        var start = 0
+        var slot = 0
+        for link in layout.linkRelationship.indices {
+            defer { start = Int(layout.linkEnd[link]) }
+            while Int(layout.firstLink[slot + 1]) <= link { slot += 1 }
+            let index = Int(layout.linkRelationship[link])
+            guard index != Int(UInt16.max), targetEntity[slot] >= 0 else { continue }
+            let relationship = model.descriptions[targetEntity[slot]].relationships[index]
+            guard let inverse = model.inverse(of: relationship) else { continue }
+            for code in layout.targets[start..<Int(layout.linkEnd[link])] where code >= 0 {
+                let other = Int(code)
+                guard targetEntity[other] >= 0,
+                    let inverseIndex = model.descriptions[targetEntity[other]].relationshipIndexByName[inverse.name]
+                else { continue }
+                // What the other object states for the inverse.
+                var stated: Range<Int>?
+                var otherStart =
+                    layout.firstLink[other] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[other]) - 1])
+                for otherLink in Int(layout.firstLink[other])..<Int(layout.firstLink[other + 1]) {
+                    if Int(layout.linkRelationship[otherLink]) == inverseIndex {
+                        stated = otherStart..<Int(layout.linkEnd[otherLink])
+                        break
+                    }
+                    otherStart = Int(layout.linkEnd[otherLink])
+                }
+                if let stated {
+                    let members = layout.targets[stated]
+                    let found: Bool
+                    if members.count > 32 {
+                        let key = other << 16 | inverseIndex
+                        if largeLists[key] == nil {
+                            largeLists[key] = Set(members.map { Int32(truncatingIfNeeded: $0) })
+                        }
+                        found = largeLists[key]!.contains(Int32(slot))
+                    } else {
+                        found = members.contains(Int64(slot))
+                    }
+                    if found { continue }
+                    // A to-one that names another object contradicts the link.
+                    guard inverse.isToMany else { return nil }
+                }
+                if !inverse.isToMany {
+                    let key = other << 16 | inverseIndex
+                    if let named = toOnes[key] {
+                        if named != Int32(slot) { return nil }
+                        continue
+                    }
+                    toOnes[key] = Int32(slot)
+                }
+                extras.append((Int32(other), UInt16(inverseIndex), Int32(slot)))
+            }
+        }
+        // In slot order; within a slot, in the order the links were read.
+        return extras.enumerated().sorted { ($0.element.slot, $0.offset) < ($1.element.slot, $1.offset) }.map(\.element)
+    }
+
+    /// The target index of the attribute `name`, looking first where the previous one left off.
+    private static func match(_ name: String, in properties: [(String, Int?)], cursor: inout Int) -> Int? {
+        if cursor < properties.count, properties[cursor].0 == name {
+            cursor += 1
+            return properties[cursor - 1].1
+        }
+        guard let found = properties.firstIndex(where: { $0.0 == name }) else { return nil }
+        cursor = found + 1
+        return properties[found].1
+    }
+}

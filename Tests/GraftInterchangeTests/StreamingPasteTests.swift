@@ -1,0 +1,137 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftModel
+import GraftTestSupport
+import Testing
+
+@testable import GraftInterchange
+
+/// The streaming paste into a new document writes what the paste engine writes, object for object and
+/// key for key, and leaves to the engine the documents it cannot stream.
+@Suite struct StreamingPasteTests {
+    static let model = Company.v2
+
+    static func everything() throws -> Clipboard {
+        try Copier(source: try Company.source()).copy(Selection(roots: [.all]))
+    }
+
+    /// The clipboard pasted by the streaming paste, or nil when it hands the paste to the engine.
+    static func streamed(_ clipboard: Clipboard, format: StoreFormat, to url: URL) throws -> PasteReport? {
+        var source = ClipboardObjects(clipboard)
+        let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
+        switch try StreamingPaste<ClipboardObjects>(model: model, options: PasteOptions(dangling: .drop)).run(
+            &source, into: url, format: format, metadata: metadata, progress: nil)
+        {
+        case .pasted(let report): return report
+        case .needsEngine: return nil
+        }
+    }
+
+    /// The same clipboard pasted by the engine in memory.
+    static func engine(_ clipboard: Clipboard, format: StoreFormat, to url: URL) throws {
+        let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
+        var plan = try PastePlan(clipboard: clipboard, model: model, options: PasteOptions(dangling: .drop))
+        try plan.resolve(using: EmptyTarget(model: model, identifier: metadata.identifier))
+        var next: Int64 = 0
+        let result = try PasteEngine(plan: plan).run(on: EmptyTarget(model: model, identifier: metadata.identifier)) {
+            _, count in
+            defer { next += Int64(count) }
+            return (1...Int64(max(count, 1))).prefix(count).map { next + $0 }
+        }
+        try format.driver.write(result.inserted, to: url, model: model, metadata: metadata, overwrite: false)
+    }
+
+    /// Every object of the document at `url`, to-manys as sets unless ordered.
+    static func contents(_ url: URL) throws -> [String] {
+        let store = try StoreFormat.openForReading(url, model: model)
+        var lines: [String] = []
+        for entity in model.descriptions where !entity.isAbstract {
+            for ref in try store.fetch(StoreFetch(entities: [entity.index])).refs {
+                let snapshot = try #require(try store.snapshot(for: ref))
+                var line = "\(entity.name) p\(ref.key): \(snapshot.attributes)"
+                for relationship in entity.relationships {
+                    var refs = snapshot.relationships[relationship.index].refs
+                    if case .unloaded = snapshot.relationships[relationship.index] {
+                        refs = try store.relatedRefs(of: ref, relationship: relationship.index)
+                    }
+                    let shown = refs.map { "\($0.entity)/\($0.key)" }
+                    line += " \(relationship.name)=\(relationship.isOrdered ? shown : shown.sorted())"
+                }
+                lines.append(line)
+            }
+        }
+        return lines.sorted()
+    }
+
+    @Test(arguments: StoreFormat.allCases)
+    func streamingWritesWhatTheEngineWrites(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = try Self.everything()
+        let streamedURL = folder.appendingPathComponent("streamed.\(format.driver.fileExtensions[0])")
+        let engineURL = folder.appendingPathComponent("engine.\(format.driver.fileExtensions[0])")
+        let report = try #require(try Self.streamed(clipboard, format: format, to: streamedURL))
+        try Self.engine(clipboard, format: format, to: engineURL)
+        #expect(try Self.contents(streamedURL) == Self.contents(engineURL))
+        #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count)
+        #expect(report.idMapCount == clipboard.objects.count)
+        try expectPasted(clipboard, report, in: try StoreFormat.openForReading(streamedURL, model: Self.model))
+    }
+
+    /// Links stated on one side only get their other side, as the engine gives them; ids of any form work.
+    @Test(arguments: StoreFormat.allCases)
+    func oneSidedLinksAndOtherIDsStream(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var clipboard = try Self.everything()
+        // Departments no longer list their employees, nor managers their reports; ids become `x…`.
+        func renamed(_ id: String) -> String { id.hasPrefix("o") ? "x-" + id.dropFirst() : id }
+        for index in clipboard.objects.indices {
+            clipboard.objects[index].id = renamed(clipboard.objects[index].id)
+            clipboard.objects[index].relationships = clipboard.objects[index].relationships.compactMap { link in
+                ["employees", "directReports"].contains(link.name) ? nil : .init(link.name, link.targets.map(renamed))
+            }
+        }
+        clipboard.roots = clipboard.roots.map(renamed)
+        let streamedURL = folder.appendingPathComponent("streamed.\(format.driver.fileExtensions[0])")
+        let engineURL = folder.appendingPathComponent("engine.\(format.driver.fileExtensions[0])")
+        #expect(try Self.streamed(clipboard, format: format, to: streamedURL) != nil)
+        try Self.engine(try Self.everything(), format: format, to: engineURL)
+        #expect(try Self.contents(streamedURL) == Self.contents(engineURL))
+    }
+
+    @Test func contradictionsAndBrokenRulesGoToTheEngine() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = try Self.everything()
+        // An employee listed by a department other than the one her own link names.
+        var contradicting = clipboard
+        let departments = contradicting.objects.indices.filter { contradicting.objects[$0].entity == "Department" }
+        let first = contradicting.objects[departments[0]]
+        let stranger = try #require(
+            contradicting.objects[departments[1]].relationships.first { $0.name == "employees" }?.targets.first)
+        contradicting.objects[departments[0]].relationships = first.relationships.map {
+            $0.name == "employees" ? .init("employees", $0.targets + [stranger]) : $0
+        }
+        let url = folder.appendingPathComponent("a.sqlite")
+        #expect(try Self.streamed(contradicting, format: .sqlite, to: url) == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        // A name longer than the model allows.
+        var broken = clipboard
+        broken.objects[departments[0]].attributes = broken.objects[departments[0]].attributes.map {
+            $0.name == "name" ? .init("name", .string(String(repeating: "n", count: 70))) : $0
+        }
+        #expect(try Self.streamed(broken, format: .xml, to: folder.appendingPathComponent("b.xml")) == nil)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("b.xml").path))
+        // Through the public call, the engine then names what is wrong.
+        let refused = try #require(throws: GraftError.self) {
+            try Paster().paste(broken, intoNewStoreAt: folder.appendingPathComponent("c.xml"), format: .xml)
+        }
+        #expect(refused.code == .validationFailed)
+        let contradicted = try #require(throws: GraftError.self) {
+            try Paster().paste(contradicting, intoNewStoreAt: folder.appendingPathComponent("d.xml"), format: .xml)
+        }
+        #expect(contradicted.message.contains("contradict"))
+    }
+}
