@@ -12,7 +12,7 @@ import Foundation
 /// Base64.encode(Data([0x89, 0x50]))          // "iVA="
 /// Base64.decode("iVA")                       // 2 bytes: padding may be left out
 /// ```
-public enum Base64 {
+package enum Base64 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// 0–63 for alphabet bytes, 0xFE for white space, 0xFF for anything else.
@@ -24,10 +24,10 @@ public enum Base64 {
     }()
 
     /// The length of the encoding of `count` bytes.
-    public static func encodedLength(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+    package static func encodedLength(_ count: Int) -> Int { (count + 2) / 3 * 4 }
 
     /// Writes `encodedLength(bytes.count)` bytes at `output`.
-    public static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) {
+    package static func encode(_ bytes: UnsafeRawBufferPointer, into output: UnsafeMutablePointer<UInt8>) {
         alphabet.withUnsafeBufferPointer { alphabet in
             var input = 0
             var out = 0
@@ -52,7 +52,7 @@ public enum Base64 {
         }
     }
 
-    public static func encode(_ data: Data) -> String {
+    package static func encode(_ data: Data) -> String {
         let length = (data.count + 2) / 3 * 4
         return String(unsafeUninitializedCapacity: length) { buffer in
             data.withUnsafeBytes { encode($0, into: buffer.baseAddress!) }
@@ -60,14 +60,14 @@ public enum Base64 {
         }
     }
 
-    public static func decode(_ text: String) -> Data? {
+    package static func decode(_ text: String) -> Data? {
         var text = text
         return text.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
     }
 
     /// Decodes base64, ignoring white space; padding may be left out. `nil` for any other byte, for
     /// padding in the middle, or for a length no encoder produces.
-    public static func decode(_ bytes: UnsafeRawBufferPointer) -> Data? {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) -> Data? {
         values.withUnsafeBufferPointer { values -> Data? in
             var output = Data(count: bytes.count / 4 * 3 + 3)
             let written = output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) -> Int? in

@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// Reading and writing files with errors that say which file and why.
-public enum FileAccess {
+package enum FileAccess {
     /// The whole contents of a file, read through one descriptor opened once (so a FIFO or a device
     /// such as `/dev/stdin` works: it is read to its end).
     ///
@@ -23,7 +23,7 @@ public enum FileAccess {
     ///   this fails before anything is read); `nil` for no limit.
     /// - Throws: `GraftError.fileNotFound` when nothing is at `url`; `GraftError.io` when it is a folder or
     ///   cannot be read; `GraftError.invalidOperation` when it holds more than `maxSize` bytes.
-    public static func read(_ url: URL, maxSize: Int? = nil) throws -> Data {
+    package static func read(_ url: URL, maxSize: Int? = nil) throws -> Data {
         let name = url.relativePath
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -54,7 +54,7 @@ public enum FileAccess {
     ///   - name: what to call the source in errors, such as "standard input".
     /// - Throws: `GraftError.io` when reading fails; `GraftError.invalidOperation` once more than
     ///   `maxSize` bytes have come (reading stops there).
-    public static func read(
+    package static func read(
         fileDescriptor descriptor: Int32, maxSize: Int?, expectedSize: Int? = nil, name: String
     ) throws -> Data {
         let limit = maxSize ?? Int.max
@@ -86,14 +86,14 @@ public enum FileAccess {
     }
 
     /// The error for a source larger than the limit a reader allows.
-    public static func tooLarge(_ name: String, limit: Int) -> GraftError {
+    package static func tooLarge(_ name: String, limit: Int) -> GraftError {
         GraftError(
             .invalidOperation, "holds more than \(describeSize(limit)), the most accepted; reading stopped there",
             context: [.file(name)])
     }
 
     /// A byte count as people read it: `512 bytes`, `64 MiB`, `1.5 GiB`.
-    public static func describeSize(_ bytes: Int) -> String {
+    package static func describeSize(_ bytes: Int) -> String {
         let units = ["KiB", "MiB", "GiB", "TiB"]
         guard bytes >= 1024 else { return Wording.counted(bytes, "byte") }
         var value = Double(bytes)
@@ -107,14 +107,14 @@ public enum FileAccess {
     }
 
     /// Whether something exists at `url`, and whether it is a folder.
-    public static func kind(of url: URL) -> (exists: Bool, isDirectory: Bool) {
+    package static func kind(of url: URL) -> (exists: Bool, isDirectory: Bool) {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
         return (exists, isDirectory.boolValue)
     }
 
     /// What is at `url` (symbolic links followed), or `nil` when nothing is.
-    public static func fileKind(of url: URL) -> FileKind? {
+    package static func fileKind(of url: URL) -> FileKind? {
         var info = stat()
         guard stat(url.path, &info) == 0 else { return nil }
         return FileKind(mode: info.st_mode)
@@ -123,7 +123,7 @@ public enum FileAccess {
     /// The file at `url` (symbolic links followed) as its device and inode, or `nil` when nothing is
     /// there. Two paths name the same file — through links, hard links or `..` — exactly when their
     /// identities are equal.
-    public static func identity(of url: URL) -> FileIdentity? {
+    package static func identity(of url: URL) -> FileIdentity? {
         var info = stat()
         guard stat(url.path, &info) == 0 else { return nil }
         return FileIdentity(info)
@@ -131,14 +131,14 @@ public enum FileAccess {
 
     /// The file at `url` (symbolic links followed) with its size and modification time, or `nil` when
     /// nothing is there: what changes when the file is replaced or written to.
-    public static func version(of url: URL) -> FileVersion? {
+    package static func version(of url: URL) -> FileVersion? {
         var info = stat()
         guard stat(url.path, &info) == 0 else { return nil }
         return FileVersion(info)
     }
 
     /// Whether two paths name the same existing file (same device and inode).
-    public static func isSameFile(_ first: URL, _ second: URL) -> Bool {
+    package static func isSameFile(_ first: URL, _ second: URL) -> Bool {
         guard let one = identity(of: first), let other = identity(of: second) else { return false }
         return one == other
     }
@@ -149,7 +149,7 @@ public enum FileAccess {
     /// - Parameter overwrite: when `false`, an existing file at `url` is an error.
     /// - Throws: what ``FileReplacement/init(replacing:overwrite:sideFiles:)`` and
     ///   ``FileReplacement/commit()`` throw; `GraftError.io` when writing fails.
-    public static func writeAtomically(_ data: Data, to url: URL, overwrite: Bool = true) throws {
+    package static func writeAtomically(_ data: Data, to url: URL, overwrite: Bool = true) throws {
         try writeAtomically(to: url, overwrite: overwrite) { handle in
             try handle.write(contentsOf: data)
         }
@@ -159,7 +159,7 @@ public enum FileAccess {
     /// destination (see ``FileReplacement``). The temporary file is flushed and renamed over `url` when
     /// `body` returns, and removed if `body` throws. A symbolic link at `url` is written through: the
     /// file it points to is replaced. Only a regular file is ever replaced.
-    public static func writeAtomically(
+    package static func writeAtomically(
         to url: URL, overwrite: Bool = true, _ body: (FileHandle) throws -> Void
     ) throws {
         let replacement = try FileReplacement(replacing: url, overwrite: overwrite)
@@ -186,7 +186,7 @@ private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, 
 }
 
 /// What a path names: a regular file, a folder, or one of the special files Graft never replaces.
-public enum FileKind: String, Sendable {
+package enum FileKind: String, Sendable {
     case regular = "a regular file"
     case directory = "a folder"
     case symbolicLink = "a symbolic link"
@@ -209,9 +209,9 @@ public enum FileKind: String, Sendable {
 }
 
 /// A file as the system knows it: its device and inode.
-public struct FileIdentity: Hashable, Sendable {
-    public var device: UInt64
-    public var inode: UInt64
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)
@@ -221,11 +221,11 @@ public struct FileIdentity: Hashable, Sendable {
 
 /// A file and the state of its contents: its identity, size and modification time. A file replaced
 /// by a rename has a new identity; one written in place, a new size or time.
-public struct FileVersion: Hashable, Sendable {
-    public var identity: FileIdentity
-    public var size: Int64
-    public var modifiedSeconds: Int64
-    public var modifiedNanoseconds: Int64
+package struct FileVersion: Hashable, Sendable {
+    package var identity: FileIdentity
+    package var size: Int64
+    package var modifiedSeconds: Int64
+    package var modifiedNanoseconds: Int64
 
     init(_ info: stat) {
         identity = FileIdentity(info)

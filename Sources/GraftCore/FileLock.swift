@@ -39,7 +39,7 @@ public final class FileLock {
     /// The document, as the caller named it.
     public let url: URL
     /// The locked file as it was when locked (or, for a lock a writer handed over, when written).
-    public let version: FileVersion
+    package let version: FileVersion
     private var descriptor: Int32
 
     /// Locks the document at `url` (symbolic links followed), waiting up to `wait` seconds while another
@@ -145,7 +145,7 @@ public final class FileLock {
 
     /// The process holding a lock on the file with this identity, other than this one, as the system
     /// lists it (`/proc/locks` on Linux; `nil` where there is no such list or no other holder).
-    public static func holder(of identity: FileIdentity) -> LockHolder? {
+    package static func holder(of identity: FileIdentity) -> LockHolder? {
         guard let text = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return nil }
         // Linux's encoding of a device number: major in bits 8–19 and 32–43, minor in bits 0–7 and 20–31.
         let device = identity.device

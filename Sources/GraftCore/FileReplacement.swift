@@ -38,31 +38,31 @@ import Foundation
 ///     throw error
 /// }
 /// ```
-public final class FileReplacement {
+package final class FileReplacement {
     /// The destination as the caller named it (used in messages).
-    public let url: URL
+    package let url: URL
     /// The file that is created or replaced: `url` with symbolic links resolved.
-    public let target: URL
+    package let target: URL
     /// The temporary file the new contents go to.
-    public let temporaryURL: URL
+    package let temporaryURL: URL
     /// Whether an existing file may be replaced.
-    public let overwrite: Bool
+    package let overwrite: Bool
     /// Suffixes of files that belong to the replaced file and must not outlive it (a SQLite store's
     /// `-wal`, `-shm` and `-journal`): moved aside before the rename, removed after it, put back if it fails.
-    public let sideFiles: [String]
+    package let sideFiles: [String]
     /// The temporary file, open for reading and writing until ``commit()`` or ``discard()``.
-    public private(set) var descriptor: Int32
+    package private(set) var descriptor: Int32
     private enum State { case open, committed, discarded }
     private var state = State.open
 
     /// A handle on ``descriptor`` (which stays owned by the replacement).
-    public private(set) lazy var handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+    package private(set) lazy var handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
 
     /// Starts a new file for `url`.
     ///
     /// - Throws: `GraftError.alreadyExists` when something is at the destination and `overwrite` is off, or
     ///   when what is there is not a regular file; `GraftError.io` when the temporary file cannot be made.
-    public init(replacing url: URL, overwrite: Bool, sideFiles: [String] = []) throws {
+    package init(replacing url: URL, overwrite: Bool, sideFiles: [String] = []) throws {
         self.url = url
         self.overwrite = overwrite
         self.sideFiles = sideFiles
@@ -91,7 +91,7 @@ public final class FileReplacement {
     /// - Throws: as ``init(replacing:overwrite:sideFiles:)`` when the destination changed meanwhile;
     ///   `GraftError.io` when flushing or renaming fails. The temporary file is removed on any error.
     @discardableResult
-    public func commit() throws -> FileLock {
+    package func commit() throws -> FileLock {
         guard state == .open else {
             throw GraftError(.invalidOperation, "the file is already finished", context: [.file(url.relativePath)])
         }
@@ -113,7 +113,7 @@ public final class FileReplacement {
     }
 
     /// Abandons the new file: closes and removes it. Does nothing once committed.
-    public func discard() {
+    package func discard() {
         guard state == .open else { return }
         state = .discarded
         if descriptor >= 0 { _ = close(descriptor) }
@@ -236,7 +236,7 @@ public final class FileReplacement {
     static func temporaryPrefix(for target: URL) -> String { ".\(target.lastPathComponent).graft-" }
 
     /// A new temporary file name beside `target`: `.NAME.graft-PID-UUID.tmp`.
-    public static func temporaryURL(for target: URL) -> URL {
+    package static func temporaryURL(for target: URL) -> URL {
         target.deletingLastPathComponent().appendingPathComponent(
             "\(temporaryPrefix(for: target))\(getpid())-\(UUID().uuidString).tmp")
     }
@@ -247,7 +247,7 @@ public final class FileReplacement {
     ///
     /// - Returns: the names removed.
     @discardableResult
-    public static func removeStaleTemporaryFiles(for target: URL) -> [String] {
+    package static func removeStaleTemporaryFiles(for target: URL) -> [String] {
         removeStaleFiles(in: target.deletingLastPathComponent(), prefix: temporaryPrefix(for: target), suffix: ".tmp")
     }
 
@@ -257,7 +257,7 @@ public final class FileReplacement {
     ///
     /// - Returns: the names removed.
     @discardableResult
-    public static func removeStaleFiles(in folder: URL, prefix: String, suffix: String) -> [String] {
+    package static func removeStaleFiles(in folder: URL, prefix: String, suffix: String) -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { return [] }
         // Each writer's files: its own and the side files named after it.
         var writers: [String: (pid: Int32, names: [String])] = [:]

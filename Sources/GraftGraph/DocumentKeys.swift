@@ -10,13 +10,13 @@ import GraftModel
 /// `GraftKeyOffsets` (root entity name → offset), and readers subtract them, so a document converted to
 /// XML or binary and back gives every object its own key again. Documents whose keys are already
 /// distinct (every XML or binary store Core Data wrote) get no offsets and keep their keys as they are.
-public enum DocumentKeys {
+package enum DocumentKeys {
     /// The metadata key holding the offsets.
-    public static let metadataKey = "GraftKeyOffsets"
+    package static let metadataKey = "GraftKeyOffsets"
 
     /// Offsets for trees whose highest keys are `maxKeys` (root entity index → highest key), when their
     /// keys collide; empty when they do not.
-    public static func offsets(maxKeys: [Int: Int64], collide: Bool) -> [Int: Int64] {
+    package static func offsets(maxKeys: [Int: Int64], collide: Bool) -> [Int: Int64] {
         guard collide else { return [:] }
         var offsets: [Int: Int64] = [:]
         var next: Int64 = 0
@@ -31,7 +31,7 @@ public enum DocumentKeys {
     }
 
     /// Offsets for a set of objects: empty when no key is used by two trees.
-    public static func offsets(for refs: some Sequence<ObjectRef>, model: Model) -> [Int: Int64] {
+    package static func offsets(for refs: some Sequence<ObjectRef>, model: Model) -> [Int: Int64] {
         var owner: [Int64: Int] = [:]
         var maxKeys: [Int: Int64] = [:]
         var collide = false
@@ -47,7 +47,7 @@ public enum DocumentKeys {
     ///
     /// - Throws: `GraftError.malformedInput` when the entry names an entity the model does not have or is
     ///   not a root.
-    public static func offsets(in metadata: StoreMetadata, model: Model) throws -> [Int: Int64] {
+    package static func offsets(in metadata: StoreMetadata, model: Model) throws -> [Int: Int64] {
         guard let entry = metadata.values[metadataKey] else { return [:] }
         guard let dictionary = entry.dictionaryValue else {
             throw GraftError(.malformedInput, "\(metadataKey) in the metadata is not a dictionary")
@@ -67,7 +67,7 @@ public enum DocumentKeys {
     }
 
     /// Records `offsets` in metadata (removing the entry when there are none).
-    public static func record(_ offsets: [Int: Int64], model: Model, in metadata: inout StoreMetadata) {
+    package static func record(_ offsets: [Int: Int64], model: Model, in metadata: inout StoreMetadata) {
         let nonZero = offsets.filter { $0.value != 0 }
         guard !nonZero.isEmpty else {
             metadata.values[metadataKey] = nil
@@ -80,13 +80,13 @@ public enum DocumentKeys {
 
     /// The document key of an object.
     @inline(__always)
-    public static func documentKey(_ ref: ObjectRef, model: Model, offsets: [Int: Int64]) -> Int64 {
+    package static func documentKey(_ ref: ObjectRef, model: Model, offsets: [Int: Int64]) -> Int64 {
         offsets.isEmpty ? ref.key : ref.key + (offsets[model.descriptions[ref.entity].rootIndex] ?? 0)
     }
 
     /// The key an object had before its tree's offset was added.
     @inline(__always)
-    public static func originalKey(_ documentKey: Int64, entity: Int, model: Model, offsets: [Int: Int64]) -> Int64 {
+    package static func originalKey(_ documentKey: Int64, entity: Int, model: Model, offsets: [Int: Int64]) -> Int64 {
         offsets.isEmpty ? documentKey : documentKey - (offsets[model.descriptions[entity].rootIndex] ?? 0)
     }
 }

@@ -276,10 +276,10 @@ extension RuleViolation {
 }
 
 /// The rules a relationship's contents must follow.
-public enum RelationshipRules {
+package enum RelationshipRules {
     /// What is wrong with a relationship holding `count` objects, or `nil` when nothing is: optionality, and
     /// a to-many's minimum and maximum counts (an empty optional to-many is always allowed).
-    public static func broken(count: Int, for relationship: Relationship) -> RuleViolation.Broken? {
+    package static func broken(count: Int, for relationship: Relationship) -> RuleViolation.Broken? {
         if !relationship.isToMany {
             return count == 0 && !relationship.isOptional ? .init(.required, "is required but is empty") : nil
         }
@@ -306,17 +306,17 @@ public enum RelationshipRules {
 }
 
 /// The rules an attribute's value must follow.
-public enum AttributeRules {
+package enum AttributeRules {
     /// Every rule the attribute's value breaks, `nil` (no value) included: required attributes, and the
     /// rules of ``violations(of:for:)``.
-    public static func broken(_ value: Value?, for attribute: Attribute) -> [RuleViolation.Broken] {
+    package static func broken(_ value: Value?, for attribute: Attribute) -> [RuleViolation.Broken] {
         guard let value else { return attribute.isOptional ? [] : [.init(.required, "is required but has no value")] }
         return violations(of: value, for: attribute)
     }
 
     /// Every rule `value` breaks for `attribute` ("is 70000, above the maximum 32767"): type, integer
     /// range, minimum and maximum (values, string lengths, data sizes, dates), regular expression.
-    public static func violations(of value: Value, for attribute: Attribute) -> [RuleViolation.Broken] {
+    package static func violations(of value: Value, for attribute: Attribute) -> [RuleViolation.Broken] {
         var found: [RuleViolation.Broken] = []
         guard ValueConversion.matches(value, attribute.type) else {
             return [
@@ -378,25 +378,25 @@ public enum AttributeRules {
 ///     for clash in check.add(snapshot, at: position) { print(position, "repeats", clash.earlier) }
 /// }
 /// ```
-public struct UniquenessCheck {
+package struct UniquenessCheck {
     /// An object with the same values as an earlier one.
-    public struct Clash: Sendable {
+    package struct Clash: Sendable {
         /// The position of the earlier object, as given to ``add(_:at:)``.
-        public var earlier: Int
+        package var earlier: Int
         /// The constraint's attributes, and the values both objects have.
-        public var names: [String]
-        public var values: [Value]
+        package var names: [String]
+        package var values: [Value]
 
         /// The violation of the later object, saying which object was there first (`earlier`: "another
         /// Department (x-coredata://…)").
-        public func violation(entity: String, object: String, earlier: String) -> RuleViolation {
+        package func violation(entity: String, object: String, earlier: String) -> RuleViolation {
             UniquenessCheck.violation(names: names, values: values, entity: entity, object: object, earlier: earlier)
         }
     }
 
     /// The violation of an object whose values `values` of the constraint `names` another object
     /// (`earlier`, in words) has too.
-    public static func violation(
+    package static func violation(
         names: [String], values: [Value], entity: String, object: String, earlier: String
     ) -> RuleViolation {
         let shown = zip(names, values).map { "\($0.0) = \(ValueText.format($0.1))" }.joined(separator: ", ")
@@ -413,7 +413,7 @@ public struct UniquenessCheck {
     private var takenSingle: [String: [Value: Int]] = [:]
     private var takenCombined: [String: [[Value]: Int]] = [:]
 
-    public init(model: Model) {
+    package init(model: Model) {
         constraints = model.descriptions.map { entity in
             entity.uniquenessConstraints.compactMap { constraint in
                 let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
@@ -428,7 +428,7 @@ public struct UniquenessCheck {
 
     /// Notes the snapshot's constraint values; returns the constraints whose values an earlier object had.
     /// Objects with no value for one of a constraint's attributes are not checked against it.
-    public mutating func add(_ snapshot: Snapshot, at position: Int) -> [Clash] {
+    package mutating func add(_ snapshot: Snapshot, at position: Int) -> [Clash] {
         var clashes: [Clash] = []
         for constraint in constraints[snapshot.ref.entity] {
             let earlier: Int?

@@ -138,11 +138,11 @@ public struct StoreFormat: Hashable, Sendable, CustomStringConvertible, CaseIter
 }
 
 /// The files that make up a store document.
-public enum StoreFiles {
+package enum StoreFiles {
     /// Whether `url` names the store at `store`, or one of the files SQLite keeps beside it (`-wal`,
     /// `-shm`, `-journal`), by device and inode: through symbolic links, hard links and other spellings
     /// of the path too. An output for which this is true must not be written while the store is read.
-    public static func isPart(_ url: URL, ofStoreAt store: URL) -> Bool {
+    package static func isPart(_ url: URL, ofStoreAt store: URL) -> Bool {
         guard let identity = FileAccess.identity(of: url) else { return false }
         return ([""] + StoreFormat.allCases.flatMap(\.driver.sideFileSuffixes)).contains {
             FileAccess.identity(of: URL(fileURLWithPath: store.path + $0)) == identity
