@@ -183,6 +183,14 @@ extension StoreWriter {
     public var warnings: [String] { [] }
 }
 
+/// A store that takes new objects as a stream, all or nothing, without being handed them at once: a
+/// paste into an empty store streams into it.
+public protocol StreamingInserts: PersistentStore {
+    /// A writer whose snapshots are inserted into the store; `finish()` commits them all at once, and
+    /// `cancel()` (or a failure) leaves the store as it was.
+    func inserter() throws -> any StoreWriter
+}
+
 /// A writer of a document file, written beside its destination and placed when finished: what a
 /// ``StoreDriver`` makes.
 public protocol StoreFileWriter: StoreWriter {

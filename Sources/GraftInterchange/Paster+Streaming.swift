@@ -47,8 +47,9 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
     /// What the streaming paste found, or that it must be made in memory.
     enum Outcome {
         case pasted(PasteReport)
-        /// The objects break a rule or contradict each other: the caller pastes in memory instead.
-        case needsEngine
+        /// The objects break a rule or contradict each other: the caller pastes in memory instead, with
+        /// the keys the store already gave, per tree.
+        case needsEngine(keys: [Int: [Int64]])
     }
 
     /// How the first pass writes where a link points: an object's slot, or a reference's index.
@@ -122,10 +123,32 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
     }
 
+    /// Where the objects go.
+    enum Destination {
+        /// A new document at the URL, in the format, with the metadata.
+        case newDocument(URL, StoreFormat, StoreMetadata)
+        /// A store with no objects.
+        case emptyStore(any StreamingInserts)
+
+        var identifier: String {
+            switch self {
+            case .newDocument(_, _, let metadata): metadata.identifier
+            case .emptyStore(let store): store.identifier
+            }
+        }
+    }
+
     /// Pastes into a new document at `url`, streaming.
     func run(
         _ source: inout Source, into url: URL, format: StoreFormat, metadata: StoreMetadata,
         progress: ((_ done: Int, _ total: Int?) -> Void)?
+    ) throws -> Outcome {
+        try run(&source, to: .newDocument(url, format, metadata), progress: progress)
+    }
+
+    /// Pastes into `destination`, streaming.
+    func run(
+        _ source: inout Source, to destination: Destination, progress: ((_ done: Int, _ total: Int?) -> Void)?
     ) throws -> Outcome {
         let header = source.header
         let entityNumber = Dictionary(
@@ -184,7 +207,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         var plan = try PastePlan(
             clipboard: Clipboard(header: header, objects: []), model: model, options: options,
             objectEntities: objectEntities)
-        try plan.resolve(using: EmptyTarget(model: model, identifier: metadata.identifier))
+        try plan.resolve(using: EmptyTarget(model: model, identifier: destination.identifier))
         var report = plan.report(dryRun: options.dryRun)
 
         // Per clipboard entity: its mapping, attribute names, and relationship positions in the target.
@@ -228,24 +251,32 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         layout.pendingIDs = []
         clipboardRelationship = []
 
-        // Keys: one sequence, tree after tree, objects of each tree in document order.
+        // Keys: for a new document one sequence, tree after tree; for a store, each tree's own. Objects of
+        // each tree in document order.
         let targetEntity = layout.entityOfSlot.map { mappings[Int($0)]?.target.index ?? -1 }
-        var countPerRoot: [Int: Int64] = [:]
+        var countPerRoot: [Int: Int] = [:]
         for entity in targetEntity where entity >= 0 {
             countPerRoot[model.descriptions[entity].rootIndex, default: 0] += 1
         }
-        var nextKey: [Int: Int64] = [:]
+        var treeKeys: [Int: IndexingIterator<[Int64]>] = [:]
+        var allocated: [Int: [Int64]] = [:]
         var base: Int64 = 0
         for (root, count) in countPerRoot.sorted(by: { $0.key < $1.key }) {
-            nextKey[root] = base
-            base += count
+            switch destination {
+            case .newDocument:
+                treeKeys[root] = (0..<Int64(count)).map { base + 1 + $0 }.makeIterator()
+                base += Int64(count)
+            case .emptyStore(let store):
+                let given = try store.allocateKeys(rootEntity: root, count: count)
+                allocated[root] = given
+                treeKeys[root] = given.makeIterator()
+            }
         }
         var keys = [Int64](repeating: 0, count: layout.count)
         for slot in keys.indices where targetEntity[slot] >= 0 {
-            let root = model.descriptions[targetEntity[slot]].rootIndex
-            nextKey[root]! += 1
-            keys[slot] = nextKey[root]!
+            keys[slot] = treeKeys[model.descriptions[targetEntity[slot]].rootIndex]!.next()!
         }
+        treeKeys = [:]
         func ref(_ slot: Int) -> ObjectRef { ObjectRef(entity: targetEntity[slot], key: keys[slot]) }
         report.inserted = [:]
         for entity in targetEntity where entity >= 0 {
@@ -253,12 +284,19 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
 
         // The other side of each link, where the clipboard did not state it.
-        guard let extras = inverses(layout, targetEntity: targetEntity) else { return .needsEngine }
+        guard let extras = inverses(layout, targetEntity: targetEntity) else { return .needsEngine(keys: allocated) }
 
         // Second pass: snapshots, checked and written.
         try source.rewind()
-        var writer =
-            options.dryRun ? nil : try format.driver.writer(at: url, model: model, metadata: metadata, overwrite: false)
+        var writer: (any StoreWriter)?
+        if !options.dryRun {
+            switch destination {
+            case .newDocument(let url, let format, let metadata):
+                writer = try format.driver.writer(at: url, model: model, metadata: metadata, overwrite: false)
+            case .emptyStore(let store):
+                writer = try store.inserter()
+            }
+        }
         var uniqueness = UniquenessCheck(model: model)
         var extra = 0
         var written = 0
@@ -314,7 +352,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                     uniqueness.add(snapshot, at: slot).isEmpty
                 else {
                     writer?.cancel()
-                    return .needsEngine
+                    return .needsEngine(keys: allocated)
                 }
                 guard writer != nil else { continue }
                 try writer!.write(snapshot)
@@ -323,7 +361,11 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             }
             guard writer != nil else { return .pasted(report) }
             progress?(written, layout.count)
-            try writer!.finishHoldingLock().release()
+            if var file = writer as? any StoreFileWriter {
+                try file.finishHoldingLock().release()
+            } else {
+                try writer!.finish()
+            }
         } catch {
             writer?.cancel()
             throw error
@@ -332,7 +374,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         report.idMapStorage = .compact(
             PasteReport.CompactIDMap(
                 ids: (0..<layout.count).map { layout.id(of: $0) }, entities: targetEntity.map(Int32.init), keys: keys,
-                entityNames: names, storeIdentifier: metadata.identifier))
+                entityNames: names, storeIdentifier: destination.identifier))
         return .pasted(report)
     }
 

@@ -189,11 +189,24 @@ public struct Paster {
     ///   store is unchanged.
     public func paste(_ clipboard: Clipboard, into store: any PersistentStore) throws -> PasteReport {
         let target = try StoreTarget(store: store)
+        var given: [Int: [Int64]] = [:]
+        if target.isEmpty, let streaming = store as? any StreamingInserts {
+            // Streamed into the store, unless the objects need the engine's account of what is wrong.
+            try clipboard.check()
+            var source = ClipboardObjects(clipboard)
+            switch try StreamingPaste<ClipboardObjects>(model: store.model, options: options).run(
+                &source, to: .emptyStore(streaming), progress: nil)
+            {
+            case .pasted(let report): return report
+            case .needsEngine(let keys): given = keys
+            }
+        }
         var plan = try PastePlan(clipboard: clipboard, model: store.model, options: options)
         try plan.resolve(using: target)
         var report = plan.report(dryRun: options.dryRun)
-        let result = try PasteEngine(plan: plan).run(on: target) {
-            try store.allocateKeys(rootEntity: $0, count: $1)
+        let result = try PasteEngine(plan: plan).run(on: target) { root, count in
+            if let keys = given[root], keys.count == count { return keys }
+            return try store.allocateKeys(rootEntity: root, count: count)
         }
         report.violations = result.violations
         if options.dryRun { return report }

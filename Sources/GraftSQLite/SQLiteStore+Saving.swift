@@ -3,7 +3,7 @@ import GraftCore
 import GraftGraph
 import GraftModel
 
-extension SQLiteStore {
+extension SQLiteStore: StreamingInserts {
     /// Writes a context's changes in one transaction: new rows, changed rows (with `Z_OPT` counting the
     /// change), deleted rows and their join rows, to-many join rows and order keys, and each tree's
     /// highest key in `Z_PRIMARYKEY`. On any failure the transaction is rolled back and the store is as
@@ -37,6 +37,100 @@ extension SQLiteStore {
             schema = schemaBefore
             let error = GraftError.wrap(error)
             throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
+        }
+    }
+
+    /// A writer that inserts new objects into this store in one transaction, as they come: nothing is
+    /// visible to other connections until `finish()` commits them all, and `cancel()` (or any failure)
+    /// rolls them all back. For a paste into an empty store, which need not hold its objects at once.
+    ///
+    /// The snapshots may name objects that come later. To-manys kept in join tables are written with
+    /// each object; those kept on the member's row (an order, or the owner of a to-many without
+    /// inverse) wait until every row exists.
+    public func inserter() throws -> any StoreWriter {
+        guard !isReadOnly else {
+            throw GraftError(
+                .invalidOperation, "the store was opened for reading only", context: [.file(url.relativePath)])
+        }
+        if !holdsExclusiveAccess { try database.execute("BEGIN IMMEDIATE") }
+        holdsExclusiveAccess = false
+        return Inserter(store: self, schemaBefore: schema)
+    }
+
+    private struct Inserter: StoreWriter {
+        let store: SQLiteStore
+        let schemaBefore: SQLiteSchema
+        var writer: RowWriter
+        /// Objects whose to-manys live on their members' rows, with only those to-manys.
+        var waiting: [Snapshot] = []
+        var highest: [Int: Int64] = [:]
+        var open = true
+
+        init(store: SQLiteStore, schemaBefore: SQLiteSchema) {
+            self.store = store
+            self.schemaBefore = schemaBefore
+            self.writer = RowWriter(store: store)
+        }
+
+        mutating func write(_ snapshot: Snapshot) throws {
+            do {
+                try writer.insert(snapshot)
+                let entity = store.model.descriptions[snapshot.ref.entity]
+                highest[entity.rootIndex] = max(highest[entity.rootIndex] ?? 0, snapshot.ref.key)
+                var onMembers = Snapshot(ref: snapshot.ref, attributes: [], relationships: snapshot.relationships)
+                var waits = false
+                for relationship in entity.relationships where relationship.isToMany {
+                    guard case .toMany(let refs) = snapshot.relationships[relationship.index], !refs.isEmpty,
+                        let storage = store.schema.toManyStorage[entity.index][relationship.index]
+                    else { continue }
+                    switch storage {
+                    case .joinTable: onMembers.relationships[relationship.index] = .unloaded
+                    case .inverseColumn(_, _, let order) where order == nil:
+                        onMembers.relationships[relationship.index] = .unloaded
+                    default: waits = true
+                    }
+                }
+                // Join rows now; rows of members once they exist.
+                var now = snapshot
+                for index in now.relationships.indices where onMembers.relationships[index] != .unloaded {
+                    if case .toMany = now.relationships[index] { now.relationships[index] = .unloaded }
+                }
+                try writer.writeToManys(now)
+                if waits {
+                    onMembers.attributes = Array(repeating: nil, count: entity.attributes.count)
+                    for index in onMembers.relationships.indices where !entity.relationships[index].isToMany {
+                        onMembers.relationships[index] = .unloaded
+                    }
+                    waiting.append(onMembers)
+                }
+            } catch {
+                cancel()
+                throw error
+            }
+        }
+
+        mutating func finish() throws {
+            guard open else { return }
+            do {
+                for snapshot in waiting { try writer.writeToManys(snapshot) }
+                waiting = []
+                try writer.recordHighest(highest)
+                try store.database.execute("COMMIT")
+                store.database.setCheckpointsOnClose(true)
+                open = false
+            } catch {
+                cancel()
+                let error = GraftError.wrap(error)
+                throw error.context.first == .file(store.url.relativePath)
+                    ? error : error.inFile(store.url.relativePath)
+            }
+        }
+
+        mutating func cancel() {
+            guard open else { return }
+            open = false
+            try? store.database.execute("ROLLBACK")
+            store.schema = schemaBefore
         }
     }
 
@@ -348,6 +442,11 @@ extension SQLiteStore {
                 let root = model.descriptions[snapshot.ref.entity].rootIndex
                 highest[root] = max(highest[root] ?? 0, snapshot.ref.key)
             }
+            try recordHighest(highest)
+        }
+
+        /// Raises each tree's `Z_MAX` to at least its key in `highest`.
+        mutating func recordHighest(_ highest: [Int: Int64]) throws {
             let statement = try self.statement("UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?")
             for (root, key) in highest {
                 try statement.bind(key, at: 1)

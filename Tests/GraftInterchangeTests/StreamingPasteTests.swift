@@ -2,6 +2,7 @@ import Foundation
 import GraftCore
 import GraftGraph
 import GraftModel
+import GraftSQLite
 import GraftTestSupport
 import Testing
 
@@ -133,5 +134,42 @@ import Testing
             try Paster().paste(contradicting, intoNewStoreAt: folder.appendingPathComponent("d.xml"), format: .xml)
         }
         #expect(contradicted.message.contains("contradict"))
+    }
+
+    /// Into an empty SQLite store the objects stream in one transaction, ordered to-manys and join rows
+    /// included, and give the store what the engine gives an empty store.
+    @Test func anEmptySQLiteStoreTakesTheObjectsAsAStream() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = try Self.everything()
+        let streamedURL = folder.appendingPathComponent("streamed.sqlite")
+        let report = try Paster().paste(clipboard, into: try SQLiteStore.create(streamedURL, model: Self.model))
+        #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count)
+        try expectPasted(clipboard, report, in: try StoreFormat.openForReading(streamedURL, model: Self.model))
+        // The engine, into an empty store in memory with the same key sequences, written out as it is.
+        let memory = InMemoryStore(model: Self.model)
+        _ = try Paster().paste(clipboard, into: memory)
+        let engineURL = folder.appendingPathComponent("engine.sqlite")
+        try StoreFormat.sqlite.driver.write(
+            memory.allSnapshots, to: engineURL, model: Self.model,
+            metadata: StoreMetadata.make(for: Self.model, storeType: .sqlite), overwrite: false)
+        #expect(try Self.contents(streamedURL) == Self.contents(engineURL))
+    }
+
+    /// A paste the engine must make after all gets the keys the store gave the streamed attempt.
+    @Test func withoutValidationAnEmptyStoreKeepsItsFirstKeys() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var clipboard = try Self.everything()
+        let department = try #require(clipboard.objects.firstIndex { $0.entity == "Department" })
+        clipboard.objects[department].attributes = clipboard.objects[department].attributes.map {
+            $0.name == "code" ? .init("code", .integer(5000)) : $0
+        }
+        let url = folder.appendingPathComponent("store.sqlite")
+        let report = try Paster(options: PasteOptions(validates: false)).paste(
+            clipboard, into: try SQLiteStore.create(url, model: Self.model))
+        #expect(report.violations.count == 1)
+        let keys = try report.idMap.map { try ObjectID.parse(uri: $0.uri, model: Self.model).1.key }
+        #expect(keys.min() == 1)
     }
 }
