@@ -7,7 +7,7 @@ import GraftModel
 /// broken into lines; everything else is written on one), so that documents diff cleanly.
 struct ClipboardJSONSink: ClipboardTokenSink {
     let schema: ClipboardSchema
-    let output: ByteBuffer
+    private(set) var output: ByteBuffer
     /// Per open container: whether it is broken into lines, and whether it has an entry yet.
     private var broken: [Bool] = []
     private var entries: [Bool] = []
@@ -110,6 +110,12 @@ struct ClipboardJSONSink: ClipboardTokenSink {
         output.append(UInt8(ascii: "\""))
         output.append(base64: value)
         output.append(UInt8(ascii: "\""))
+    }
+
+    func copy(writingInto output: ByteBuffer) -> Self? {
+        var copy = self
+        copy.output = output
+        return copy
     }
 
     mutating func finish() { output.append(UInt8(ascii: "\n")) }

@@ -59,7 +59,7 @@ enum ClipboardXMLEscaping {
 /// holding their UTF-8 bytes.
 struct ClipboardPlistSink: ClipboardTokenSink {
     let schema: ClipboardSchema
-    let output: ByteBuffer
+    private(set) var output: ByteBuffer
     /// How deep the next element is.
     private var depth = 0
     /// A container begun but not written yet: `<dict/>` or `<array/>` if it ends with nothing in it.
@@ -159,6 +159,12 @@ struct ClipboardPlistSink: ClipboardTokenSink {
         output.append("<data>")
         output.append(base64: value)
         output.append("</data>\n")
+    }
+
+    func copy(writingInto output: ByteBuffer) -> Self? {
+        var copy = self
+        copy.output = output
+        return copy
     }
 
     mutating func finish() {}

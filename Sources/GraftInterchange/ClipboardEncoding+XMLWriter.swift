@@ -15,7 +15,7 @@ import GraftModel
 /// returns are written as `&#13;` so that they survive a parser's line-end normalisation.
 struct ClipboardXMLSink: ClipboardTokenSink {
     let schema: ClipboardSchema
-    let output: ByteBuffer
+    private(set) var output: ByteBuffer
     /// The open parts.
     private var parts: [ClipboardPart] = []
     /// How many elements are open.
@@ -252,6 +252,12 @@ struct ClipboardXMLSink: ClipboardTokenSink {
         out.append("</")
         out.append(element)
         out.append(">\n")
+    }
+
+    func copy(writingInto output: ByteBuffer) -> Self? {
+        var copy = self
+        copy.output = output
+        return copy
     }
 
     mutating func finish() {}

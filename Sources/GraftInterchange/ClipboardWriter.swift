@@ -66,7 +66,8 @@ public struct ClipboardWriter {
         }
     }
 
-    /// Writes one object, after the ones written before.
+    /// Writes one object, after the ones written before. The object is checked at once; its bytes may
+    /// be handed on later (text encodings write objects in rounds, on several threads).
     ///
     /// - Throws: `GraftError.malformedInput` naming the object and key when the object does not fit the
     ///   header's entity list (nothing of it is written then); what `sink` throws.
@@ -224,17 +225,27 @@ protocol ClipboardTokenSink {
     mutating func value(_ value: Value) throws
     /// Ends the document (after `end(.document)`).
     mutating func finish() throws
+    /// The sink in its present state, writing into `output`: for writing objects on several threads,
+    /// each into a buffer of its own. `nil` when what the sink writes depends on what it wrote before.
+    func copy(writingInto output: ByteBuffer) -> Self?
+}
+
+extension ClipboardTokenSink {
+    func copy(writingInto output: ByteBuffer) -> Self? { nil }
 }
 
 /// Walks a document in its one order and hands each token to a sink.
 struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
     var sink: Sink
     let schema: ClipboardSchema
+    /// Where the sink writes, handed on in chunks between entries of long lists.
+    let output: ByteBuffer
     private var last = -1
 
-    init(sink: Sink, schema: ClipboardSchema) {
+    init(sink: Sink, schema: ClipboardSchema, output: ByteBuffer) {
         self.sink = sink
         self.schema = schema
+        self.output = output
     }
 
     /// The document up to its first object.
@@ -259,7 +270,10 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         try sink.end(.entities)
         try sink.key(.versionIdentifiers)
         try sink.begin(.versionIdentifiers)
-        for identifier in header.versionIdentifiers { try sink.versionIdentifier(identifier) }
+        for identifier in header.versionIdentifiers {
+            try sink.versionIdentifier(identifier)
+            try output.flushIfFull()
+        }
         try sink.end(.versionIdentifiers)
         if let contents = header.modelContents {
             try sink.key(.contents)
@@ -275,7 +289,10 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         }
         try sink.key(.roots)
         try sink.begin(.roots)
-        for root in header.roots { try sink.target(root) }
+        for root in header.roots {
+            try sink.target(root)
+            try output.flushIfFull()
+        }
         try sink.end(.roots)
         try sink.key(.objects)
         try sink.begin(.objects)
@@ -366,6 +383,7 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
                 try sink.string(uri)
             }
             try sink.end(.reference)
+            try output.flushIfFull()
         }
         try sink.end(.references)
         try sink.end(.document)
@@ -398,18 +416,28 @@ private struct Body<Sink: ClipboardTokenSink>: ClipboardBody {
     let encoding: ClipboardEncoding
     let references: [Clipboard.Reference]
     let output: ByteBuffer
+    /// Objects checked and waiting to be written, in a round, on several threads.
+    private var batch: [Clipboard.Object] = []
+    private var written = 0
+    private let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+    /// Whether objects are written in rounds on several threads (text encodings, on more than one core).
+    private let inRounds: Bool
+    /// How many objects each thread writes in a round.
+    private static var partSize: Int { 8192 }
 
     init(
         _ sink: Sink, _ encoding: ClipboardEncoding, _ header: Clipboard.Header, _ schema: ClipboardSchema,
         _ output: ByteBuffer
     ) throws {
-        writer = ClipboardDocumentWriter(sink: sink, schema: schema)
+        writer = ClipboardDocumentWriter(sink: sink, schema: schema, output: output)
         self.encoding = encoding
         self.references = header.references
         self.output = output
+        inRounds = parts > 1 && sink.copy(writingInto: output) != nil
         try writer.begin(header, encoding: encoding)
         try output.flushIfFull()
     }
+
 
     mutating func write(_ object: Clipboard.Object) throws {
         // The object alone, checked as `encode` checks a whole document.
@@ -418,18 +446,87 @@ private struct Body<Sink: ClipboardTokenSink>: ClipboardBody {
         if encoding == .xml || encoding == .plist {
             try ClipboardSchema.validateXMLText(single, versionIdentifiers: false)
         }
+        guard written > 0 && inRounds else {
+            try writeOne(object)
+            return
+        }
+        batch.append(object)
+        if batch.count == parts * Self.partSize {
+            try writeChecked(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    @inline(__always)
+    private mutating func writeOne(_ object: Clipboard.Object) throws {
         try writer.write(object)
+        written += 1
         try output.flushIfFull()
     }
 
     mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
-        for object in objects {
-            try writer.write(object)
-            try output.flushIfFull()
+        var start = 0
+        if written == 0, let first = objects.first {
+            // The first object sets the state (a separator written, a list opened) the others share.
+            try writeOne(first)
+            start = 1
+        }
+        guard inRounds && objects.count - start >= Self.partSize else {
+            for object in objects[start...] { try writeOne(object) }
+            return
+        }
+        try writeInRounds(objects[start...])
+    }
+
+    /// The objects in rounds: each round's objects are split between the processors, each part written
+    /// into a buffer of its own by a copy of the sink at the same time, and the buffers appended in order.
+    /// The output is the same as one thread writes; memory stays bounded by a round.
+    private mutating func writeInRounds(_ objects: ArraySlice<Clipboard.Object>) throws {
+        let parts = self.parts
+        let partSize = Self.partSize
+        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 20) }
+        nonisolated(unsafe) let writers = buffers.map {
+            ClipboardDocumentWriter(sink: writer.sink.copy(writingInto: $0)!, schema: writer.schema, output: $0)
+        }
+        nonisolated(unsafe) let objects = objects
+        var start = objects.startIndex
+        while start < objects.endIndex {
+            let round = start..<min(objects.endIndex, start + parts * partSize)
+            // Each part writes only its own buffer; errors are gathered under the lock, and the one from
+            // the earliest part is thrown, as one thread would have.
+            nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
+            let lock = NSLock()
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let lower = min(round.upperBound, round.lowerBound + part * partSize)
+                var partWriter = writers[part]
+                buffers[part].removeAll()
+                do {
+                    for object in objects[lower..<min(round.upperBound, lower + partSize)] {
+                        try partWriter.write(object)
+                    }
+                } catch {
+                    lock.withLock { failures.append((part, error)) }
+                }
+            }
+            if let first = failures.min(by: { $0.part < $1.part }) { throw first.error }
+            for buffer in buffers {
+                // In slices, so that the chunks handed on stay of their usual size.
+                var offset = 0
+                while offset < buffer.count {
+                    let slice = min(buffer.count - offset, ByteBuffer.chunkSize)
+                    output.append(UnsafeRawBufferPointer(rebasing: buffer.bytes[offset..<(offset + slice)]))
+                    try output.flushIfFull()
+                    offset += slice
+                }
+            }
+            written += round.count
+            start = round.upperBound
         }
     }
 
     mutating func finish() throws {
+        try writeChecked(batch)
+        batch = []
         try writer.finish(references)
         try output.flush()
     }
