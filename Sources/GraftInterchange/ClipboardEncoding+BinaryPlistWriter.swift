@@ -178,22 +178,21 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
 
     mutating func declarationKey(_ name: String) { frames[open - 1].keys.append(plist.sharedString(name)) }
 
-    @inline(__always)
-    mutating func attributeKey(entity: Int, attribute: Int) {
-        var written = attributeNames[entity][attribute]
-        if written < 0 {
-            written = plist.string(schema.entities[entity].attributeNames[attribute])
-            attributeNames[entity][attribute] = written
-        }
-        frames[open - 1].keys.append(written)
-    }
+    mutating func attributeKey(entity: Int, attribute: Int) { nameKey(entity, attribute, ofAttribute: true) }
+    mutating func relationshipKey(entity: Int, relationship: Int) { nameKey(entity, relationship, ofAttribute: false) }
 
+    /// An attribute's or relationship's name, written the first time (a string of its own per entity).
     @inline(__always)
-    mutating func relationshipKey(entity: Int, relationship: Int) {
-        var written = relationshipNames[entity][relationship]
+    private mutating func nameKey(_ entity: Int, _ index: Int, ofAttribute: Bool) {
+        var written = ofAttribute ? attributeNames[entity][index] : relationshipNames[entity][index]
         if written < 0 {
-            written = plist.string(schema.entities[entity].relationshipNames[relationship])
-            relationshipNames[entity][relationship] = written
+            let names = ofAttribute ? schema.entities[entity].attributeNames : schema.entities[entity].relationshipNames
+            written = plist.string(names[index])
+            if ofAttribute {
+                attributeNames[entity][index] = written
+            } else {
+                relationshipNames[entity][index] = written
+            }
         }
         frames[open - 1].keys.append(written)
     }

@@ -5,9 +5,9 @@ import GraftModel
 /// JSON tokens: the document's sections one per line or block, each entity, object and reference on a
 /// line of its own (the top level, the model, and the lists of entities, objects and references are
 /// broken into lines; everything else is written on one), so that documents diff cleanly.
-struct ClipboardJSONSink: ClipboardTokenSink {
+struct ClipboardJSONSink: ClipboardTextSink {
     let schema: ClipboardSchema
-    private(set) var output: ByteBuffer
+    var output: ByteBuffer
     /// Per open container: whether it is broken into lines, and whether it has an entry yet.
     private var broken: [Bool] = []
     private var entries: [Bool] = []
@@ -112,12 +112,6 @@ struct ClipboardJSONSink: ClipboardTokenSink {
         output.append(UInt8(ascii: "\""))
     }
 
-    func copy(writingInto output: ByteBuffer) -> Self? {
-        var copy = self
-        copy.output = output
-        return copy
-    }
-
     mutating func finish() { output.append(UInt8(ascii: "\n")) }
 
     @inline(__always)
@@ -154,13 +148,8 @@ struct ClipboardJSONSink: ClipboardTokenSink {
 
     @inline(__always)
     private func number(_ double: Double) {
-        if double.isFinite {
-            output.append(double: double)
-        } else if double.isNaN {
-            output.append("\"NaN\"")
-        } else {
-            output.append(double < 0 ? "\"-Infinity\"" : "\"Infinity\"")
-        }
+        ClipboardDouble.append(
+            double, to: output, nan: "\"NaN\"", infinity: "\"Infinity\"", negativeInfinity: "\"-Infinity\"")
     }
 
     /// Writes a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`, all

@@ -57,9 +57,9 @@ enum ClipboardXMLEscaping {
 /// XML property-list tokens in Apple's layout (tabs, one element a line), with the values typed as
 /// `Formats/clipboard.md` says: dates as reals, decimals as strings, and strings XML cannot carry as data
 /// holding their UTF-8 bytes.
-struct ClipboardPlistSink: ClipboardTokenSink {
+struct ClipboardPlistSink: ClipboardTextSink {
     let schema: ClipboardSchema
-    private(set) var output: ByteBuffer
+    var output: ByteBuffer
     /// How deep the next element is.
     private var depth = 0
     /// A container begun but not written yet: `<dict/>` or `<array/>` if it ends with nothing in it.
@@ -161,12 +161,6 @@ struct ClipboardPlistSink: ClipboardTokenSink {
         output.append("</data>\n")
     }
 
-    func copy(writingInto output: ByteBuffer) -> Self? {
-        var copy = self
-        copy.output = output
-        return copy
-    }
-
     mutating func finish() {}
 
     mutating func value(_ value: Value) {
@@ -219,13 +213,7 @@ struct ClipboardPlistSink: ClipboardTokenSink {
     @inline(__always)
     private func real(_ value: Double) {
         output.append("<real>")
-        if value.isFinite {
-            output.append(double: value)
-        } else if value.isNaN {
-            output.append("nan")
-        } else {
-            output.append(value < 0 ? "-infinity" : "+infinity")
-        }
+        ClipboardDouble.append(value, to: output, nan: "nan", infinity: "+infinity", negativeInfinity: "-infinity")
         output.append("</real>\n")
     }
 }

@@ -13,9 +13,9 @@ import GraftModel
 /// Strings XML 1.0 cannot carry (control characters other than tab, line feed and carriage return, and
 /// U+FFFE, U+FFFF) are written as base64 of their UTF-8 bytes and marked `encoding="base64"`; carriage
 /// returns are written as `&#13;` so that they survive a parser's line-end normalisation.
-struct ClipboardXMLSink: ClipboardTokenSink {
+struct ClipboardXMLSink: ClipboardTextSink {
     let schema: ClipboardSchema
-    private(set) var output: ByteBuffer
+    var output: ByteBuffer
     /// The open parts.
     private var parts: [ClipboardPart] = []
     /// How many elements are open.
@@ -145,11 +145,17 @@ struct ClipboardXMLSink: ClipboardTokenSink {
     mutating func entityName(_ entity: Int) throws { try attribute(schema.entities[entity].name) }
     mutating func typeName(_ name: String) throws { try attribute(name) }
 
-    mutating func integer(_ value: Int64) {
+    /// ` name="` for a value XML always carries.
+    @inline(__always)
+    private mutating func attributeStart(named: Void = ()) {
         output.append(UInt8(ascii: " "))
         output.append(string: pendingName ?? "")
         pendingName = nil
         attributeStart()
+    }
+
+    mutating func integer(_ value: Int64) {
+        attributeStart(named: ())
         output.append(decimal: value)
         output.append(UInt8(ascii: "\""))
     }
@@ -165,10 +171,7 @@ struct ClipboardXMLSink: ClipboardTokenSink {
             output.append(base64: value)
             output.append("</contents>\n")
         } else {
-            output.append(UInt8(ascii: " "))
-            output.append(string: pendingName ?? "")
-            pendingName = nil
-            attributeStart()
+            attributeStart(named: ())
             output.append(base64: value)
             output.append(UInt8(ascii: "\""))
         }
@@ -254,22 +257,10 @@ struct ClipboardXMLSink: ClipboardTokenSink {
         out.append(">\n")
     }
 
-    func copy(writingInto output: ByteBuffer) -> Self? {
-        var copy = self
-        copy.output = output
-        return copy
-    }
-
     mutating func finish() {}
 
     @inline(__always)
     private func number(_ double: Double) {
-        if double.isFinite {
-            out.append(double: double)
-        } else if double.isNaN {
-            out.append("NaN")
-        } else {
-            out.append(double < 0 ? "-Infinity" : "Infinity")
-        }
+        ClipboardDouble.append(double, to: out, nan: "NaN", infinity: "Infinity", negativeInfinity: "-Infinity")
     }
 }

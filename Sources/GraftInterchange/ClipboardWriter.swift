@@ -73,7 +73,13 @@ public struct ClipboardWriter {
     ///   header's entity list (nothing of it is written then); what `sink` throws.
     public mutating func write(_ object: Clipboard.Object) throws {
         try requireOpen()
-        try body.write(object)
+        try body.write(object, checked: false)
+    }
+
+    /// Writes an object made to fit the header's entity list (a copy of a store's object, read with the
+    /// model the list was made from), without checking it again.
+    mutating func write(fitting object: Clipboard.Object) throws {
+        try body.write(object, checked: true)
     }
 
     /// Writes the references and the document's end, and hands on the last bytes.
@@ -232,6 +238,19 @@ protocol ClipboardTokenSink {
 
 extension ClipboardTokenSink {
     func copy(writingInto output: ByteBuffer) -> Self? { nil }
+}
+
+/// A sink whose bytes depend only on the tokens and its state, which a copy shares.
+protocol ClipboardTextSink: ClipboardTokenSink {
+    var output: ByteBuffer { get set }
+}
+
+extension ClipboardTextSink {
+    func copy(writingInto output: ByteBuffer) -> Self? {
+        var copy = self
+        copy.output = output
+        return copy
+    }
 }
 
 /// Walks a document in its one order and hands each token to a sink.
@@ -406,7 +425,8 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
 // MARK: - The writer's body, specialised per sink
 
 private protocol ClipboardBody {
-    mutating func write(_ object: Clipboard.Object) throws
+    /// Writes an object, checked first unless `checked` says it was made to fit the header.
+    mutating func write(_ object: Clipboard.Object, checked: Bool) throws
     mutating func writeChecked(_ objects: [Clipboard.Object]) throws
     mutating func finish() throws
 }
@@ -438,13 +458,14 @@ private struct Body<Sink: ClipboardTokenSink>: ClipboardBody {
         try output.flushIfFull()
     }
 
-
-    mutating func write(_ object: Clipboard.Object) throws {
-        // The object alone, checked as `encode` checks a whole document.
-        let single = Clipboard(entities: [], roots: [], objects: [object])
-        try writer.schema.validate(single)
-        if encoding == .xml || encoding == .plist {
-            try ClipboardSchema.validateXMLText(single, versionIdentifiers: false)
+    mutating func write(_ object: Clipboard.Object, checked: Bool) throws {
+        if !checked {
+            // The object alone, checked as `encode` checks a whole document.
+            let single = Clipboard(entities: [], roots: [], objects: [object])
+            try writer.schema.validate(single)
+            if encoding == .xml || encoding == .plist {
+                try ClipboardSchema.validateXMLText(single, versionIdentifiers: false)
+            }
         }
         guard written > 0 && inRounds else {
             try writeOne(object)

@@ -302,7 +302,7 @@ public struct Copier {
                     encoding: encoding, header: header, capacity: capacity, output: output)
                 var done = 0
                 try reader.forEachSnapshot { snapshot in
-                    try writer.write(try copying.object(snapshot))
+                    try copying.write(snapshot, with: &writer)
                     done += 1
                     if done % 10_000 == 0 { progress?(done, copying.total) }
                 }
@@ -328,7 +328,7 @@ public struct Copier {
                 used.insert(snapshot.ref.entity)
                 counts[snapshot.ref.entity, default: 0] += 1
                 roots.append(object.id)
-                try objectsWriter.write(object)
+                try copying.write(object, of: snapshot.ref.entity, with: &objectsWriter)
                 report()
             }
             progress?(roots.count, copying.total)
@@ -499,6 +499,10 @@ extension Copier {
         let rootOffsets: [Int64]
         let attributeLists: [[(Int, String)]]
         let relationshipLists: [[(Int, String)]]
+        /// Per entity, whether its objects fit the entity list as they are made (every attribute of a
+        /// type clipboards carry; the reader gives values of their attributes' types), so that the
+        /// writer need not check them again.
+        let fits: [Bool]
 
         init(_ reader: any StoreReader) throws {
             model = reader.model
@@ -512,6 +516,17 @@ extension Copier {
             relationshipLists = model.descriptions.map { entity in
                 entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) }
             }
+            fits = model.descriptions.map { entity in
+                entity.attributes.allSatisfy { $0.isTransient || ClipboardSchema.carries($0.type) }
+            }
+        }
+
+        func write(_ object: Clipboard.Object, of entity: Int, with writer: inout ClipboardWriter) throws {
+            if fits[entity] { try writer.write(fitting: object) } else { try writer.write(object) }
+        }
+
+        func write(_ snapshot: Snapshot, with writer: inout ClipboardWriter) throws {
+            try write(try object(snapshot), of: snapshot.ref.entity, with: &writer)
         }
 
         /// `o` and the key, moved up by the document's key offset for its inheritance tree, so that a link
@@ -578,7 +593,8 @@ extension Copier {
         func write(_ chunk: UnsafeRawBufferPointer) throws {
             guard let base = chunk.baseAddress, !chunk.isEmpty else { return }
             try handle.write(
-                contentsOf: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: chunk.count, deallocator: .none))
+                contentsOf: Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: chunk.count, deallocator: .none))
         }
 
         func copy(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
