@@ -23,7 +23,12 @@ import GraftModel
 /// `capacity` (what the objects will hold at most, see ``Capacity``) for the narrowest, which is what
 /// `encode` writes; without it references take 4 bytes, enough for about four billion values.
 public struct ClipboardWriter {
-    private var body: any ClipboardBody
+    /// The body for the encoding, one of four, each of a concrete type so that the writing is
+    /// specialised for its sink (a generic body behind a protocol would call every token through a table).
+    private var json: Body<ClipboardJSONSink>?
+    private var plist: Body<ClipboardPlistSink>?
+    private var xml: Body<ClipboardXMLSink>?
+    private var binary: Body<ClipboardBinaryPlistSink>?
     private var finished = false
 
     /// Begins a document: checks `header` and writes everything before the objects.
@@ -54,15 +59,15 @@ public struct ClipboardWriter {
         }
         switch encoding {
         case .json:
-            body = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
+            json = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
         case .plist:
-            body = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
+            plist = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
         case .xml:
-            body = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
+            xml = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
         case .binaryPlist:
             let bound = (capacity ?? .large).bound + Capacity.headerBound(header)
             let sink = ClipboardBinaryPlistSink(schema: schema, output: output, objectBound: bound)
-            body = try Body(sink, encoding, header, schema, output)
+            binary = try Body(sink, encoding, header, schema, output)
         }
     }
 
@@ -73,20 +78,31 @@ public struct ClipboardWriter {
     ///   header's entity list (nothing of it is written then); what `sink` throws.
     public mutating func write(_ object: Clipboard.Object) throws {
         try requireOpen()
-        try body.write(object, checked: false)
+        try write(object, checked: false)
     }
 
     /// Writes an object made to fit the header's entity list (a copy of a store's object, read with the
     /// model the list was made from), without checking it again.
     mutating func write(fitting object: Clipboard.Object) throws {
-        try body.write(object, checked: true)
+        try write(object, checked: true)
     }
 
     /// Writes the references and the document's end, and hands on the last bytes.
     public mutating func finish() throws {
         try requireOpen()
         finished = true
-        try body.finish()
+        if json != nil { try json!.finish() }
+        if plist != nil { try plist!.finish() }
+        if xml != nil { try xml!.finish() }
+        if binary != nil { try binary!.finish() }
+    }
+
+    @inline(__always)
+    private mutating func write(_ object: Clipboard.Object, checked: Bool) throws {
+        if json != nil { try json!.write(object, checked: checked) }
+        if plist != nil { try plist!.write(object, checked: checked) }
+        if xml != nil { try xml!.write(object, checked: checked) }
+        if binary != nil { try binary!.write(object, checked: checked) }
     }
 
     private func requireOpen() throws {
@@ -169,7 +185,10 @@ extension ClipboardEncoding {
 extension ClipboardWriter {
     /// Objects already checked against the schema.
     mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
-        try body.writeChecked(objects)
+        if json != nil { try json!.writeChecked(objects) }
+        if plist != nil { try plist!.writeChecked(objects) }
+        if xml != nil { try xml!.writeChecked(objects) }
+        if binary != nil { try binary!.writeChecked(objects) }
     }
 }
 
@@ -424,14 +443,7 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
 
 // MARK: - The writer's body, specialised per sink
 
-private protocol ClipboardBody {
-    /// Writes an object, checked first unless `checked` says it was made to fit the header.
-    mutating func write(_ object: Clipboard.Object, checked: Bool) throws
-    mutating func writeChecked(_ objects: [Clipboard.Object]) throws
-    mutating func finish() throws
-}
-
-private struct Body<Sink: ClipboardTokenSink>: ClipboardBody {
+private struct Body<Sink: ClipboardTokenSink> {
     var writer: ClipboardDocumentWriter<Sink>
     let encoding: ClipboardEncoding
     let references: [Clipboard.Reference]
