@@ -178,7 +178,11 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
 
     mutating func declarationKey(_ name: String) { frames[open - 1].keys.append(plist.sharedString(name)) }
 
-    mutating func attributeKey(entity: Int, attribute: Int) { nameKey(entity, attribute, ofAttribute: true) }
+    static var needsAttributePositions: Bool { true }
+
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) {
+        nameKey(entity, attribute, ofAttribute: true)
+    }
     mutating func relationshipKey(entity: Int, relationship: Int) { nameKey(entity, relationship, ofAttribute: false) }
 
     /// An attribute's or relationship's name, written the first time (a string of its own per entity).

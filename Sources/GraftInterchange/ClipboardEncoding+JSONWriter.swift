@@ -8,17 +8,17 @@ import GraftModel
 struct ClipboardJSONSink: ClipboardTextSink {
     let schema: ClipboardSchema
     var output: ByteBuffer
-    /// Per open container: whether it is broken into lines, and whether it has an entry yet.
-    private var broken: [Bool] = []
-    private var entries: [Bool] = []
+    /// How many containers are open, and per open container (a bit each, the outermost lowest) whether
+    /// it is broken into lines and whether it has an entry yet.
+    private var depth = 0
+    private var broken: UInt64 = 0
+    private var entries: UInt64 = 0
     /// Whether the token that comes is a dictionary's value (its key wrote the separator).
     private var afterKey = false
 
     init(schema: ClipboardSchema, output: ByteBuffer) {
         self.schema = schema
         self.output = output
-        broken.reserveCapacity(8)
-        entries.reserveCapacity(8)
     }
 
     /// The separator before an entry: nothing after a key, else a comma (after the first) and, in a broken
@@ -29,12 +29,13 @@ struct ClipboardJSONSink: ClipboardTextSink {
             afterKey = false
             return
         }
-        guard let isBroken = broken.last else { return }
-        let hasEntries = entries[entries.count - 1]
-        entries[entries.count - 1] = true
-        if isBroken {
+        guard depth > 0 else { return }
+        let bit: UInt64 = 1 << (depth - 1)
+        let hasEntries = entries & bit != 0
+        entries |= bit
+        if broken & bit != 0 {
             output.append(hasEntries ? ",\n" : "\n")
-            output.appendSpaces(2 * broken.count)
+            output.appendSpaces(2 * depth)
         } else if hasEntries {
             output.append(", ")
         }
@@ -43,20 +44,21 @@ struct ClipboardJSONSink: ClipboardTextSink {
     mutating func begin(_ part: ClipboardPart) {
         separate()
         output.append(UInt8(ascii: part.isDictionary ? "{" : "["))
+        let bit: UInt64 = 1 << depth
+        depth += 1
+        entries &= ~bit
         switch part {
-        case .document, .model, .entities, .objects, .references: broken.append(true)
-        default: broken.append(false)
+        case .document, .model, .entities, .objects, .references: broken |= bit
+        default: broken &= ~bit
         }
-        entries.append(false)
     }
 
     mutating func end(_ part: ClipboardPart) {
-        let isBroken = broken.removeLast()
-        if isBroken && entries.removeLast() {
+        depth -= 1
+        let bit: UInt64 = 1 << depth
+        if broken & bit != 0 && entries & bit != 0 {
             output.append(UInt8(ascii: "\n"))
-            output.appendSpaces(2 * broken.count)
-        } else if !isBroken {
-            entries.removeLast()
+            output.appendSpaces(2 * depth)
         }
         output.append(UInt8(ascii: part.isDictionary ? "}" : "]"))
     }
@@ -74,9 +76,7 @@ struct ClipboardJSONSink: ClipboardTextSink {
     mutating func declarationKey(_ name: String) { keyBytes(name) }
 
     @inline(__always)
-    mutating func attributeKey(entity: Int, attribute: Int) {
-        keyBytes(schema.entities[entity].attributeNames[attribute])
-    }
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) { keyBytes(name) }
 
     @inline(__always)
     mutating func relationshipKey(entity: Int, relationship: Int) {

@@ -128,8 +128,8 @@ struct ClipboardPlistSink: ClipboardTextSink {
     mutating func key(_ member: ClipboardMember) throws { try element("<key>", member.rawValue, "</key>\n") }
     mutating func declarationKey(_ name: String) throws { try element("<key>", name, "</key>\n") }
 
-    mutating func attributeKey(entity: Int, attribute: Int) throws {
-        try element("<key>", schema.entities[entity].attributeNames[attribute], "</key>\n")
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) throws {
+        try element("<key>", name, "</key>\n")
     }
 
     mutating func relationshipKey(entity: Int, relationship: Int) throws {

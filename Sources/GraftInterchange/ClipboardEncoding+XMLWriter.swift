@@ -111,9 +111,7 @@ struct ClipboardXMLSink: ClipboardTextSink {
     mutating func declarationKey(_ name: String) { pendingName = name }
 
     @inline(__always)
-    mutating func attributeKey(entity: Int, attribute: Int) {
-        pendingName = schema.entities[entity].attributeNames[attribute]
-    }
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) { pendingName = name }
 
     mutating func relationshipKey(entity: Int, relationship: Int) throws {
         pendingName = nil

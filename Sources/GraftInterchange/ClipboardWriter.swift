@@ -230,8 +230,10 @@ protocol ClipboardTokenSink {
     mutating func key(_ member: ClipboardMember) throws
     /// A key of the `encoding` section.
     mutating func declarationKey(_ name: String) throws
-    /// The name of attribute `attribute` of the schema's entity `entity`.
-    mutating func attributeKey(entity: Int, attribute: Int) throws
+    /// Whether the sink needs the position of each value's attribute in its entity (else -1 is given).
+    static var needsAttributePositions: Bool { get }
+    /// The name of a value's attribute: attribute `attribute` of the schema's entity `entity`.
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) throws
     mutating func relationshipKey(entity: Int, relationship: Int) throws
     /// A name, id or other text with no form but a string.
     mutating func string(_ text: String) throws
@@ -257,6 +259,7 @@ protocol ClipboardTokenSink {
 
 extension ClipboardTokenSink {
     func copy(writingInto output: ByteBuffer) -> Self? { nil }
+    static var needsAttributePositions: Bool { false }
 }
 
 /// A sink whose bytes depend only on the tokens and its state, which a copy shares.
@@ -434,7 +437,9 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         try sink.begin(part)
         var hint = 0
         for named in values {
-            try sink.attributeKey(entity: index, attribute: entity.attribute(named: named.name, hint: &hint)!)
+            // Checked already: the attribute exists.
+            let position = Sink.needsAttributePositions ? entity.attribute(named: named.name, hint: &hint)! : -1
+            try sink.attributeKey(named.name, entity: index, attribute: position)
             try sink.value(named.value)
         }
         try sink.end(part)
