@@ -166,22 +166,30 @@ struct CopyCommand: ParsableCommand {
         let chosenModel = try model.map {
             try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
         }
-        let copied: Copier.StoreCopy
-        do {
-            guard let result = try copy(from: storeURL, model: chosenModel, context) else { return }
-            copied = result
-        } catch let error as GraftError {
-            throw error.namingFile(storeURL.relativePath)
+        if plan {
+            do {
+                try printPlan(of: storeURL, model: chosenModel, context)
+            } catch let error as GraftError {
+                throw error.namingFile(storeURL.relativePath)
+            }
+            return
         }
-        let clipboard = copied.clipboard
+        // The document is written as it is copied: to a temporary file renamed over -o only when the
+        // copy is whole, or to standard output.
+        var written: Copier.StreamedCopy?
         if let outputURL {
             try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
-                try encoding.encode(clipboard) { chunk in try handle.write(contentsOf: Data(chunk)) }
+                written = try copy(from: storeURL, model: chosenModel, encoding: encoding, context) { chunk in
+                    try handle.write(contentsOf: Data(chunk))
+                }
             }
         } else {
-            try encoding.encode(clipboard) { chunk in context.output.write(bytes: Data(chunk)) }
+            written = try copy(from: storeURL, model: chosenModel, encoding: encoding, context) { chunk in
+                context.output.write(bytes: Data(chunk))
+            }
             context.output.flush()
         }
+        guard let copied = written else { return }
         if json {
             let text = copied.json.text(pretty: true)
             outputURL == nil ? context.printError(text) : context.print(text)
@@ -189,27 +197,38 @@ struct CopyCommand: ParsableCommand {
         }
         guard !quiet else { return }
         for warning in copied.warnings { context.printError("warning: \(warning)") }
-        let counts = describeCounts(clipboard.counts)
+        let counts = describeCounts(copied.counts)
         context.printError(
-            "Copied \(Wording.counted(clipboard.objects.count, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
-                + "\(Wording.counted(clipboard.references.count, "reference")) as \(encoding.displayName)"
+            "Copied \(Wording.counted(copied.objects, "object"))\(counts.isEmpty ? "" : " (\(counts))") and "
+                + "\(Wording.counted(copied.references, "reference")) as \(encoding.displayName)"
                 + (outputURL.map { " to \($0.relativePath)" } ?? ""))
     }
 
-    /// What was copied, or nil when `--plan` printed what a copy would take instead.
+    /// Copies the selection into `sink`, with a progress line on a terminal.
     private func copy(
-        from storeURL: URL, model chosenModel: Model?, _ context: CommandContext
-    ) throws -> Copier.StoreCopy? {
-        let reading = StoreReadOptions(
-            valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
-        if !plan {
-            let progress = ProgressLine("copying", context: context, shown: !quiet && !json)
-            defer { progress.finish() }
+        from storeURL: URL, model chosenModel: Model?, encoding: ClipboardEncoding, _ context: CommandContext,
+        to sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Copier.StreamedCopy {
+        let progress = ProgressLine("copying", context: context, shown: !quiet && !json)
+        defer { progress.finish() }
+        do {
             return try Copier.copy(
-                storeAt: storeURL, selection: selection, model: chosenModel, options: reading, includesModel: !noModel
+                storeAt: storeURL, selection: selection, model: chosenModel, options: readOptions,
+                includesModel: !noModel, encoding: encoding, to: sink
             ) { done, total in progress.update(done, of: total) }
+        } catch let error as GraftError {
+            throw error.namingFile(storeURL.relativePath)
         }
-        let source = try StoreFormat.openForReading(storeURL, model: chosenModel, options: reading)
+    }
+
+    private var readOptions: StoreReadOptions {
+        StoreReadOptions(
+            valueReading: lenient ? .lenient : .strict, missingExternalData: omitMissingExternalData ? .omit : .fail)
+    }
+
+    /// Prints what a copy would take (`--plan`).
+    private func printPlan(of storeURL: URL, model chosenModel: Model?, _ context: CommandContext) throws {
+        let source = try StoreFormat.openForReading(storeURL, model: chosenModel, options: readOptions)
         let copyPlan = try Copier(source: StoreSource(source)).plan(selection)
         if json {
             context.print(copyPlan.json(model: source.model, warnings: source.warnings).text(pretty: true))
@@ -217,7 +236,6 @@ struct CopyCommand: ParsableCommand {
             if !quiet { for warning in source.warnings { context.printError("warning: \(warning)") } }
             context.print(Self.describe(copyPlan, model: source.model), terminator: "")
         }
-        return nil
     }
 
     /// The text `--plan` prints: objects per entity, then each relationship that leaves the selection.

@@ -2,228 +2,254 @@ import Foundation
 @_spi(GraftInternal) import GraftCore
 import GraftModel
 
-/// Writes a clipboard as a binary property list (`bplist00`) in one pass, without building a tree.
+/// Binary property-list tokens (`bplist00`), written in one pass without building a tree.
 ///
 /// Objects are numbered in the order they are written, and every container is written after its
 /// children, so that the references it lists are known; the top dictionary comes last and the trailer
-/// names it. The reference size is chosen up front from a count of the objects the document can need at
-/// most. Dictionary keys, entity names and Booleans are written once and shared; values are written
-/// where they occur. The bytes are GraftCore's ``BinaryPlistWriter``'s; only the offsets (a byte or two
-/// an object) are kept until the end.
-struct ClipboardBinaryPlistWriter {
-    let clipboard: Clipboard
+/// names it. The reference size is chosen up front from a bound of the objects the document can need.
+/// Dictionary keys, type names, entity names and Booleans are written once and shared; values are
+/// written where they occur. The bytes are GraftCore's ``BinaryPlistWriter``'s; only the offsets (a byte
+/// or two an object) and the objects' numbers are kept until the end.
+///
+/// When a container's keys and scalar values are written, relative to its children, is this encoding's
+/// own choice (the numbering order): see ``Order``.
+struct ClipboardBinaryPlistSink: ClipboardTokenSink {
     let schema: ClipboardSchema
-    let output: ByteBuffer
-
     private var plist: BinaryPlistWriter<ByteBuffer>
-    private var entityNames: [Int?]
-    private var attributeNames: [[Int?]]
-    private var relationshipNames: [[Int?]]
-    /// Reference lists being gathered for the container written next.
-    private var keys: [Int] = []
-    private var values: [Int] = []
-    private var elements: [Int] = []
-    private var fixedKeys = [Int](repeating: -1, count: 6)
+    private var entityNames: [Int]
+    private var attributeNames: [[Int]]
+    private var relationshipNames: [[Int]]
+    /// The open containers; slots are kept for reuse.
+    private var frames: [Frame] = []
+    private var open = 0
     /// Where decimals are formatted before they are written (their header needs the length).
-    private let decimalText = ByteBuffer(capacity: 1 << 16)
+    private let decimalText = ByteBuffer(capacity: 64)
 
-    init(clipboard: Clipboard, schema: ClipboardSchema, output: ByteBuffer) {
-        self.clipboard = clipboard
+    /// When a container's keys and scalars are written.
+    private enum Order {
+        /// Each as it comes.
+        case inline
+        /// Keys and scalars at the end, keys first; parts as they come.
+        case keysFirst
+        /// As `keysFirst`, but the first scalar (the name) before the keys, and the arrays' own objects
+        /// (not their elements) after them.
+        case entity
+        /// Scalars as they come until the first part, then at the end; keys at the end, first.
+        case object
+        /// Keys as they come, but those of the encoding section, the source, the objects and the
+        /// references once their value's children are written.
+        case document
+
+        init(_ part: ClipboardPart) {
+            switch part {
+            case .document: self = .document
+            case .model, .attributeInfo, .relationshipInfo, .source: self = .keysFirst
+            case .entity: self = .entity
+            case .object, .reference: self = .object
+            default: self = .inline
+            }
+        }
+    }
+
+    private enum Scalar {
+        case string(String), sharedString(String), integer(Int64), bool(Bool), data(Data), value(Value)
+        case entityName(Int)
+        case array([Int])
+    }
+
+    private struct Frame {
+        var part = ClipboardPart.document
+        var order = Order.inline
+        var defers = false
+        /// Keys and values written, or -1 where one is still to be written.
+        var keys: [Int] = []
+        var values: [Int] = []
+        var laterKeys: [ClipboardMember] = []
+        var laterValues: [Scalar] = []
+        /// A key of the document written once its value's children are.
+        var pendingKey: ClipboardMember?
+
+        mutating func reset(_ part: ClipboardPart) {
+            self.part = part
+            order = Order(part)
+            defers = order == .keysFirst || order == .entity
+            keys.removeAll(keepingCapacity: true)
+            values.removeAll(keepingCapacity: true)
+            laterKeys.removeAll(keepingCapacity: true)
+            laterValues.removeAll(keepingCapacity: true)
+            pendingKey = nil
+        }
+    }
+
+    init(schema: ClipboardSchema, output: ByteBuffer, objectBound: Int) {
         self.schema = schema
-        self.output = output
         plist = BinaryPlistWriter(
-            output: output,
-            referenceSize: BinaryPlistWriter<ByteBuffer>.byteCount(
-                UInt64(Self.objectBound(clipboard))))
-        entityNames = Array(repeating: nil, count: schema.entities.count)
-        attributeNames = schema.entities.map { Array(repeating: nil, count: $0.attributeNames.count) }
-        relationshipNames = schema.entities.map { Array(repeating: nil, count: $0.relationships.count) }
+            output: output, referenceSize: BinaryPlistWriter<ByteBuffer>.byteCount(UInt64(objectBound)))
+        entityNames = Array(repeating: -1, count: schema.entities.count)
+        attributeNames = schema.entities.map { Array(repeating: -1, count: $0.attributeNames.count) }
+        relationshipNames = schema.entities.map { Array(repeating: -1, count: $0.relationships.count) }
     }
 
-    mutating func write() throws {
-        var top: [(Int, Int)] = []
-        top.append((plist.sharedString(ClipboardKey.format), plist.string(Clipboard.formatName)))
-        top.append((plist.sharedString(ClipboardKey.version), plist.integer(Int64(Clipboard.formatVersion))))
-        var declarationKeys: [Int] = []
-        var declarationValues: [Int] = []
-        for entry in ClipboardDeclaration.entries(.binaryPlist) {
-            declarationKeys.append(plist.sharedString(entry.key))
-            declarationValues.append(plist.string(entry.value))
-        }
-        top.append((plist.sharedString(ClipboardKey.encoding), dictionary(declarationKeys, declarationValues)))
-        top.append((plist.sharedString(ClipboardKey.model), writeModel()))
-        if let store = clipboard.sourceStore {
-            let storeKey = plist.sharedString("store")
-            top.append((plist.sharedString(ClipboardKey.source), dictionary([storeKey], [plist.string(store)])))
-        }
-        top.append((plist.sharedString(ClipboardKey.roots), stringArray(clipboard.roots)))
-        var objectList: [Int] = []
-        objectList.reserveCapacity(clipboard.objects.count)
-        var last = -1
-        for object in clipboard.objects {
-            objectList.append(try writeObject(object, last: &last))
-            try output.flushIfFull()
-        }
-        top.append((plist.sharedString(ClipboardKey.objects), array(objectList)))
-        objectList.removeAll(keepingCapacity: true)
-        for reference in clipboard.references {
-            objectList.append(try writeReference(reference, last: &last))
-            try output.flushIfFull()
-        }
-        top.append((plist.sharedString(ClipboardKey.references), array(objectList)))
-        try plist.finish(top: dictionary(top.map(\.0), top.map(\.1)))
+    // MARK: Containers
+
+    mutating func begin(_ part: ClipboardPart) {
+        if open == frames.count { frames.append(Frame()) }
+        frames[open].reset(part)
+        open += 1
     }
 
-    /// The most objects the document can take: every key and value counted as if nothing were shared.
-    private static func objectBound(_ clipboard: Clipboard) -> Int {
-        var bound = 64 + clipboard.versionIdentifiers.count + clipboard.roots.count
-        for entity in clipboard.entities {
-            bound += 12 + 6 * entity.attributes.count + 8 * entity.relationships.count
+    mutating func end(_ part: ClipboardPart) throws {
+        let top = open - 1
+        switch frames[top].order {
+        case .inline, .document:
+            writePendingParentKey()
+        case .keysFirst:
+            writeLaterKeys(top)
+            writePendingParentKey()
+            writeLaterValues(top)
+        case .entity:
+            writeLaterValues(top, upTo: 1)
+            writeLaterKeys(top)
+            writeLaterValues(top)
+        case .object:
+            writeLaterKeys(top)
+            writeLaterValues(top)
         }
-        for object in clipboard.objects {
-            bound += 9 + 2 * object.attributes.count
-            for link in object.relationships { bound += 2 + link.targets.count }
+        open -= 1
+        if part == .document {
+            try plist.finish(top: plist.dictionary(keys: frames[top].keys, values: frames[top].values))
+            return
         }
-        for reference in clipboard.references { bound += 10 + 2 * reference.identity.count }
-        return bound
+        let parent = open - 1
+        if !part.isDictionary && frames[parent].order == .entity {
+            frames[parent].values.append(-1)
+            frames[parent].laterValues.append(.array(frames[top].values))
+            return
+        }
+        let written =
+            part.isDictionary
+            ? plist.dictionary(keys: frames[top].keys, values: frames[top].values) : plist.array(frames[top].values)
+        frames[parent].values.append(written)
+        if frames[parent].order == .object { frames[parent].defers = true }
     }
 
-    // MARK: The document's parts
+    private mutating func writePendingParentKey() {
+        guard open >= 2, let key = frames[open - 2].pendingKey else { return }
+        frames[open - 2].pendingKey = nil
+        frames[open - 2].keys[frames[open - 2].keys.count - 1] = plist.sharedString(key.rawValue)
+    }
 
-    private mutating func writeModel() -> Int {
-        var entityList: [Int] = []
-        for (index, entity) in clipboard.entities.enumerated() {
-            var attributeList: [Int] = []
-            for attribute in entity.attributes {
-                attributeList.append(
-                    dictionary(
-                        [plist.sharedString("name"), plist.sharedString("type")],
-                        [plist.string(attribute.name), plist.sharedString(ClipboardValues.typeName(attribute.type))]))
+    private mutating func writeLaterKeys(_ frame: Int) {
+        for key in frames[frame].laterKeys { frames[frame].keys.append(plist.sharedString(key.rawValue)) }
+        frames[frame].laterKeys.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes the scalars kept for the end (at most `limit`), into their places.
+    private mutating func writeLaterValues(_ frame: Int, upTo limit: Int = .max) {
+        var written = 0
+        var slot = 0
+        while written < limit && !frames[frame].laterValues.isEmpty {
+            while frames[frame].values[slot] >= 0 { slot += 1 }
+            let scalar = frames[frame].laterValues.removeFirst()
+            frames[frame].values[slot] = write(scalar)
+            written += 1
+        }
+    }
+
+    // MARK: Keys
+
+    mutating func key(_ member: ClipboardMember) {
+        let top = open - 1
+        switch frames[top].order {
+        case .inline:
+            frames[top].keys.append(plist.sharedString(member.rawValue))
+        case .document:
+            switch member {
+            case .encoding, .source, .objects, .references:
+                frames[top].keys.append(-1)
+                frames[top].pendingKey = member
+            default:
+                frames[top].keys.append(plist.sharedString(member.rawValue))
             }
-            var relationshipList: [Int] = []
-            for relationship in entity.relationships {
-                relationshipList.append(
-                    dictionary(
-                        [plist.sharedString("name"), plist.sharedString("toMany"), plist.sharedString("ordered")],
-                        [
-                            plist.string(relationship.name), plist.sharedBool(relationship.isToMany),
-                            plist.sharedBool(relationship.isOrdered),
-                        ]))
-            }
-            let name = plist.string(entity.name)
-            entityNames[index] = name
-            entityList.append(
-                dictionary(
-                    [
-                        plist.sharedString("name"), plist.sharedString("versionHash"), plist.sharedString("attributes"),
-                        plist.sharedString("relationships"),
-                    ],
-                    [name, plist.data(entity.versionHash), array(attributeList), array(relationshipList)]))
+        case .keysFirst, .entity, .object:
+            frames[top].laterKeys.append(member)
         }
-        let entities = array(entityList)
-        let identifiers = stringArray(clipboard.versionIdentifiers)
-        var modelKeys = [plist.sharedString("entities"), plist.sharedString("versionIdentifiers")]
-        var modelValues = [entities, identifiers]
-        if let contents = clipboard.modelContents {
-            modelKeys.append(plist.sharedString("contents"))
-            modelValues.append(plist.data(contents))
-        }
-        return dictionary(modelKeys, modelValues)
     }
 
-    private mutating func writeObject(_ object: Clipboard.Object, last: inout Int) throws -> Int {
-        let index = schema.entity(named: object.entity, last: last)!
-        last = index
-        let entity = schema.entities[index]
-        let id = plist.string(object.id)
-        let attributes = try writeValues(object.attributes, entity: index, id: object.id)
-        // Relationships: each to-one as the target's id, each to-many (and each to-one without a target)
-        // as an array of ids.
-        var hint = 0
-        keys.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
-        for link in object.relationships {
-            let position = entity.relationship(named: link.name, hint: &hint)!
-            keys.append(relationshipName(index, position))
-            if !entity.relationships[position].isToMany && link.targets.count == 1 {
-                values.append(plist.string(link.targets[0]))
+    mutating func declarationKey(_ name: String) { frames[open - 1].keys.append(plist.sharedString(name)) }
+
+    static var needsAttributePositions: Bool { true }
+
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) {
+        nameKey(entity, attribute, ofAttribute: true)
+    }
+    mutating func relationshipKey(entity: Int, relationship: Int) { nameKey(entity, relationship, ofAttribute: false) }
+
+    /// An attribute's or relationship's name, written the first time (a string of its own per entity).
+    @inline(__always)
+    private mutating func nameKey(_ entity: Int, _ index: Int, ofAttribute: Bool) {
+        var written = ofAttribute ? attributeNames[entity][index] : relationshipNames[entity][index]
+        if written < 0 {
+            let names = ofAttribute ? schema.entities[entity].attributeNames : schema.entities[entity].relationshipNames
+            written = plist.string(names[index])
+            if ofAttribute {
+                attributeNames[entity][index] = written
             } else {
-                elements.removeAll(keepingCapacity: true)
-                for target in link.targets { elements.append(plist.string(target)) }
-                values.append(array(elements))
+                relationshipNames[entity][index] = written
             }
         }
-        let relationships = dictionary(keys, values)
-        let entityName = entityName(index)
-        // Keys are written (the first time) before the dictionary that lists them.
-        let idKey = fixedKey(.id)
-        let entityKey = fixedKey(.entity)
-        let attributesKey = fixedKey(.attributes)
-        let relationshipsKey = fixedKey(.relationships)
-        let written = plist.beginObject()
-        plist.header(BinaryMarker.dictionary, count: 4)
-        for reference in [idKey, entityKey, attributesKey, relationshipsKey, id, entityName, attributes, relationships]
-        {
-            plist.appendReference(reference)
-        }
-        return written
+        frames[open - 1].keys.append(written)
     }
 
-    private mutating func writeReference(_ reference: Clipboard.Reference, last: inout Int) throws -> Int {
-        let index = schema.entity(named: reference.entity, last: last)!
-        last = index
-        let id = plist.string(reference.id)
-        let identity = try writeValues(reference.identity, entity: index, id: reference.id)
-        var keyList = [fixedKey(.id), fixedKey(.entity), fixedKey(.identity)]
-        var valueList = [id, entityName(index), identity]
-        if let uri = reference.uri {
-            keyList.append(fixedKey(.uri))
-            valueList.append(plist.string(uri))
+    // MARK: Scalars
+
+    /// Writes a scalar now, or keeps it for the container's end.
+    @inline(__always)
+    private mutating func add(_ scalar: Scalar) {
+        let top = open - 1
+        if frames[top].defers {
+            frames[top].values.append(-1)
+            frames[top].laterValues.append(scalar)
+        } else {
+            frames[top].values.append(write(scalar))
         }
-        return dictionary(keyList, valueList)
     }
 
-    /// The keys every object has, written once.
-    private enum FixedKey: Int, CaseIterable {
-        case id, entity, attributes, relationships, identity, uri
+    mutating func string(_ text: String) { add(.string(text)) }
+    mutating func target(_ id: String) { add(.string(id)) }
+    mutating func versionIdentifier(_ text: String) { add(.string(text)) }
+    mutating func typeName(_ name: String) { add(.sharedString(name)) }
+    mutating func integer(_ value: Int64) { add(.integer(value)) }
+    mutating func bool(_ value: Bool) { add(.bool(value)) }
+    mutating func data(_ value: Data) { add(.data(value)) }
+    mutating func value(_ value: Value) { add(.value(value)) }
 
-        var text: String {
-            switch self {
-            case .id: return "id"
-            case .entity: return "entity"
-            case .attributes: return "attributes"
-            case .relationships: return "relationships"
-            case .identity: return "identity"
-            case .uri: return "uri"
-            }
+    mutating func entityName(_ entity: Int) {
+        let written = entityNames[entity]
+        if written >= 0 { frames[open - 1].values.append(written) } else { add(.entityName(entity)) }
+    }
+
+    mutating func finish() {}
+
+    @inline(__always)
+    private mutating func write(_ scalar: Scalar) -> Int {
+        switch scalar {
+        case .string(let text): return plist.string(text)
+        case .sharedString(let text): return plist.sharedString(text)
+        case .integer(let value): return plist.integer(value)
+        case .bool(let value): return plist.sharedBool(value)
+        case .data(let value): return plist.data(value)
+        case .value(let value): return write(value)
+        case .entityName(let entity):
+            let written = plist.string(schema.entities[entity].name)
+            entityNames[entity] = written
+            return written
+        case .array(let elements): return plist.array(elements)
         }
     }
 
     @inline(__always)
-    private mutating func fixedKey(_ key: FixedKey) -> Int {
-        let written = fixedKeys[key.rawValue]
-        if written >= 0 { return written }
-        let new = plist.sharedString(key.text)
-        fixedKeys[key.rawValue] = new
-        return new
-    }
-
-    /// Writes the values, then the dictionary of them; returns the dictionary.
-    private mutating func writeValues(_ named: [Clipboard.NamedValue], entity index: Int, id: String) throws -> Int {
-        let entity = schema.entities[index]
-        var hint = 0
-        keys.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
-        for value in named {
-            let position = entity.attribute(named: value.name, hint: &hint)!
-            keys.append(attributeName(index, position))
-            values.append(self.value(value.value))
-        }
-        return plist.dictionary(keys: keys, values: values)
-    }
-
-    @inline(__always)
-    private mutating func value(_ value: Value) -> Int {
+    private mutating func write(_ value: Value) -> Int {
         switch value {
         case .integer(let integer): return plist.integer(integer)
         case .double(let double): return plist.real(double)
@@ -231,54 +257,16 @@ struct ClipboardBinaryPlistWriter {
         case .decimal(let decimal):
             decimalText.removeAll()
             NumberText.append(decimal, to: decimalText)
-            return plist.asciiString(UnsafeRawBufferPointer(start: decimalText.base, count: decimalText.count))
+            return plist.asciiString(decimalText.bytes)
         case .string(let text): return plist.string(text)
         case .bool(let bool): return plist.sharedBool(bool)
         case .data(let bytes): return plist.data(bytes)
         case .uuid(let uuid):
             let written = plist.beginObject()
             plist.header(BinaryMarker.asciiString, count: 36)
-            ClipboardUUID.append(uuid, to: output)
+            ClipboardUUID.append(uuid, to: plist.output)
             return written
         case .uri(let url): return plist.string(ClipboardValueText.uriText(url))
         }
-    }
-
-    private mutating func entityName(_ entity: Int) -> Int {
-        if let written = entityNames[entity] { return written }
-        let written = plist.string(schema.entities[entity].name)
-        entityNames[entity] = written
-        return written
-    }
-
-    @inline(__always)
-    private mutating func attributeName(_ entity: Int, _ attribute: Int) -> Int {
-        if let written = attributeNames[entity][attribute] { return written }
-        let written = plist.string(schema.entities[entity].attributeNames[attribute])
-        attributeNames[entity][attribute] = written
-        return written
-    }
-
-    @inline(__always)
-    private mutating func relationshipName(_ entity: Int, _ relationship: Int) -> Int {
-        if let written = relationshipNames[entity][relationship] { return written }
-        let written = plist.string(schema.entities[entity].relationshipNames[relationship])
-        relationshipNames[entity][relationship] = written
-        return written
-    }
-
-    // MARK: Objects
-
-    private mutating func stringArray(_ strings: [String]) -> Int {
-        var list: [Int] = []
-        list.reserveCapacity(strings.count)
-        for text in strings { list.append(plist.string(text)) }
-        return plist.array(list)
-    }
-
-    private mutating func array(_ references: [Int]) -> Int { plist.array(references) }
-
-    private mutating func dictionary(_ keyList: [Int], _ valueList: [Int]) -> Int {
-        plist.dictionary(keys: keyList, values: valueList)
     }
 }

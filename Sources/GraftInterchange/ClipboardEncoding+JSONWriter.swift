@@ -2,200 +2,121 @@ import Foundation
 @_spi(GraftInternal) import GraftCore
 import GraftModel
 
-/// Writes a clipboard as JSON: the document's sections one per line or block, each object and reference
-/// on a line of its own, keys in a fixed order, so that documents diff cleanly.
-struct ClipboardJSONWriter {
-    let clipboard: Clipboard
+/// JSON tokens: the document's sections one per line or block, each entity, object and reference on a
+/// line of its own (the top level, the model, and the lists of entities, objects and references are
+/// broken into lines; everything else is written on one), so that documents diff cleanly.
+struct ClipboardJSONSink: ClipboardTextSink {
     let schema: ClipboardSchema
-    let output: ByteBuffer
+    var output: ByteBuffer
+    /// How many containers are open, and per open container (a bit each, the outermost lowest) whether
+    /// it is broken into lines and whether it has an entry yet.
+    private var depth = 0
+    private var broken: UInt64 = 0
+    private var entries: UInt64 = 0
+    /// Whether the token that comes is a dictionary's value (its key wrote the separator).
+    private var afterKey = false
 
-    mutating func write() throws {
-        output.append("{\n  \"format\": ")
-        string(Clipboard.formatName)
-        output.append(",\n  \"version\": ")
-        output.append(decimal: Int64(Clipboard.formatVersion))
-        output.append(",\n  \"encoding\": {")
-        for (position, entry) in ClipboardDeclaration.entries(.json).enumerated() {
-            if position > 0 { output.append(", ") }
-            string(entry.key)
-            output.append(": ")
-            string(entry.value)
-        }
-        output.append("},\n  \"model\": {\n    \"entities\": [")
-        for (position, entity) in clipboard.entities.enumerated() {
-            output.append(position == 0 ? "\n      " : ",\n      ")
-            writeEntity(entity)
-        }
-        output.append(
-            clipboard.entities.isEmpty ? "],\n    \"versionIdentifiers\": [" : "\n    ],\n    \"versionIdentifiers\": ["
-        )
-        writeStrings(clipboard.versionIdentifiers)
-        if let contents = clipboard.modelContents {
-            output.append("],\n    \"contents\": \"")
-            output.append(base64: contents)
-            output.append("\"\n  },\n")
-        } else {
-            output.append("]\n  },\n")
-        }
-        if let store = clipboard.sourceStore {
-            output.append("  \"source\": {\"store\": ")
-            string(store)
-            output.append("},\n")
-        }
-        output.append("  \"roots\": [")
-        writeStrings(clipboard.roots)
-        output.append("],\n  \"objects\": [")
-        var last = -1
-        if clipboard.objects.count >= Self.parallelThreshold && ProcessInfo.processInfo.activeProcessorCount > 1 {
-            try writeObjectsInParallel()
-        } else {
-            try writeObjects(clipboard.objects.indices, last: &last)
-        }
-        output.append(clipboard.objects.isEmpty ? "],\n  \"references\": [" : "\n  ],\n  \"references\": [")
-        for (position, reference) in clipboard.references.enumerated() {
-            output.append(position == 0 ? "\n    " : ",\n    ")
-            try writeReference(reference, last: &last)
-            try output.flushIfFull()
-        }
-        output.append(clipboard.references.isEmpty ? "]\n}\n" : "\n  ]\n}\n")
+    init(schema: ClipboardSchema, output: ByteBuffer) {
+        self.schema = schema
+        self.output = output
     }
 
-    /// Documents with at least this many objects are written on several threads.
-    static let parallelThreshold = 50_000
-
-    /// Objects at `range`, each after its separator.
-    private func writeObjects(_ range: Range<Int>, last: inout Int) throws {
-        for position in range {
-            output.append(position == 0 ? "\n    " : ",\n    ")
-            try writeObject(clipboard.objects[position], last: &last)
-            try output.flushIfFull()
+    /// The separator before an entry: nothing after a key, else a comma (after the first) and, in a broken
+    /// container, a line end and the entry's indentation.
+    @inline(__always)
+    private mutating func separate() {
+        if afterKey {
+            afterKey = false
+            return
+        }
+        guard depth > 0 else { return }
+        let bit: UInt64 = 1 << (depth - 1)
+        let hasEntries = entries & bit != 0
+        entries |= bit
+        if broken & bit != 0 {
+            output.append(hasEntries ? ",\n" : "\n")
+            output.appendSpaces(2 * depth)
+        } else if hasEntries {
+            output.append(", ")
         }
     }
 
-    /// The objects in rounds: each round's objects are split between the processors, each part written
-    /// into a buffer of its own at the same time, and the buffers appended in order. The output is the
-    /// same as one thread writes; memory stays bounded by a round.
-    private func writeObjectsInParallel() throws {
-        let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
-        let partSize = 8192
-        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 16) }
-        var start = 0
-        while start < clipboard.objects.count {
-            let round = start..<min(clipboard.objects.count, start + parts * partSize)
-            // Each part writes only its own buffer; errors are gathered under the lock, and the one
-            // from the earliest part is thrown, as one thread would have.
-            nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
-            let lock = NSLock()
-            nonisolated(unsafe) let writer = self
-            DispatchQueue.concurrentPerform(iterations: parts) { part in
-                let lower = min(round.upperBound, round.lowerBound + part * partSize)
-                let range = lower..<min(round.upperBound, lower + partSize)
-                let buffer = buffers[part]
-                buffer.removeAll()
-                var last = -1
-                do {
-                    try ClipboardJSONWriter(clipboard: writer.clipboard, schema: writer.schema, output: buffer)
-                        .writeObjects(range, last: &last)
-                } catch {
-                    lock.withLock { failures.append((part, error)) }
-                }
-            }
-            if let first = failures.min(by: { $0.part < $1.part }) { throw first.error }
-            for buffer in buffers {
-                output.append(UnsafeRawBufferPointer(start: buffer.base, count: buffer.count))
-                try output.flushIfFull()
-            }
-            start = round.upperBound
+    mutating func begin(_ part: ClipboardPart) {
+        separate()
+        output.append(UInt8(ascii: part.isDictionary ? "{" : "["))
+        let bit: UInt64 = 1 << depth
+        depth += 1
+        entries &= ~bit
+        switch part {
+        case .document, .model, .entities, .objects, .references: broken |= bit
+        default: broken &= ~bit
         }
     }
 
-    private func writeEntity(_ entity: Clipboard.EntityInfo) {
-        output.append("{\"name\": ")
-        string(entity.name)
-        output.append(", \"versionHash\": \"")
-        output.append(base64: entity.versionHash)
-        output.append("\", \"attributes\": [")
-        for (position, attribute) in entity.attributes.enumerated() {
-            output.append(position == 0 ? "{\"name\": " : ", {\"name\": ")
-            string(attribute.name)
-            output.append(", \"type\": ")
-            string(ClipboardValues.typeName(attribute.type))
-            output.append(UInt8(ascii: "}"))
+    mutating func end(_ part: ClipboardPart) {
+        depth -= 1
+        let bit: UInt64 = 1 << depth
+        if broken & bit != 0 && entries & bit != 0 {
+            output.append(UInt8(ascii: "\n"))
+            output.appendSpaces(2 * depth)
         }
-        output.append("], \"relationships\": [")
-        for (position, relationship) in entity.relationships.enumerated() {
-            output.append(position == 0 ? "{\"name\": " : ", {\"name\": ")
-            string(relationship.name)
-            output.append(relationship.isToMany ? ", \"toMany\": true" : ", \"toMany\": false")
-            output.append(relationship.isOrdered ? ", \"ordered\": true}" : ", \"ordered\": false}")
-        }
-        output.append("]}")
-    }
-
-    private func writeStrings(_ strings: [String]) {
-        for (position, text) in strings.enumerated() {
-            if position > 0 { output.append(", ") }
-            string(text)
-        }
-    }
-
-    private func writeObject(_ object: Clipboard.Object, last: inout Int) throws {
-        // `check()` has passed: the entity exists.
-        let index = schema.entity(named: object.entity, last: last)!
-        last = index
-        let entity = schema.entities[index]
-        output.append("{\"id\": ")
-        string(object.id)
-        output.append(", \"entity\": ")
-        string(object.entity)
-        output.append(", \"attributes\": {")
-        writeValues(object.attributes)
-        output.append("}, \"relationships\": {")
-        var hint = 0
-        for (position, link) in object.relationships.enumerated() {
-            if position > 0 { output.append(", ") }
-            string(link.name)
-            output.append(": ")
-            let relationship = entity.relationship(named: link.name, hint: &hint)!
-            if !entity.relationships[relationship].isToMany && link.targets.count == 1 {
-                string(link.targets[0])
-            } else {
-                output.append(UInt8(ascii: "["))
-                writeStrings(link.targets)
-                output.append(UInt8(ascii: "]"))
-            }
-        }
-        output.append("}}")
-    }
-
-    private func writeReference(_ reference: Clipboard.Reference, last: inout Int) throws {
-        let index = schema.entity(named: reference.entity, last: last)!
-        last = index
-        output.append("{\"id\": ")
-        string(reference.id)
-        output.append(", \"entity\": ")
-        string(reference.entity)
-        output.append(", \"identity\": {")
-        writeValues(reference.identity)
-        output.append(UInt8(ascii: "}"))
-        if let uri = reference.uri {
-            output.append(", \"uri\": ")
-            string(uri)
-        }
-        output.append(UInt8(ascii: "}"))
-    }
-
-    private func writeValues(_ values: [Clipboard.NamedValue]) {
-        for (position, named) in values.enumerated() {
-            if position > 0 { output.append(", ") }
-            string(named.name)
-            output.append(": ")
-            value(named.value)
-        }
+        output.append(UInt8(ascii: part.isDictionary ? "}" : "]"))
     }
 
     @inline(__always)
-    private func value(_ value: Value) {
+    private mutating func keyBytes(_ text: String) {
+        separate()
+        var text = text
+        text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
+        output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
+        afterKey = true
+    }
+
+    mutating func key(_ member: ClipboardMember) { keyBytes(member.rawValue) }
+    mutating func declarationKey(_ name: String) { keyBytes(name) }
+
+    @inline(__always)
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) { keyBytes(name) }
+
+    @inline(__always)
+    mutating func relationshipKey(entity: Int, relationship: Int) {
+        keyBytes(schema.entities[entity].relationshipNames[relationship])
+    }
+
+    @inline(__always)
+    mutating func string(_ text: String) {
+        separate()
+        var text = text
+        text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
+    }
+
+    mutating func target(_ id: String) { string(id) }
+    mutating func versionIdentifier(_ text: String) { string(text) }
+    mutating func entityName(_ entity: Int) { string(schema.entities[entity].name) }
+    mutating func typeName(_ name: String) { string(name) }
+
+    mutating func integer(_ value: Int64) {
+        separate()
+        output.append(decimal: value)
+    }
+
+    mutating func bool(_ value: Bool) {
+        separate()
+        output.append(value ? "true" : "false")
+    }
+
+    mutating func data(_ value: Data) {
+        separate()
+        output.append(UInt8(ascii: "\""))
+        output.append(base64: value)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    mutating func finish() { output.append(UInt8(ascii: "\n")) }
+
+    @inline(__always)
+    mutating func value(_ value: Value) {
+        separate()
         switch value {
         case .integer(let integer):
             output.append(decimal: integer)
@@ -207,8 +128,8 @@ struct ClipboardJSONWriter {
             output.append(UInt8(ascii: "\""))
             NumberText.append(decimal, to: output)
             output.append(UInt8(ascii: "\""))
-        case .string(let text):
-            string(text)
+        case .string(var text):
+            text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
         case .bool(let bool):
             output.append(bool ? "true" : "false")
         case .data(let data):
@@ -220,29 +141,19 @@ struct ClipboardJSONWriter {
             ClipboardUUID.append(uuid, to: output)
             output.append(UInt8(ascii: "\""))
         case .uri(let url):
-            string(ClipboardValueText.uriText(url))
+            var text = ClipboardValueText.uriText(url)
+            text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
         }
     }
 
     @inline(__always)
     private func number(_ double: Double) {
-        if double.isFinite {
-            output.append(double: double)
-        } else if double.isNaN {
-            output.append("\"NaN\"")
-        } else {
-            output.append(double < 0 ? "\"-Infinity\"" : "\"Infinity\"")
-        }
+        ClipboardDouble.append(
+            double, to: output, nan: "\"NaN\"", infinity: "\"Infinity\"", negativeInfinity: "\"-Infinity\"")
     }
 
     /// Writes a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`, all
     /// else as UTF-8.
-    @inline(__always)
-    private func string(_ text: String) {
-        var text = text
-        text.withUTF8 { ClipboardJSONWriter.string(UnsafeRawBufferPointer($0), to: output) }
-    }
-
     static func string(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
         output.reserve(bytes.count + 2)
         output.append(UInt8(ascii: "\""))

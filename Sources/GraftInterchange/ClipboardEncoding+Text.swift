@@ -87,3 +87,21 @@ extension ClipboardUUID {
         }
     }
 }
+
+// MARK: - Doubles
+
+/// Doubles in the text encodings: the shortest text that reads back exactly, and each encoding's words for
+/// the values that have no digits.
+enum ClipboardDouble {
+    @inline(__always)
+    static func append(
+        _ double: Double, to output: ByteBuffer, nan: StaticString, infinity: StaticString,
+        negativeInfinity: StaticString
+    ) {
+        if double.isFinite {
+            output.append(double: double)
+        } else {
+            output.append(double.isNaN ? nan : double < 0 ? negativeInfinity : infinity)
+        }
+    }
+}

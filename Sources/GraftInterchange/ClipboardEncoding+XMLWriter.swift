@@ -2,253 +2,263 @@ import Foundation
 @_spi(GraftInternal) import GraftCore
 import GraftModel
 
-/// Writes a clipboard in Graft's own XML format (`Formats/clipboard.xsd`): one element a line, two
-/// spaces a level, each value the text of an `<attribute>` or `<identity>` element.
+/// Graft XML tokens (`Formats/clipboard.xsd`): one element a line, two spaces a level.
+///
+/// The document's dictionaries are elements whose scalar members are attributes and whose parts are
+/// child elements; the lists of entities, attributes, relationships, version identifiers and targets
+/// have no element of their own (each entry is one), those of roots, objects and references do. Values
+/// are the text of an `<attribute>` or `<identity>` element; a link is a `<relationship>` holding one
+/// `<target>` per target. A reference's `uri` is an attribute, though it comes after its identity.
 ///
 /// Strings XML 1.0 cannot carry (control characters other than tab, line feed and carriage return, and
 /// U+FFFE, U+FFFF) are written as base64 of their UTF-8 bytes and marked `encoding="base64"`; carriage
 /// returns are written as `&#13;` so that they survive a parser's line-end normalisation.
-struct ClipboardXMLWriter {
-    let clipboard: Clipboard
+struct ClipboardXMLSink: ClipboardTextSink {
     let schema: ClipboardSchema
-    let output: ByteBuffer
+    var output: ByteBuffer
+    /// The open parts.
+    private var parts: [ClipboardPart] = []
+    /// How many elements are open.
+    private var depth = 0
+    /// Whether the innermost element's start tag is still open (it has no child element yet).
+    private var tagOpen = false
+    /// The member whose value comes next, as an attribute.
+    private var pendingName: String?
+    /// A reference's identity, held until its `uri` attribute is written.
+    private let identity = ByteBuffer(capacity: 1024)
+    private var holdsIdentity = false
 
-    mutating func write() throws {
-        output.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<clipboard format=\"")
-        output.append(string: Clipboard.formatName)
-        output.append("\" version=\"")
-        output.append(decimal: Int64(Clipboard.formatVersion))
-        output.append("\">\n  <encoding")
-        for entry in ClipboardDeclaration.entries(.xml) {
-            output.append(UInt8(ascii: " "))
-            output.append(string: entry.key)
-            try attributeValue(entry.value)
+    init(schema: ClipboardSchema, output: ByteBuffer) {
+        self.schema = schema
+        self.output = output
+        parts.reserveCapacity(8)
+    }
+
+    private var out: ByteBuffer { holdsIdentity ? identity : output }
+
+    /// The element a part is, if any.
+    private static func elementName(_ part: ClipboardPart) -> StaticString? {
+        switch part {
+        case .document: return "clipboard"
+        case .encoding: return "encoding"
+        case .model: return "model"
+        case .entity: return "entity"
+        case .attributeInfo: return "attribute"
+        case .relationshipInfo: return "relationship"
+        case .source: return "source"
+        case .roots: return "roots"
+        case .objects: return "objects"
+        case .object: return "object"
+        case .references: return "references"
+        case .reference: return "reference"
+        case .entities, .attributeInfos, .relationshipInfos, .versionIdentifiers, .attributes, .relationships,
+            .targets, .identity:
+            return nil
         }
-        output.append("/>\n")
-        if clipboard.entities.isEmpty && clipboard.versionIdentifiers.isEmpty && clipboard.modelContents == nil {
-            output.append("  <model/>\n")
+    }
+
+    /// Starts a child element's line: closes the parent's start tag first.
+    @inline(__always)
+    private mutating func childLine() {
+        if tagOpen && !holdsIdentity {
+            output.append(UInt8(ascii: ">"), UInt8(ascii: "\n"))
+            tagOpen = false
+        }
+        out.appendSpaces(2 * depth)
+    }
+
+    mutating func begin(_ part: ClipboardPart) {
+        if part == .identity { holdsIdentity = true }
+        parts.append(part)
+        guard let name = Self.elementName(part) else { return }
+        if part == .document {
+            output.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
         } else {
-            output.append("  <model>\n")
-            for entity in clipboard.entities { try writeEntity(entity) }
-            for identifier in clipboard.versionIdentifiers {
-                output.append("    <versionIdentifier")
-                try textValue(identifier, element: "versionIdentifier")
-            }
-            if let contents = clipboard.modelContents {
-                output.append("    <contents>")
-                output.append(base64: contents)
-                output.append("</contents>\n")
-            }
-            output.append("  </model>\n")
+            childLine()
         }
-        if let store = clipboard.sourceStore {
-            output.append("  <source store")
-            try attributeValue(store)
+        out.append(UInt8(ascii: "<"))
+        out.append(name)
+        depth += 1
+        tagOpen = true
+    }
+
+    mutating func end(_ part: ClipboardPart) {
+        parts.removeLast()
+        if part == .identity { holdsIdentity = false }
+        if part == .targets { output.append("</relationship>\n") }
+        guard let name = Self.elementName(part) else { return }
+        depth -= 1
+        if part == .reference && !identity.isEmpty {
+            output.append(UInt8(ascii: ">"), UInt8(ascii: "\n"))
+            output.append(identity.bytes)
+            identity.removeAll()
+            tagOpen = false
+        }
+        if tagOpen {
             output.append("/>\n")
-        }
-        if clipboard.roots.isEmpty {
-            output.append("  <roots/>\n")
+            tagOpen = false
         } else {
-            output.append("  <roots>\n")
-            for root in clipboard.roots {
-                output.append("    <root ref")
-                try attributeValue(root)
-                output.append("/>\n")
-            }
-            output.append("  </roots>\n")
-        }
-        if clipboard.objects.isEmpty {
-            output.append("  <objects/>\n")
-        } else {
-            output.append("  <objects>\n")
-            var last = -1
-            for object in clipboard.objects {
-                try writeObject(object, last: &last)
-                try output.flushIfFull()
-            }
-            output.append("  </objects>\n")
-        }
-        if clipboard.references.isEmpty {
-            output.append("  <references/>\n")
-        } else {
-            output.append("  <references>\n")
-            var last = -1
-            for reference in clipboard.references {
-                try writeReference(reference, last: &last)
-                try output.flushIfFull()
-            }
-            output.append("  </references>\n")
-        }
-        output.append("</clipboard>\n")
-    }
-
-    private func writeEntity(_ entity: Clipboard.EntityInfo) throws {
-        output.append("    <entity name")
-        try attributeValue(entity.name)
-        output.append(" versionHash=\"")
-        output.append(base64: entity.versionHash)
-        if entity.attributes.isEmpty && entity.relationships.isEmpty {
-            output.append("\"/>\n")
-            return
-        }
-        output.append("\">\n")
-        for attribute in entity.attributes {
-            output.append("      <attribute name")
-            try attributeValue(attribute.name)
-            output.append(" type=\"")
-            output.append(string: ClipboardValues.typeName(attribute.type))
-            output.append("\"/>\n")
-        }
-        for relationship in entity.relationships {
-            output.append("      <relationship name")
-            try attributeValue(relationship.name)
-            output.append(relationship.isToMany ? " toMany=\"true\"" : " toMany=\"false\"")
-            output.append(relationship.isOrdered ? " ordered=\"true\"/>\n" : " ordered=\"false\"/>\n")
-        }
-        output.append("    </entity>\n")
-    }
-
-    private func writeObject(_ object: Clipboard.Object, last: inout Int) throws {
-        let index = schema.entity(named: object.entity, last: last)!
-        last = index
-        output.append("    <object id")
-        try attributeValue(object.id, id: object.id)
-        output.append(" entity")
-        try attributeValue(object.entity, id: object.id)
-        if object.attributes.isEmpty && object.relationships.isEmpty {
-            output.append("/>\n")
-            return
-        }
-        output.append(">\n")
-        try writeValues(object.attributes, entity: schema.entities[index], element: "attribute", id: object.id)
-        for link in object.relationships {
-            output.append("      <relationship name")
-            try attributeValue(link.name, id: object.id)
-            output.append(UInt8(ascii: ">"))
-            for target in link.targets {
-                output.append("<target ref")
-                try attributeValue(target, id: object.id)
-                output.append("/>")
-            }
-            output.append("</relationship>\n")
-        }
-        output.append("    </object>\n")
-    }
-
-    private func writeReference(_ reference: Clipboard.Reference, last: inout Int) throws {
-        let index = schema.entity(named: reference.entity, last: last)!
-        last = index
-        output.append("    <reference id")
-        try attributeValue(reference.id, id: reference.id)
-        output.append(" entity")
-        try attributeValue(reference.entity, id: reference.id)
-        if let uri = reference.uri {
-            output.append(" uri")
-            try attributeValue(uri, id: reference.id)
-        }
-        if reference.identity.isEmpty {
-            output.append("/>\n")
-            return
-        }
-        output.append(">\n")
-        try writeValues(reference.identity, entity: schema.entities[index], element: "identity", id: reference.id)
-        output.append("    </reference>\n")
-    }
-
-    private func writeValues(
-        _ values: [Clipboard.NamedValue], entity: ClipboardSchema.Entity, element: StaticString, id: String
-    ) throws {
-        for named in values {
-            output.append("      <")
-            output.append(element)
-            output.append(" name")
-            try attributeValue(named.name, id: id)
-            switch named.value {
-            case .integer(let integer):
-                output.append(UInt8(ascii: ">"))
-                output.append(decimal: integer)
-            case .double(let double):
-                output.append(UInt8(ascii: ">"))
-                number(double)
-            case .date(let date):
-                output.append(UInt8(ascii: ">"))
-                number(date.timeIntervalSinceReferenceDate)
-            case .decimal(let decimal):
-                output.append(UInt8(ascii: ">"))
-                NumberText.append(decimal, to: output)
-            case .string(var text):
-                text.withUTF8 { utf8 in
-                    let bytes = UnsafeRawBufferPointer(utf8)
-                    if ByteText.xmlCanCarry(bytes) {
-                        output.append(UInt8(ascii: ">"))
-                        ClipboardXMLEscaping.appendText(bytes, to: output)
-                    } else {
-                        output.append(" encoding=\"base64\">")
-                        output.append(base64: bytes)
-                    }
-                }
-            case .bool(let bool):
-                output.append(bool ? ">true" : ">false")
-            case .data(let data):
-                output.append(UInt8(ascii: ">"))
-                output.append(base64: data)
-            case .uuid(let uuid):
-                output.append(UInt8(ascii: ">"))
-                ClipboardUUID.append(uuid, to: output)
-            case .uri(let url):
-                output.append(UInt8(ascii: ">"))
-                var text = ClipboardValueText.uriText(url)
-                text.withUTF8 { ClipboardXMLEscaping.appendText(UnsafeRawBufferPointer($0), to: output) }
-            }
+            output.appendSpaces(2 * depth)
             output.append("</")
-            output.append(element)
+            output.append(name)
             output.append(">\n")
         }
     }
 
+    // MARK: Keys
+
+    mutating func key(_ member: ClipboardMember) { pendingName = member.rawValue }
+    mutating func declarationKey(_ name: String) { pendingName = name }
+
     @inline(__always)
-    private func number(_ double: Double) {
-        if double.isFinite {
-            output.append(double: double)
-        } else if double.isNaN {
-            output.append("NaN")
-        } else {
-            output.append(double < 0 ? "-Infinity" : "Infinity")
-        }
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) { pendingName = name }
+
+    mutating func relationshipKey(entity: Int, relationship: Int) throws {
+        pendingName = nil
+        childLine()
+        output.append("<relationship name")
+        try attribute(schema.entities[entity].relationshipNames[relationship])
+        output.append(UInt8(ascii: ">"))
     }
 
-    /// Writes `="value"` with the value escaped; names, ids and URIs XML cannot carry are refused.
-    private func attributeValue(_ value: String, id: String? = nil) throws {
-        var copy = value
-        try copy.withUTF8 { utf8 in
-            let bytes = UnsafeRawBufferPointer(utf8)
-            guard ByteText.xmlCanCarry(bytes) else {
-                throw GraftError(
-                    .malformedInput,
-                    "'\(ByteText.excerpt(value.debugDescription))' holds a character XML cannot carry",
-                    context: id.map { [.object($0)] } ?? [])
-            }
-            output.append("=\"")
-            ClipboardXMLEscaping.appendAttribute(bytes, to: output)
+    // MARK: Scalars
+
+    /// ` name="value"` on the open start tag.
+    @inline(__always)
+    private mutating func attribute(_ text: String) throws {
+        if let name = pendingName {
+            output.append(UInt8(ascii: " "))
+            output.append(string: name)
+            pendingName = nil
+        }
+        attributeStart()
+        try ClipboardXMLEscaping.carried(text) { ClipboardXMLEscaping.appendAttribute($0, to: output) }
+        output.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    private func attributeStart() { output.append(UInt8(ascii: "="), UInt8(ascii: "\"")) }
+
+    mutating func string(_ text: String) throws { try attribute(text) }
+    mutating func entityName(_ entity: Int) throws { try attribute(schema.entities[entity].name) }
+    mutating func typeName(_ name: String) throws { try attribute(name) }
+
+    /// ` name="` for a value XML always carries.
+    @inline(__always)
+    private mutating func attributeStart(named: Void = ()) {
+        output.append(UInt8(ascii: " "))
+        output.append(string: pendingName ?? "")
+        pendingName = nil
+        attributeStart()
+    }
+
+    mutating func integer(_ value: Int64) {
+        attributeStart(named: ())
+        output.append(decimal: value)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    mutating func bool(_ value: Bool) throws { try attribute(value ? "true" : "false") }
+
+    /// A version hash as an attribute; the model's contents as an element.
+    mutating func data(_ value: Data) {
+        if parts.last == .model {
+            pendingName = nil
+            childLine()
+            output.append("<contents>")
+            output.append(base64: value)
+            output.append("</contents>\n")
+        } else {
+            attributeStart(named: ())
+            output.append(base64: value)
             output.append(UInt8(ascii: "\""))
         }
     }
 
-    /// Writes `>text</element>` (or ` encoding="base64">…` for text XML cannot carry) and a line end.
-    private func textValue(_ value: String, element: StaticString) throws {
+    /// A root (`<root ref="…"/>`), or a target of a link.
+    mutating func target(_ id: String) throws {
+        if parts.last == .roots {
+            childLine()
+            output.append("<root ref")
+        } else {
+            output.append("<target ref")
+        }
+        attributeStart()
+        try ClipboardXMLEscaping.carried(id) { ClipboardXMLEscaping.appendAttribute($0, to: output) }
+        output.append(parts.last == .roots ? "\"/>\n" : "\"/>")
+        if parts.last == .relationships { output.append("</relationship>\n") }
+    }
+
+    mutating func versionIdentifier(_ identifier: String) {
+        childLine()
+        output.append("<versionIdentifier")
+        text(identifier)
+        output.append("</versionIdentifier>\n")
+    }
+
+    /// `>text` (or ` encoding="base64">…` for text XML cannot carry).
+    @inline(__always)
+    private func text(_ value: String) {
         var copy = value
         copy.withUTF8 { utf8 in
             let bytes = UnsafeRawBufferPointer(utf8)
             if ByteText.xmlCanCarry(bytes) {
-                output.append(UInt8(ascii: ">"))
-                ClipboardXMLEscaping.appendText(bytes, to: output)
+                out.append(UInt8(ascii: ">"))
+                ClipboardXMLEscaping.appendText(bytes, to: out)
             } else {
-                output.append(" encoding=\"base64\">")
-                output.append(base64: bytes)
+                out.append(" encoding=\"base64\">")
+                out.append(base64: bytes)
             }
         }
-        output.append("</")
-        output.append(element)
-        output.append(">\n")
+    }
+
+    mutating func value(_ value: Value) throws {
+        let element: StaticString = holdsIdentity ? "identity" : "attribute"
+        childLine()
+        let out = self.out
+        out.append(UInt8(ascii: "<"))
+        out.append(element)
+        out.append(" name=\"")
+        try ClipboardXMLEscaping.carried(pendingName ?? "") { ClipboardXMLEscaping.appendAttribute($0, to: out) }
+        out.append(UInt8(ascii: "\""))
+        pendingName = nil
+        switch value {
+        case .integer(let integer):
+            out.append(UInt8(ascii: ">"))
+            out.append(decimal: integer)
+        case .double(let double):
+            out.append(UInt8(ascii: ">"))
+            number(double)
+        case .date(let date):
+            out.append(UInt8(ascii: ">"))
+            number(date.timeIntervalSinceReferenceDate)
+        case .decimal(let decimal):
+            out.append(UInt8(ascii: ">"))
+            NumberText.append(decimal, to: out)
+        case .string(let string):
+            text(string)
+        case .bool(let bool):
+            out.append(bool ? ">true" : ">false")
+        case .data(let data):
+            out.append(UInt8(ascii: ">"))
+            out.append(base64: data)
+        case .uuid(let uuid):
+            out.append(UInt8(ascii: ">"))
+            ClipboardUUID.append(uuid, to: out)
+        case .uri(let url):
+            out.append(UInt8(ascii: ">"))
+            var text = ClipboardValueText.uriText(url)
+            text.withUTF8 { ClipboardXMLEscaping.appendText(UnsafeRawBufferPointer($0), to: out) }
+        }
+        out.append("</")
+        out.append(element)
+        out.append(">\n")
+    }
+
+    mutating func finish() {}
+
+    @inline(__always)
+    private func number(_ double: Double) {
+        ClipboardDouble.append(double, to: out, nan: "NaN", infinity: "Infinity", negativeInfinity: "-Infinity")
     }
 }

@@ -136,25 +136,7 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     }
 
     private func encode(_ clipboard: Clipboard, into output: ByteBuffer) throws {
-        let schema = try ClipboardSchema(entities: clipboard.entities)
-        try schema.validate(clipboard)
-        if self == .xml || self == .plist {
-            try ClipboardSchema.validateXMLText(clipboard, versionIdentifiers: self == .plist)
-        }
-        switch self {
-        case .json:
-            var writer = ClipboardJSONWriter(clipboard: clipboard, schema: schema, output: output)
-            try writer.write()
-        case .plist:
-            var writer = ClipboardPlistWriter(clipboard: clipboard, schema: schema, output: output)
-            try writer.write()
-        case .binaryPlist:
-            var writer = ClipboardBinaryPlistWriter(clipboard: clipboard, schema: schema, output: output)
-            try writer.write()
-        case .xml:
-            var writer = ClipboardXMLWriter(clipboard: clipboard, schema: schema, output: output)
-            try writer.write()
-        }
+        try writeDocument(clipboard, into: output)
     }
 
     // MARK: Decoding

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftGraph
 import GraftModel
 
@@ -236,55 +236,112 @@ public struct Copier {
         from reader: any StoreReader, includesModel: Bool = true,
         progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> Clipboard {
-        let model = reader.model
-        let offsets = reader.keyOffsets
-        let rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
-        func localID(_ ref: ObjectRef) throws -> String {
-            let (id, overflow) = rootOffsets[ref.entity].addingReportingOverflow(ref.key)
-            guard !overflow else {
-                throw GraftError(
-                    .malformedInput,
-                    "\(model.descriptions[ref.entity].name) p\(ref.key) cannot be given a local id: its key, moved up by "
-                        + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)"
-                )
-            }
-            return "o\(id)"
-        }
+        let copying = try WholeCopy(reader)
         var objects: [Clipboard.Object] = []
-        let total = reader.objectCount
-        if let total { objects.reserveCapacity(total) }
+        if let total = copying.total { objects.reserveCapacity(total) }
         var used = Set<Int>()
-        // Per entity, the attributes and relationships a clipboard carries, resolved once.
-        let attributeLists = model.descriptions.map { entity in
-            entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) }
-        }
-        let relationshipLists = model.descriptions.map { entity in
-            entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) }
-        }
         try reader.forEachSnapshot { snapshot in
-            let entity = snapshot.ref.entity
-            used.insert(entity)
-            var attributes: [Clipboard.NamedValue] = []
-            attributes.reserveCapacity(attributeLists[entity].count)
-            for (index, name) in attributeLists[entity] {
-                if let value = snapshot.attributes[index] { attributes.append(.init(name, value)) }
-            }
-            var links: [Clipboard.Link] = []
-            for (index, name) in relationshipLists[entity] {
-                let targets = snapshot.relationships[index].refs
-                if !targets.isEmpty { links.append(.init(name, try targets.map(localID))) }
-            }
-            objects.append(
-                Clipboard.Object(
-                    id: try localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
-                    relationships: links))
-            if objects.count % 10_000 == 0 { progress?(objects.count, total) }
+            used.insert(snapshot.ref.entity)
+            objects.append(try copying.object(snapshot))
+            if objects.count % 10_000 == 0 { progress?(objects.count, copying.total) }
         }
-        progress?(objects.count, total)
+        progress?(objects.count, copying.total)
         return Clipboard(
-            entities: entityInfo(model, used: used), versionIdentifiers: model.versionIdentifiers,
-            sourceStore: reader.metadata.identifier, roots: objects.map(\.id), objects: objects,
-            modelContents: includesModel ? XcdatamodelWriter.contents(of: model) : nil)
+            header: copying.header(roots: objects.map(\.id), used: used, includesModel: includesModel),
+            objects: objects)
+    }
+
+    /// Copies every object a reader streams into a clipboard document in `encoding`, handed to `sink` in
+    /// chunks as it is written, never holding all objects: the same bytes as encoding
+    /// ``copyAll(from:includesModel:progress:)``'s clipboard.
+    ///
+    /// The roots (every object's id, in the order read) come before the objects in the document, and the
+    /// entity list holds only the entities used; so the text encodings write the objects to a temporary
+    /// file as they are read, then the header, then the file's bytes; a binary property list, whose
+    /// numbering starts with the header, reads the document twice (the ids first, then the objects).
+    /// What is kept is the ids (16 bytes an object) and, for binary property lists, the offsets.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let reader = try Copier.reader(for: url, model: nil)
+    /// let copied = try Copier.copyAll(from: reader, encoding: .json) { chunk in
+    ///     try handle.write(contentsOf: Data(chunk))
+    /// }
+    /// print(copied.objects, "objects")
+    /// ```
+    ///
+    /// - Throws: what reading the store throws, what the encoding refuses (see
+    ///   ``ClipboardEncoding/encode(_:)``), what `sink` throws.
+    public static func copyAll(
+        from reader: any StoreReader, includesModel: Bool = true, encoding: ClipboardEncoding,
+        to sink: (UnsafeRawBufferPointer) throws -> Void, progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> StreamedCopy {
+        let copying = try WholeCopy(reader)
+        var roots: [String] = []
+        if let total = copying.total { roots.reserveCapacity(total) }
+        var used = Set<Int>()
+        var counts: [Int: Int] = [:]
+        func report() { if roots.count % 10_000 == 0 { progress?(roots.count, copying.total) } }
+        return try withoutActuallyEscaping(sink) { sink in
+            let output = ByteBuffer(sink: sink)
+            if encoding == .binaryPlist {
+                // The ids and the capacity first; the document's objects are numbered after the roots.
+                var capacity = ClipboardWriter.Capacity()
+                try reader.forEachSnapshot { snapshot in
+                    let object = try copying.object(snapshot)
+                    used.insert(snapshot.ref.entity)
+                    counts[snapshot.ref.entity, default: 0] += 1
+                    capacity.add(object)
+                    roots.append(object.id)
+                }
+                let warnings = reader.warnings
+                let header = copying.header(roots: roots, used: used, includesModel: includesModel)
+                roots = []
+                var writer = try ClipboardWriter(
+                    encoding: encoding, header: header, capacity: capacity, output: output)
+                var done = 0
+                try reader.forEachSnapshot { snapshot in
+                    try copying.write(snapshot, with: &writer)
+                    done += 1
+                    if done % 10_000 == 0 { progress?(done, copying.total) }
+                }
+                progress?(done, copying.total)
+                try writer.finish()
+                return StreamedCopy(copying.counts(counts), references: 0, warnings: warnings)
+            }
+            // The objects go to a temporary file, written by a writer whose header (with every entity
+            // and no roots) is thrown away; the real header follows the read, then the objects' bytes,
+            // then that writer's end.
+            let spill = try SpillFile()
+            defer { spill.remove() }
+            let target = SwitchedSink()
+            let objectsOutput = ByteBuffer(sink: { try target.forward($0) })
+            var objectsWriter = try ClipboardWriter(
+                encoding: encoding,
+                header: copying.header(roots: [], used: Set(reader.model.descriptions.indices), includesModel: false),
+                capacity: nil, output: objectsOutput)
+            try objectsOutput.flush()
+            target.forward = { try spill.write($0) }
+            try reader.forEachSnapshot { snapshot in
+                let object = try copying.object(snapshot)
+                used.insert(snapshot.ref.entity)
+                counts[snapshot.ref.entity, default: 0] += 1
+                roots.append(object.id)
+                try copying.write(object, of: snapshot.ref.entity, with: &objectsWriter)
+                report()
+            }
+            progress?(roots.count, copying.total)
+            try objectsOutput.flush()
+            let header = copying.header(roots: roots, used: used, includesModel: includesModel)
+            roots = []
+            _ = try ClipboardWriter(encoding: encoding, header: header, capacity: nil, output: output)
+            try output.flush()
+            try spill.copy(to: sink)
+            target.forward = sink
+            try objectsWriter.finish()
+            return StreamedCopy(copying.counts(counts), references: 0, warnings: reader.warnings)
+        }
     }
 
     /// The document's entity list: each entity used, with its attribute types and relationship kinds.
@@ -366,5 +423,190 @@ extension Copier {
         var options = options
         options.danglingReferences = .drop
         return try StoreFormat.detect(url).driver.reader(at: url, model: model, options: options)
+    }
+}
+
+// MARK: - Copying whole documents
+
+extension Copier {
+    /// What a streaming copy wrote: how many objects of each entity and references, and what reading
+    /// the store had to say that did not stop it.
+    public struct StreamedCopy: Sendable {
+        /// Objects per entity, entities with none left out.
+        public var counts: [String: Int]
+        public var objects: Int
+        public var references: Int
+        public var warnings: [String]
+
+        init(_ counts: [String: Int], references: Int, warnings: [String]) {
+            self.counts = counts
+            self.objects = counts.values.reduce(0, +)
+            self.references = references
+            self.warnings = warnings
+        }
+
+        /// `{"objects", "counts": {entity: n}, "references", "warnings": […]}`, entities in name order: the
+        /// same as ``StoreCopy/json``.
+        public var json: JSONValue {
+            .object([
+                ("objects", .int(Int64(objects))), ("counts", JSONValue.counts(counts)),
+                ("references", .int(Int64(references))), ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
+    }
+
+    /// Copies a selection out of the store document at `url` into a clipboard document in `encoding`,
+    /// handed to `sink` in chunks as it is written: a selection of every object with no entity stopped is
+    /// streamed (``copyAll(from:includesModel:encoding:to:progress:)``), in bounded memory; any other is
+    /// copied (``copy(storeAt:selection:model:options:includesModel:progress:)``) and then encoded.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let copied = try Copier.copy(storeAt: url, selection: Selection(roots: [.all]), encoding: .json) { chunk in
+    ///     try handle.write(contentsOf: Data(chunk))
+    /// }
+    /// copied.warnings.forEach { print("warning:", $0) }
+    /// ```
+    ///
+    /// - Throws: what ``copy(storeAt:selection:model:options:includesModel:progress:)`` throws, what the
+    ///   encoding refuses, what `sink` throws.
+    public static func copy(
+        storeAt url: URL, selection: Selection, model: Model? = nil, options: StoreReadOptions = StoreReadOptions(),
+        includesModel: Bool = true, encoding: ClipboardEncoding, to sink: (UnsafeRawBufferPointer) throws -> Void,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> StreamedCopy {
+        if selection.takesEverything {
+            let reader = try reader(for: url, model: model, options: options)
+            try selection.check(against: reader.model)
+            return try copyAll(
+                from: reader, includesModel: includesModel, encoding: encoding, to: sink, progress: progress)
+        }
+        let copied = try copy(
+            storeAt: url, selection: selection, model: model, options: options, includesModel: includesModel,
+            progress: progress)
+        try encoding.encode(copied.clipboard, to: sink)
+        return StreamedCopy(
+            copied.clipboard.counts, references: copied.clipboard.references.count, warnings: copied.warnings)
+    }
+
+    /// What copying every object of a reader needs: local ids from keys, and per entity the attributes and
+    /// relationships a clipboard carries, resolved once.
+    private struct WholeCopy {
+        let model: Model
+        let metadata: StoreMetadata
+        let total: Int?
+        let rootOffsets: [Int64]
+        let attributeLists: [[(Int, String)]]
+        let relationshipLists: [[(Int, String)]]
+        /// Per entity, whether its objects fit the entity list as they are made (every attribute of a
+        /// type clipboards carry; the reader gives values of their attributes' types), so that the
+        /// writer need not check them again.
+        let fits: [Bool]
+
+        init(_ reader: any StoreReader) throws {
+            model = reader.model
+            metadata = reader.metadata
+            total = reader.objectCount
+            let offsets = reader.keyOffsets
+            rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
+            attributeLists = model.descriptions.map { entity in
+                entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) }
+            }
+            relationshipLists = model.descriptions.map { entity in
+                entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) }
+            }
+            fits = model.descriptions.map { entity in
+                entity.attributes.allSatisfy { $0.isTransient || ClipboardSchema.carries($0.type) }
+            }
+        }
+
+        func write(_ object: Clipboard.Object, of entity: Int, with writer: inout ClipboardWriter) throws {
+            if fits[entity] { try writer.write(fitting: object) } else { try writer.write(object) }
+        }
+
+        func write(_ snapshot: Snapshot, with writer: inout ClipboardWriter) throws {
+            try write(try object(snapshot), of: snapshot.ref.entity, with: &writer)
+        }
+
+        /// `o` and the key, moved up by the document's key offset for its inheritance tree, so that a link
+        /// can name an object before it is read.
+        func localID(_ ref: ObjectRef) throws -> String {
+            let (id, overflow) = rootOffsets[ref.entity].addingReportingOverflow(ref.key)
+            guard !overflow else {
+                throw GraftError(
+                    .malformedInput,
+                    "\(model.descriptions[ref.entity].name) p\(ref.key) cannot be given a local id: its key, moved up by "
+                        + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)"
+                )
+            }
+            return "o\(id)"
+        }
+
+        func object(_ snapshot: Snapshot) throws -> Clipboard.Object {
+            let entity = snapshot.ref.entity
+            var attributes: [Clipboard.NamedValue] = []
+            attributes.reserveCapacity(attributeLists[entity].count)
+            for (index, name) in attributeLists[entity] {
+                if let value = snapshot.attributes[index] { attributes.append(.init(name, value)) }
+            }
+            var links: [Clipboard.Link] = []
+            for (index, name) in relationshipLists[entity] {
+                let targets = snapshot.relationships[index].refs
+                if !targets.isEmpty { links.append(.init(name, try targets.map(localID))) }
+            }
+            return Clipboard.Object(
+                id: try localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
+                relationships: links)
+        }
+
+        func header(roots: [String], used: Set<Int>, includesModel: Bool) -> Clipboard.Header {
+            Clipboard.Header(
+                entities: Copier.entityInfo(model, used: used), versionIdentifiers: model.versionIdentifiers,
+                sourceStore: metadata.identifier, roots: roots,
+                modelContents: includesModel ? XcdatamodelWriter.contents(of: model) : nil)
+        }
+
+        func counts(_ counts: [Int: Int]) -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: counts.map { (model.descriptions[$0.key].name, $0.value) })
+        }
+    }
+
+    /// A sink whose destination changes.
+    private final class SwitchedSink {
+        var forward: (UnsafeRawBufferPointer) throws -> Void = { _ in }
+    }
+
+    /// A temporary file that objects are written to and read back from.
+    private final class SpillFile {
+        let url: URL
+        let handle: FileHandle
+
+        init() throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-copy-\(UUID().uuidString).spill")
+            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+                throw GraftError(.io, "cannot create a temporary file", context: [.file(url.path)])
+            }
+            handle = try FileHandle(forUpdating: url)
+        }
+
+        func write(_ chunk: UnsafeRawBufferPointer) throws {
+            guard let base = chunk.baseAddress, !chunk.isEmpty else { return }
+            try handle.write(
+                contentsOf: Data(
+                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: chunk.count, deallocator: .none))
+        }
+
+        func copy(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+            try handle.seek(toOffset: 0)
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                try chunk.withUnsafeBytes { try sink($0) }
+            }
+        }
+
+        func remove() {
+            try? handle.close()
+            try? FileManager.default.removeItem(at: url)
+        }
     }
 }

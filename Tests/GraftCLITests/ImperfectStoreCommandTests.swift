@@ -212,4 +212,16 @@ import Testing
         #expect(ann[attribute: "photo"] == nil)
         #expect(bob[attribute: "photo"] == .data(Data([1, 2, 3])))
     }
+
+    /// A copy that fails part way leaves no file at `-o`, nor a temporary one beside it, in any encoding.
+    @Test(arguments: ClipboardEncoding.allCases)
+    func aFailedCopyLeavesNoFile(_ encoding: ClipboardEncoding) throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try imperfectStore("photos.sqlite", missingPhoto: true)
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        let refused = graft(["copy", store, "--all", "--format", encoding.rawValue, "-o", path("all.clipboard")])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("--omit-missing-external-data"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == before)
+    }
 }

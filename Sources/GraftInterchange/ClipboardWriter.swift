@@ -1,0 +1,571 @@
+import Foundation
+@_spi(GraftInternal) import GraftCore
+import GraftModel
+
+/// Writes a clipboard document piece by piece: the header first, then the objects one at a time, then the
+/// end, so that a document of any size is written in bounded memory.
+///
+/// The bytes are the same as ``ClipboardEncoding/encode(_:)`` writes for the same document (which is built
+/// on this writer): the header's members up to `roots` before the first object, its `references` after
+/// the last. They go to `sink` in chunks of about 256 KB.
+///
+/// For example:
+///
+/// ```swift
+/// var writer = try ClipboardWriter(encoding: .json, header: header) { chunk in
+///     try handle.write(contentsOf: Data(chunk))
+/// }
+/// for object in objects { try writer.write(object) }
+/// try writer.finish()
+/// ```
+///
+/// A binary property list fixes the width of its object references before its first object: give
+/// `capacity` (what the objects will hold at most, see ``Capacity``) for the narrowest, which is what
+/// `encode` writes; without it references take 4 bytes, enough for about four billion values.
+public struct ClipboardWriter {
+    /// The body for the encoding, one of four, each of a concrete type so that the writing is
+    /// specialised for its sink (a generic body behind a protocol would call every token through a table).
+    private var json: Body<ClipboardJSONSink>?
+    private var plist: Body<ClipboardPlistSink>?
+    private var xml: Body<ClipboardXMLSink>?
+    private var binary: Body<ClipboardBinaryPlistSink>?
+    private var finished = false
+
+    /// Begins a document: checks `header` and writes everything before the objects.
+    ///
+    /// - Parameters:
+    ///   - encoding: the document's encoding.
+    ///   - header: the document without its objects: its entity list must describe every object and
+    ///     reference to be written.
+    ///   - capacity: for binary property lists, at most what the objects will hold.
+    ///   - sink: called with each chunk, in order; the bytes are valid only during the call. An error it
+    ///     throws is rethrown by the call that wrote the chunk.
+    /// - Throws: `GraftError.malformedInput` when the header does not hold together (an entity listed
+    ///   twice, a reference that does not fit the entity list, a name an XML encoding cannot carry); what
+    ///   `sink` throws.
+    public init(
+        encoding: ClipboardEncoding, header: Clipboard.Header, capacity: Capacity? = nil,
+        sink: @escaping (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try self.init(encoding: encoding, header: header, capacity: capacity, output: ByteBuffer(sink: sink))
+    }
+
+    init(encoding: ClipboardEncoding, header: Clipboard.Header, capacity: Capacity?, output: ByteBuffer) throws {
+        let schema = try ClipboardSchema(entities: header.entities)
+        let headerOnly = Clipboard(header: header, objects: [])
+        try schema.validate(headerOnly)
+        if encoding == .xml || encoding == .plist {
+            try ClipboardSchema.validateXMLText(headerOnly, versionIdentifiers: encoding == .plist)
+        }
+        switch encoding {
+        case .json:
+            json = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
+        case .plist:
+            plist = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
+        case .xml:
+            xml = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
+        case .binaryPlist:
+            let bound = (capacity ?? .large).bound + Capacity.headerBound(header)
+            let sink = ClipboardBinaryPlistSink(schema: schema, output: output, objectBound: bound)
+            binary = try Body(sink, encoding, header, schema, output)
+        }
+    }
+
+    /// Writes one object, after the ones written before. The object is checked at once; its bytes may
+    /// be handed on later (text encodings write objects in rounds, on several threads).
+    ///
+    /// - Throws: `GraftError.malformedInput` naming the object and key when the object does not fit the
+    ///   header's entity list (nothing of it is written then); what `sink` throws.
+    public mutating func write(_ object: Clipboard.Object) throws {
+        try requireOpen()
+        try write(object, checked: false)
+    }
+
+    /// Writes an object made to fit the header's entity list (a copy of a store's object, read with the
+    /// model the list was made from), without checking it again.
+    mutating func write(fitting object: Clipboard.Object) throws {
+        try write(object, checked: true)
+    }
+
+    /// Writes the references and the document's end, and hands on the last bytes.
+    public mutating func finish() throws {
+        try requireOpen()
+        finished = true
+        if json != nil { try json!.finish() }
+        if plist != nil { try plist!.finish() }
+        if xml != nil { try xml!.finish() }
+        if binary != nil { try binary!.finish() }
+    }
+
+    @inline(__always)
+    private mutating func write(_ object: Clipboard.Object, checked: Bool) throws {
+        if json != nil { try json!.write(object, checked: checked) }
+        if plist != nil { try plist!.write(object, checked: checked) }
+        if xml != nil { try xml!.write(object, checked: checked) }
+        if binary != nil { try binary!.write(object, checked: checked) }
+    }
+
+    private func requireOpen() throws {
+        if finished { throw GraftError(.invalidOperation, "the clipboard writer has finished its document") }
+    }
+
+    /// At most what the objects of a document hold, for binary property lists, whose object references
+    /// are as wide as the number of values a document can need.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// var capacity = ClipboardWriter.Capacity()
+    /// for object in objects { capacity.add(object) }
+    /// ```
+    public struct Capacity: Hashable, Sendable {
+        public var objects = 0
+        /// Attribute values, over all objects.
+        public var values = 0
+        /// Relationships with targets, over all objects.
+        public var links = 0
+        /// Targets, over all relationships.
+        public var targets = 0
+
+        public init(objects: Int = 0, values: Int = 0, links: Int = 0, targets: Int = 0) {
+            self.objects = objects
+            self.values = values
+            self.links = links
+            self.targets = targets
+        }
+
+        /// The capacity of these objects.
+        public init<Objects: Sequence<Clipboard.Object>>(of objects: Objects) {
+            for object in objects { add(object) }
+        }
+
+        /// Counts one more object.
+        public mutating func add(_ object: Clipboard.Object) {
+            objects += 1
+            values += object.attributes.count
+            links += object.relationships.count
+            for link in object.relationships { targets += link.targets.count }
+        }
+
+        /// The property-list objects these objects take at most, nothing shared.
+        var bound: Int { 9 * objects + 2 * values + 2 * links + targets }
+
+        /// What references of 4 bytes can tell apart.
+        static let large = Capacity(targets: 1 << 31)
+
+        /// The property-list objects the header takes at most.
+        static func headerBound(_ header: Clipboard.Header) -> Int {
+            var bound = 64 + header.versionIdentifiers.count + header.roots.count
+            for entity in header.entities {
+                bound += 12 + 6 * entity.attributes.count + 8 * entity.relationships.count
+            }
+            for reference in header.references { bound += 10 + 2 * reference.identity.count }
+            return bound
+        }
+    }
+}
+
+extension ClipboardEncoding {
+    /// Writes a whole document through the streaming writer.
+    func writeDocument(_ clipboard: Clipboard, into output: ByteBuffer) throws {
+        // Everything is checked before the first byte, so that an error never leaves half a document.
+        let schema = try ClipboardSchema(entities: clipboard.entities)
+        try schema.validate(clipboard)
+        if self == .xml || self == .plist {
+            try ClipboardSchema.validateXMLText(clipboard, versionIdentifiers: self == .plist)
+        }
+        var writer = try ClipboardWriter(
+            encoding: self, header: clipboard.header, capacity: ClipboardWriter.Capacity(of: clipboard.objects),
+            output: output)
+        try writer.writeChecked(clipboard.objects)
+        try writer.finish()
+    }
+}
+
+extension ClipboardWriter {
+    /// Objects already checked against the schema.
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
+        if json != nil { try json!.writeChecked(objects) }
+        if plist != nil { try plist!.writeChecked(objects) }
+        if xml != nil { try xml!.writeChecked(objects) }
+        if binary != nil { try binary!.writeChecked(objects) }
+    }
+}
+
+// MARK: - The token sink
+
+/// The containers of a clipboard document, in the words of `Formats/clipboard.md`: what a sink lays out,
+/// names or numbers differently.
+enum ClipboardPart: UInt8 {
+    case document, encoding, model, entities, entity, attributeInfos, attributeInfo, relationshipInfos
+    case relationshipInfo, versionIdentifiers, source, roots, objects, object, attributes, relationships, targets
+    case references, reference, identity
+
+    /// Whether the part is a dictionary (else an array).
+    var isDictionary: Bool {
+        switch self {
+        case .entities, .attributeInfos, .relationshipInfos, .versionIdentifiers, .roots, .objects, .targets,
+            .references:
+            return false
+        default: return true
+        }
+    }
+}
+
+/// The members of a clipboard document with names of their own (the values' and links' names come from
+/// the model).
+enum ClipboardMember: String {
+    case format, version, encoding, model, source, roots, objects, references
+    case entities, versionIdentifiers, contents, store, name, versionHash, attributes, relationships, type
+    case toMany, ordered, id, entity, identity, uri
+}
+
+/// What one encoding does with the document's tokens. The core (``ClipboardDocumentWriter``) decides the
+/// shape, the member order and the names; a sink only turns tokens into bytes.
+///
+/// A dictionary's entries are a key token then a value (a scalar or a part); an array's are values.
+protocol ClipboardTokenSink {
+    mutating func begin(_ part: ClipboardPart) throws
+    mutating func end(_ part: ClipboardPart) throws
+    mutating func key(_ member: ClipboardMember) throws
+    /// A key of the `encoding` section.
+    mutating func declarationKey(_ name: String) throws
+    /// Whether the sink needs the position of each value's attribute in its entity (else -1 is given).
+    static var needsAttributePositions: Bool { get }
+    /// The name of a value's attribute: attribute `attribute` of the schema's entity `entity`.
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) throws
+    mutating func relationshipKey(entity: Int, relationship: Int) throws
+    /// A name, id or other text with no form but a string.
+    mutating func string(_ text: String) throws
+    /// An id an object points to: a root, a target.
+    mutating func target(_ id: String) throws
+    /// A version identifier (which Graft XML can write in base64).
+    mutating func versionIdentifier(_ text: String) throws
+    /// The name of the schema's entity `entity`.
+    mutating func entityName(_ entity: Int) throws
+    /// An attribute type's name.
+    mutating func typeName(_ name: String) throws
+    mutating func integer(_ value: Int64) throws
+    mutating func bool(_ value: Bool) throws
+    mutating func data(_ value: Data) throws
+    /// An attribute's value.
+    mutating func value(_ value: Value) throws
+    /// Ends the document (after `end(.document)`).
+    mutating func finish() throws
+    /// The sink in its present state, writing into `output`: for writing objects on several threads,
+    /// each into a buffer of its own. `nil` when what the sink writes depends on what it wrote before.
+    func copy(writingInto output: ByteBuffer) -> Self?
+}
+
+extension ClipboardTokenSink {
+    func copy(writingInto output: ByteBuffer) -> Self? { nil }
+    static var needsAttributePositions: Bool { false }
+}
+
+/// A sink whose bytes depend only on the tokens and its state, which a copy shares.
+protocol ClipboardTextSink: ClipboardTokenSink {
+    var output: ByteBuffer { get set }
+}
+
+extension ClipboardTextSink {
+    func copy(writingInto output: ByteBuffer) -> Self? {
+        var copy = self
+        copy.output = output
+        return copy
+    }
+}
+
+/// Walks a document in its one order and hands each token to a sink.
+struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
+    var sink: Sink
+    let schema: ClipboardSchema
+    /// Where the sink writes, handed on in chunks between entries of long lists.
+    let output: ByteBuffer
+    private var last = -1
+
+    init(sink: Sink, schema: ClipboardSchema, output: ByteBuffer) {
+        self.sink = sink
+        self.schema = schema
+        self.output = output
+    }
+
+    /// The document up to its first object.
+    mutating func begin(_ header: Clipboard.Header, encoding: ClipboardEncoding) throws {
+        try sink.begin(.document)
+        try sink.key(.format)
+        try sink.string(Clipboard.formatName)
+        try sink.key(.version)
+        try sink.integer(Int64(Clipboard.formatVersion))
+        try sink.key(.encoding)
+        try sink.begin(.encoding)
+        for entry in ClipboardDeclaration.entries(encoding) {
+            try sink.declarationKey(entry.key)
+            try sink.string(entry.value)
+        }
+        try sink.end(.encoding)
+        try sink.key(.model)
+        try sink.begin(.model)
+        try sink.key(.entities)
+        try sink.begin(.entities)
+        for (index, entity) in header.entities.enumerated() { try writeEntity(entity, index) }
+        try sink.end(.entities)
+        try sink.key(.versionIdentifiers)
+        try sink.begin(.versionIdentifiers)
+        for identifier in header.versionIdentifiers {
+            try sink.versionIdentifier(identifier)
+            try output.flushIfFull()
+        }
+        try sink.end(.versionIdentifiers)
+        if let contents = header.modelContents {
+            try sink.key(.contents)
+            try sink.data(contents)
+        }
+        try sink.end(.model)
+        if let store = header.sourceStore {
+            try sink.key(.source)
+            try sink.begin(.source)
+            try sink.key(.store)
+            try sink.string(store)
+            try sink.end(.source)
+        }
+        try sink.key(.roots)
+        try sink.begin(.roots)
+        for root in header.roots {
+            try sink.target(root)
+            try output.flushIfFull()
+        }
+        try sink.end(.roots)
+        try sink.key(.objects)
+        try sink.begin(.objects)
+    }
+
+    private mutating func writeEntity(_ entity: Clipboard.EntityInfo, _ index: Int) throws {
+        try sink.begin(.entity)
+        try sink.key(.name)
+        try sink.entityName(index)
+        try sink.key(.versionHash)
+        try sink.data(entity.versionHash)
+        try sink.key(.attributes)
+        try sink.begin(.attributeInfos)
+        for attribute in entity.attributes {
+            try sink.begin(.attributeInfo)
+            try sink.key(.name)
+            try sink.string(attribute.name)
+            try sink.key(.type)
+            try sink.typeName(ClipboardValues.typeName(attribute.type))
+            try sink.end(.attributeInfo)
+        }
+        try sink.end(.attributeInfos)
+        try sink.key(.relationships)
+        try sink.begin(.relationshipInfos)
+        for relationship in entity.relationships {
+            try sink.begin(.relationshipInfo)
+            try sink.key(.name)
+            try sink.string(relationship.name)
+            try sink.key(.toMany)
+            try sink.bool(relationship.isToMany)
+            try sink.key(.ordered)
+            try sink.bool(relationship.isOrdered)
+            try sink.end(.relationshipInfo)
+        }
+        try sink.end(.relationshipInfos)
+        try sink.end(.entity)
+    }
+
+    /// One object, checked already: its entity is in the schema, its values and links are declared.
+    @inline(__always)
+    mutating func write(_ object: Clipboard.Object) throws {
+        let index = schema.entity(named: object.entity, last: last)!
+        last = index
+        let entity = schema.entities[index]
+        try sink.begin(.object)
+        try sink.key(.id)
+        try sink.string(object.id)
+        try sink.key(.entity)
+        try sink.entityName(index)
+        try sink.key(.attributes)
+        try writeValues(object.attributes, part: .attributes, entity: index)
+        try sink.key(.relationships)
+        try sink.begin(.relationships)
+        var hint = 0
+        for link in object.relationships {
+            let position = entity.relationship(named: link.name, hint: &hint)!
+            try sink.relationshipKey(entity: index, relationship: position)
+            // A to-one is its target's id; a to-many, or a to-one without a target, an array of ids.
+            if !entity.relationships[position].isToMany && link.targets.count == 1 {
+                try sink.target(link.targets[0])
+            } else {
+                try sink.begin(.targets)
+                for target in link.targets { try sink.target(target) }
+                try sink.end(.targets)
+            }
+        }
+        try sink.end(.relationships)
+        try sink.end(.object)
+    }
+
+    /// The references and the document's end.
+    mutating func finish(_ references: [Clipboard.Reference]) throws {
+        try sink.end(.objects)
+        try sink.key(.references)
+        try sink.begin(.references)
+        for reference in references {
+            let index = schema.entity(named: reference.entity, last: last)!
+            last = index
+            try sink.begin(.reference)
+            try sink.key(.id)
+            try sink.string(reference.id)
+            try sink.key(.entity)
+            try sink.entityName(index)
+            try sink.key(.identity)
+            try writeValues(reference.identity, part: .identity, entity: index)
+            if let uri = reference.uri {
+                try sink.key(.uri)
+                try sink.string(uri)
+            }
+            try sink.end(.reference)
+            try output.flushIfFull()
+        }
+        try sink.end(.references)
+        try sink.end(.document)
+        try sink.finish()
+    }
+
+    @inline(__always)
+    private mutating func writeValues(_ values: [Clipboard.NamedValue], part: ClipboardPart, entity index: Int) throws {
+        let entity = schema.entities[index]
+        try sink.begin(part)
+        var hint = 0
+        for named in values {
+            // Checked already: the attribute exists.
+            let position = Sink.needsAttributePositions ? entity.attribute(named: named.name, hint: &hint)! : -1
+            try sink.attributeKey(named.name, entity: index, attribute: position)
+            try sink.value(named.value)
+        }
+        try sink.end(part)
+    }
+}
+
+// MARK: - The writer's body, specialised per sink
+
+private struct Body<Sink: ClipboardTokenSink> {
+    var writer: ClipboardDocumentWriter<Sink>
+    let encoding: ClipboardEncoding
+    let references: [Clipboard.Reference]
+    let output: ByteBuffer
+    /// Objects checked and waiting to be written, in a round, on several threads.
+    private var batch: [Clipboard.Object] = []
+    private var written = 0
+    private let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+    /// Whether objects are written in rounds on several threads (text encodings, on more than one core).
+    private let inRounds: Bool
+    /// How many objects each thread writes in a round.
+    private static var partSize: Int { 8192 }
+
+    init(
+        _ sink: Sink, _ encoding: ClipboardEncoding, _ header: Clipboard.Header, _ schema: ClipboardSchema,
+        _ output: ByteBuffer
+    ) throws {
+        writer = ClipboardDocumentWriter(sink: sink, schema: schema, output: output)
+        self.encoding = encoding
+        self.references = header.references
+        self.output = output
+        inRounds = parts > 1 && sink.copy(writingInto: output) != nil
+        try writer.begin(header, encoding: encoding)
+        try output.flushIfFull()
+    }
+
+    mutating func write(_ object: Clipboard.Object, checked: Bool) throws {
+        if !checked {
+            // The object alone, checked as `encode` checks a whole document.
+            let single = Clipboard(entities: [], roots: [], objects: [object])
+            try writer.schema.validate(single)
+            if encoding == .xml || encoding == .plist {
+                try ClipboardSchema.validateXMLText(single, versionIdentifiers: false)
+            }
+        }
+        guard written > 0 && inRounds else {
+            try writeOne(object)
+            return
+        }
+        batch.append(object)
+        if batch.count == parts * Self.partSize {
+            try writeChecked(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    @inline(__always)
+    private mutating func writeOne(_ object: Clipboard.Object) throws {
+        try writer.write(object)
+        written += 1
+        try output.flushIfFull()
+    }
+
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
+        var start = 0
+        if written == 0, let first = objects.first {
+            // The first object sets the state (a separator written, a list opened) the others share.
+            try writeOne(first)
+            start = 1
+        }
+        guard inRounds && objects.count - start >= Self.partSize else {
+            for object in objects[start...] { try writeOne(object) }
+            return
+        }
+        try writeInRounds(objects[start...])
+    }
+
+    /// The objects in rounds: each round's objects are split between the processors, each part written
+    /// into a buffer of its own by a copy of the sink at the same time, and the buffers appended in order.
+    /// The output is the same as one thread writes; memory stays bounded by a round.
+    private mutating func writeInRounds(_ objects: ArraySlice<Clipboard.Object>) throws {
+        let parts = self.parts
+        let partSize = Self.partSize
+        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 20) }
+        nonisolated(unsafe) let writers = buffers.map {
+            ClipboardDocumentWriter(sink: writer.sink.copy(writingInto: $0)!, schema: writer.schema, output: $0)
+        }
+        nonisolated(unsafe) let objects = objects
+        var start = objects.startIndex
+        while start < objects.endIndex {
+            let round = start..<min(objects.endIndex, start + parts * partSize)
+            // Each part writes only its own buffer; errors are gathered under the lock, and the one from
+            // the earliest part is thrown, as one thread would have.
+            nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
+            let lock = NSLock()
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let lower = min(round.upperBound, round.lowerBound + part * partSize)
+                var partWriter = writers[part]
+                buffers[part].removeAll()
+                do {
+                    for object in objects[lower..<min(round.upperBound, lower + partSize)] {
+                        try partWriter.write(object)
+                    }
+                } catch {
+                    lock.withLock { failures.append((part, error)) }
+                }
+            }
+            if let first = failures.min(by: { $0.part < $1.part }) { throw first.error }
+            for buffer in buffers {
+                // In slices, so that the chunks handed on stay of their usual size.
+                var offset = 0
+                while offset < buffer.count {
+                    let slice = min(buffer.count - offset, ByteBuffer.chunkSize)
+                    output.append(UnsafeRawBufferPointer(rebasing: buffer.bytes[offset..<(offset + slice)]))
+                    try output.flushIfFull()
+                    offset += slice
+                }
+            }
+            written += round.count
+            start = round.upperBound
+        }
+    }
+
+    mutating func finish() throws {
+        try writeChecked(batch)
+        batch = []
+        try writer.finish(references)
+        try output.flush()
+    }
+}
