@@ -227,7 +227,9 @@ public struct BinaryStoreReader: StoreReader {
 
     /// The key and node of one entry of the map, checked: the key an integer, the node an archived
     /// object that gives the same primary key.
-    private static func entry(_ position: Int, of map: Map, in archive: ArchiveView) throws -> (
+    private static func entry(
+        _ position: Int, of map: Map, in archive: ArchiveView
+    ) throws -> (
         key: Int64, node: Int, fields: ArchiveView.Fields
     ) {
         let plist = archive.plist

@@ -588,7 +588,9 @@ private final class WriterState {
     /// What the keys give with these offsets: the first object (in order of first sight) whose key
     /// overflows; among the objects before it, the pair sharing a final key whose second object comes
     /// first; each tree's highest key (at least 0); the largest final key (at least 0).
-    private func keyCheck(_ given: [Int: Int64]) -> (
+    private func keyCheck(
+        _ given: [Int: Int64]
+    ) -> (
         clash: (first: NodeTable.Record, second: NodeTable.Record, key: Int64)?, overflow: NodeTable.Record?,
         maxKeys: [Int: Int64], largest: Int64
     ) {

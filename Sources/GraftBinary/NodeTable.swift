@@ -297,7 +297,9 @@ struct NodeTable {
             }
             return nil
         }
-        func before(_ a: (final: Int64, record: Record, tree: Int), _ b: (final: Int64, record: Record, tree: Int))
+        func before(
+            _ a: (final: Int64, record: Record, tree: Int), _ b: (final: Int64, record: Record, tree: Int)
+        )
             -> Bool
         {
             a.final != b.final ? a.final < b.final : a.record.slot.keyObject < b.record.slot.keyObject

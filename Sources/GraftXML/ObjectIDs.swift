@@ -135,7 +135,9 @@ final class ObjectIDTable {
 
     /// The number and suffix bytes of an id `z<number>-<suffix>`.
     @inline(__always)
-    private static func split(_ pointer: UnsafePointer<UInt8>, _ length: Int) -> (
+    private static func split(
+        _ pointer: UnsafePointer<UInt8>, _ length: Int
+    ) -> (
         number: Int64, suffix: UnsafeBufferPointer<UInt8>
     )? {
         var dash = 2
@@ -281,7 +283,9 @@ final class ObjectIDTable {
         var highest: [Int64] = []
         numbered.forEach { number, stored in
             let entity = Int(stored - 1)
-            if entity >= highest.count { highest.append(contentsOf: repeatElement(-1, count: entity + 1 - highest.count)) }
+            if entity >= highest.count {
+                highest.append(contentsOf: repeatElement(-1, count: entity + 1 - highest.count))
+            }
             highest[entity] = max(highest[entity], number)
         }
         for (entity, key) in highest.enumerated() where key >= 0 {

@@ -31,11 +31,12 @@ import Testing
 
     /// Keys at page boundaries, far beyond the pages, negative and next to Int64's largest value, in a
     /// tree with one entity (Person) and one with subentities (Vehicle), related both ways.
-    @Test(arguments: [
-        [0, 1, 4095, 4096, 4097, 8191],
-        [1, 1 << 20 + 10, 1 << 40, Int64.max - 1, Int64.max],
-        [-5, -1, 3, Int64.min + 1, 70_000],
-    ] as [[Int64]])
+    @Test(
+        arguments: [
+            [0, 1, 4095, 4096, 4097, 8191],
+            [1, 1 << 20 + 10, 1 << 40, Int64.max - 1, Int64.max],
+            [-5, -1, 3, Int64.min + 1, 70_000],
+        ] as [[Int64]])
     func keysAtTheEdges(_ personKeys: [Int64]) throws {
         let model = Fleet.model
         // Vehicles get keys no person has, so that the document needs no offsets.
@@ -49,7 +50,10 @@ import Testing
             snapshots.append(
                 Fleet.snapshot(
                     "Car", car, ["model": .string("C\(car)")],
-                    ["owner": .toOne(Fleet.ref("Person", person)), "previousOwners": .toMany([]), "depots": .toMany([])]
+                    [
+                        "owner": .toOne(Fleet.ref("Person", person)), "previousOwners": .toMany([]),
+                        "depots": .toMany([]),
+                    ]
                 ))
         }
         let (read, header) = try roundTrip(snapshots, model: model)
