@@ -6,9 +6,9 @@ import GraftModel
 /// Reads a Core Data binary store (`NSBinaryStoreType`) as a stream of snapshots.
 ///
 /// The file is mapped into memory; opening it checks the header against the file size, reads the
-/// metadata, checks the model's version hashes and indexes every node of the object map (key, entity),
-/// so that a relationship's keys can be turned into exact references. ``forEachSnapshot(_:)`` then
-/// decodes one node at a time. Pages of the mapping already read are handed back to the kernel as the
+/// metadata, checks the model's version hashes and reads every entry of the object map, keeping each
+/// node's entity by key (two bytes a key), so that a relationship's keys can be turned into exact
+/// references. ``forEachSnapshot(_:)`` then reads the map again and decodes one node at a time. Pages of the mapping already read are handed back to the kernel as the
 /// reader moves on (`MappedFile`), so memory stays bounded whatever the file's size.
 ///
 /// For example:

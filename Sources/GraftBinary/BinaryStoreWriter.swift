@@ -6,9 +6,12 @@ import GraftModel
 /// Writes a Core Data binary store (`NSBinaryStoreType`) from a stream of snapshots.
 ///
 /// Nodes are encoded as they arrive, straight into a temporary file beside the destination; primary
-/// keys get their final numbers in ``finish()`` (see ``BinaryStoreLayout/keysAreUniquePerDocument``),
-/// after which the metadata and the header are written, the file is flushed to disk and renamed into
-/// place. ``cancel()``, or any error, removes the temporary file.
+/// keys get their final numbers as they are met when the metadata records the trees' key offsets, and
+/// in ``finish()`` otherwise (see ``BinaryStoreLayout/keysAreUniquePerDocument``), after which the
+/// object map, the metadata and the header are written, the file is flushed to disk and renamed into
+/// place. ``cancel()``, or any error, removes the temporary file. Per object the writer keeps two
+/// object numbers (its key's and its node's, which the object map lists), and the offset of each
+/// property-list object for the offset table; the `$objects` list waits in a temporary file.
 ///
 /// For example:
 ///
