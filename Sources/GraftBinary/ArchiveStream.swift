@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// Writes a keyed archive as a binary property list straight into a file, object by object.
 ///
@@ -19,52 +19,10 @@ struct ArchiveStream {
     typealias UID = UInt64
 
     /// The property list's bytes on their way to the file, handed on in chunks.
-    struct FileOutput: BinaryPlistOutput {
-        private static let flushSize = 1 << 22
-        private let handle: FileHandle
-        /// Bytes not yet handed to the file.
-        private var buffer: [UInt8] = []
-        /// Bytes of the property list already handed to the file.
-        private var flushed = 0
-
-        init(handle: FileHandle) {
-            self.handle = handle
-            buffer.reserveCapacity(Self.flushSize + 4096)
-        }
-
-        var position: Int { flushed + buffer.count }
-
-        @inline(__always)
-        mutating func appendByte(_ byte: UInt8) { buffer.append(byte) }
-
-        mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) { buffer.append(contentsOf: bytes) }
-
-        @inline(__always)
-        mutating func appendBigEndian(_ value: UInt64, size: Int) {
-            var shift = (size - 1) * 8
-            while shift >= 0 {
-                buffer.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
-                shift -= 8
-            }
-        }
-
-        @inline(__always)
-        mutating func flushIfFull() throws {
-            if buffer.count >= Self.flushSize { try flush() }
-        }
-
-        mutating func flush() throws {
-            guard !buffer.isEmpty else { return }
-            try handle.write(contentsOf: buffer)
-            flushed += buffer.count
-            buffer.removeAll(keepingCapacity: true)
-        }
-    }
-
-    private var plist: BinaryPlistWriter<FileOutput>
+    private var plist: BinaryPlistWriter<ByteBuffer>
     /// `$objects`: archive UID → property-list object, as a log of differences from the previous
-    /// entry (zigzag LEB128).
-    private var objectsLog = ByteLog()
+    /// entry (zigzag LEB128), kept in a temporary file until the end.
+    private let objectsLog: SpilledLog
     private var objectsTotal = 0
     private var lastObject: Ref = 0
     private var sharedNames: [String: Ref] = [:]
@@ -74,9 +32,12 @@ struct ArchiveStream {
 
     static let referenceSize = 4
 
-    /// Starts a property list at the handle's current position.
-    init(handle: FileHandle) throws {
-        plist = BinaryPlistWriter(output: FileOutput(handle: handle), referenceSize: Self.referenceSize)
+    /// Starts a property list at the file's current position (the descriptor stays the caller's).
+    ///
+    /// - Parameter folder: where the `$objects` log waits, in a temporary file removed as it is made.
+    init(descriptor: Int32, folder: URL) throws {
+        plist = BinaryPlistWriter(output: ByteBuffer(writingTo: descriptor), referenceSize: Self.referenceSize)
+        objectsLog = SpilledLog(folder: folder)
         _ = archive(try string("$null"))
     }
 
@@ -87,11 +48,14 @@ struct ArchiveStream {
 
     /// Hands full chunks to the file; before each object.
     @inline(__always)
-    private mutating func flushIfNeeded() throws { try plist.output.flushIfFull() }
+    private mutating func flushIfNeeded() throws {
+        try plist.output.flushIfFull()
+        try objectsLog.flushIfFull()
+    }
 
     /// Writes one object, after handing full chunks to the file.
     @inline(__always)
-    private mutating func write(_ object: (inout BinaryPlistWriter<FileOutput>) -> Int) throws -> Ref {
+    private mutating func write(_ object: (inout BinaryPlistWriter<ByteBuffer>) -> Int) throws -> Ref {
         try flushIfNeeded()
         return Ref(truncatingIfNeeded: object(&plist))
     }
@@ -139,6 +103,28 @@ struct ArchiveStream {
 
     mutating func array(_ elements: [Ref]) throws -> Ref {
         try write { $0.array(elements) }
+    }
+
+    /// Writes an array of `count` elements, which `elements` gives one by one to the function it is
+    /// called with, handing full chunks to the file as they come (the object map's arrays hold one
+    /// element per node).
+    ///
+    /// - Throws: `GraftError.invalidOperation` when `elements` gives another number of elements.
+    mutating func array(count: Int, _ elements: ((Ref) throws -> Void) throws -> Void) throws -> Ref {
+        try flushIfNeeded()
+        let ref = Ref(truncatingIfNeeded: plist.beginObject())
+        plist.header(BinaryMarker.array, count: count)
+        var given = 0
+        try elements { element in
+            given += 1
+            guard given <= count else { return }
+            plist.appendReference(element)
+            if given & 0xFFF == 0 { try plist.output.flushIfFull() }
+        }
+        guard given == count else {
+            throw GraftError(.invalidOperation, "an array of \(count) objects was given \(given)")
+        }
+        return ref
     }
 
     mutating func dictionary(keys: [Ref], values: [Ref]) throws -> Ref {
@@ -263,12 +249,11 @@ struct ArchiveStream {
         var objectsReader = objectsLog.reader()
         var ref: Int64 = 0
         for _ in 0..<objectsTotal {
-            let zigzag = objectsReader.nextLEB128()
+            let zigzag = try objectsReader.nextLEB128()
             ref += Int64(bitPattern: zigzag >> 1) ^ -Int64(bitPattern: zigzag & 1)
             plist.appendReference(ref)
             try flushIfNeeded()
         }
-        objectsLog = ByteLog()
         var topKeys: [Ref] = []
         var topValues: [Ref] = []
         for entry in top {

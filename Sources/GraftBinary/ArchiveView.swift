@@ -76,8 +76,12 @@ final class ArchiveView {
     let objectsCount: Int
     /// `$top` names and the references of their values (UIDs).
     let top: [String: Int]
-    /// Per property-list object: 0 not yet seen, else an `ArchiveKey` raw value.
-    private var keyCodes: [UInt8]
+    /// Field-name objects already recognised: a small table, one entry per hash of the object's
+    /// number, each the number shifted left by 8 with the `ArchiveKey` raw value (0: empty). An archive
+    /// has a few distinct name objects however many objects it has, so a table this size holds them
+    /// all, where one code per object would grow with the document.
+    private var keyCodes = [UInt64](repeating: 0, count: ArchiveView.keyCodeSlots)
+    private static let keyCodeSlots = 1 << 12
     /// The last `$objects` entry found to be an `NSNull` (Foundation archives its one instance once).
     private var knownNull: Int?
 
@@ -120,7 +124,6 @@ final class ArchiveView {
         }
         (objectsStart, objectsCount) = objects
         self.top = top
-        keyCodes = [UInt8](repeating: 0, count: plist.objectCount)
     }
 
     /// The property-list reference of `$objects[uid]`; `nil` for UID 0 (`$null`).
@@ -151,11 +154,13 @@ final class ArchiveView {
     /// Which known field name the string object at `reference` is.
     @inline(__always)
     func key(at reference: Int) throws -> ArchiveKey {
-        let code = keyCodes[reference]
-        if code != 0 { return ArchiveKey(rawValue: code)! }
+        let number = UInt64(truncatingIfNeeded: reference)
+        let slot = Int(truncatingIfNeeded: (number &* 0x9E37_79B9_7F4A_7C15) >> 52)
+        let entry = keyCodes[slot]
+        if entry >> 8 == number, let key = ArchiveKey(rawValue: UInt8(truncatingIfNeeded: entry)) { return key }
         let name = plist.string(try plist.object(reference))
         let key = name.flatMap { ArchiveKey.byName[$0] } ?? .unknown
-        keyCodes[reference] = key.rawValue
+        keyCodes[slot] = number << 8 | UInt64(key.rawValue)
         return key
     }
 

@@ -6,9 +6,9 @@ import GraftModel
 /// Reads a Core Data binary store (`NSBinaryStoreType`) as a stream of snapshots.
 ///
 /// The file is mapped into memory; opening it checks the header against the file size, reads the
-/// metadata, checks the model's version hashes and indexes every node of the object map (key, entity),
-/// so that a relationship's keys can be turned into exact references. ``forEachSnapshot(_:)`` then
-/// decodes one node at a time. Pages of the mapping already read are handed back to the kernel as the
+/// metadata, checks the model's version hashes and reads every entry of the object map, keeping each
+/// node's entity by key (two bytes a key), so that a relationship's keys can be turned into exact
+/// references. ``forEachSnapshot(_:)`` then reads the map again and decodes one node at a time. Pages of the mapping already read are handed back to the kernel as the
 /// reader moves on (`MappedFile`), so memory stays bounded whatever the file's size.
 ///
 /// For example:
@@ -36,42 +36,62 @@ public struct BinaryStoreReader: StoreReader {
     /// The values read as no value under `ValueReading.lenient`, by object and attribute.
     package var refusedValues: Set<ValueRefusals.Slot> { refusals.slots }
 
-    /// Every node's key, entity and place in the map, in map order.
+    /// Every node's entity by key, to turn a relationship's keys into exact references. The map's
+    /// keys and nodes are read again from the file as the nodes are read; only the entities are kept.
     private struct NodeIndex {
-        var keys: [Int64] = []
-        var entities: [Int32] = []
-        var nodes: [Int] = []
-        /// Position + 1 by key for keys from 0 up to `denseLimit` (0: no node); other keys in `sparse`.
-        var dense: [Int32] = []
+        /// The number of nodes.
+        var count = 0
+        /// Entity + 1 by key for keys from 0 up to `denseLimit` (0: no node), in 16 bits when the model
+        /// has fewer than 65535 entities, else in 32 (one of the two is used); other keys in `sparse`.
+        var dense16: [UInt16] = []
+        var dense32: [UInt32] = []
+        let isWide: Bool
         var denseLimit: Int64 = 0
         var sparse: [Int64: Int32] = [:]
 
-        /// The position of the node with this key.
+        init(entityCount: Int) { isWide = entityCount >= Int(UInt16.max) }
+
+        /// The entity of the node with this key.
         @inline(__always)
-        func position(of key: Int64) -> Int? {
+        func entity(of key: Int64) -> Int? {
             if key >= 0 && key < denseLimit {
-                let stored = key < dense.count ? dense[Int(key)] : 0
-                return stored == 0 ? nil : Int(stored - 1)
+                let stored: Int
+                if isWide {
+                    stored = key < dense32.count ? Int(dense32[Int(key)]) : 0
+                } else {
+                    stored = key < dense16.count ? Int(dense16[Int(key)]) : 0
+                }
+                return stored == 0 ? nil : stored - 1
             }
             return sparse[key].map(Int.init)
         }
 
         /// Files a node under its key; `false` when the key is taken.
-        mutating func insert(key: Int64, position: Int) -> Bool {
+        mutating func insert(key: Int64, entity: Int) -> Bool {
             if key >= 0 && key < denseLimit {
-                if key >= dense.count {
-                    let count = min(max(Int(key) + 1, dense.count * 2), Int(denseLimit))
-                    dense.append(contentsOf: repeatElement(0, count: count - dense.count))
+                let denseCount = isWide ? dense32.count : dense16.count
+                if key >= denseCount {
+                    let count = min(max(Int(key) + 1, denseCount * 2), Int(denseLimit))
+                    if isWide {
+                        dense32.append(contentsOf: repeatElement(0, count: count - denseCount))
+                    } else {
+                        dense16.append(contentsOf: repeatElement(0, count: count - denseCount))
+                    }
                 }
-                if dense[Int(key)] != 0 { return false }
-                dense[Int(key)] = Int32(position + 1)
+                if isWide {
+                    if dense32[Int(key)] != 0 { return false }
+                    dense32[Int(key)] = UInt32(entity + 1)
+                } else {
+                    if dense16[Int(key)] != 0 { return false }
+                    dense16[Int(key)] = UInt16(entity + 1)
+                }
                 return true
             }
-            return sparse.updateValue(Int32(position), forKey: key) == nil
+            return sparse.updateValue(Int32(entity), forKey: key) == nil
         }
     }
 
-    public var objectCount: Int? { index.keys.count }
+    public var objectCount: Int? { index.count }
 
     /// Opens a binary store.
     ///
@@ -113,23 +133,10 @@ public struct BinaryStoreReader: StoreReader {
             }
             try metadata.check(against: self.model, path: path)
             offsets = try DocumentKeys.offsets(in: metadata, model: self.model)
-            let (header, model, mapping) = (header, self.model, mapping)
+            let (header, model, mapping, offsets) = (header, self.model, mapping, offsets)
             index = try data.withUnsafeBytes { raw in
                 let archive = try Self.mapArchive(raw, header: header)
-                return try Self.buildIndex(archive, model: model, mapping: mapping)
-            }
-            if !offsets.isEmpty {
-                // A key that the offset would move past Int64's smallest value has no original key.
-                for (key, entity) in zip(index.keys, index.entities) {
-                    let offset = offsets[model.descriptions[Int(entity)].rootIndex] ?? 0
-                    guard !key.subtractingReportingOverflow(offset).overflow else {
-                        throw GraftError(
-                            .malformedInput,
-                            "object map: the primary key \(key) cannot be moved back by the offset \(offset) that "
-                                + "\(DocumentKeys.metadataKey) records for its entity's tree (it would pass \(Int64.min))"
-                        )
-                    }
-                }
+                return try Self.buildIndex(archive, model: model, mapping: mapping, offsets: offsets)
             }
         } catch let error as GraftError {
             throw error.context.first == .file(path) ? error : error.inFile(path)
@@ -192,7 +199,14 @@ public struct BinaryStoreReader: StoreReader {
 
     // MARK: Index
 
-    private static func buildIndex(_ archive: ArchiveView, model: Model, mapping: MappedFile) throws -> NodeIndex {
+    /// The object map's two arrays: keys and nodes.
+    private struct Map {
+        let keys: Int
+        let objects: Int
+        let count: Int
+    }
+
+    private static func map(_ archive: ArchiveView) throws -> Map {
         let plist = archive.plist
         let key = BinaryStoreLayout.mapRootKey
         guard let root = try archive.topObject(key) else {
@@ -208,45 +222,65 @@ public struct BinaryStoreReader: StoreReader {
         guard count == objectCount else {
             throw GraftError(.malformedInput, "object map: '\(key)' has \(count) keys but \(objectCount) nodes")
         }
-        var index = NodeIndex()
-        index.keys.reserveCapacity(count)
-        index.entities.reserveCapacity(count)
-        index.nodes.reserveCapacity(count)
+        return Map(keys: keysStart, objects: objectsStart, count: count)
+    }
+
+    /// The key and node of one entry of the map, checked: the key an integer, the node an archived
+    /// object that gives the same primary key.
+    private static func entry(
+        _ position: Int, of map: Map, in archive: ArchiveView
+    ) throws -> (
+        key: Int64, node: Int, fields: ArchiveView.Fields
+    ) {
+        let plist = archive.plist
+        let where_ = "\(BinaryStoreLayout.mapRootKey) entry \(position)"
+        guard let keyObject = try archive.follow(plist.element(position, from: map.keys), context: where_),
+            case .integer(let primaryKey) = try plist.object(keyObject)
+        else {
+            throw GraftError(.malformedInput, "object map: the key of \(where_) is not an integer")
+        }
+        let place = "node p\(primaryKey)"
+        guard let node = try archive.follow(plist.element(position, from: map.objects), context: place),
+            let fields = try archive.fields(of: node)
+        else {
+            throw GraftError(.malformedInput, "object map: \(place) is not an archived object")
+        }
+        let keyField = try archive.field(.primaryKey, in: fields) ?? archive.field(.legacyPrimaryKey, in: fields)
+        guard let keyField, let keyValue = try archive.follow(keyField, context: place),
+            case .integer(let nodeKey) = try plist.object(keyValue)
+        else {
+            throw GraftError(
+                .malformedInput, "object map: \(place) has no integer \(BinaryStoreLayout.NodeKey.primaryKey)")
+        }
+        guard nodeKey == primaryKey else {
+            throw GraftError(
+                .malformedInput,
+                "object map: \(place) says its primary key is \(nodeKey), but the map files it under \(primaryKey)")
+        }
+        return (primaryKey, node, fields)
+    }
+
+    private static func buildIndex(
+        _ archive: ArchiveView, model: Model, mapping: MappedFile, offsets: [Int: Int64]
+    ) throws -> NodeIndex {
+        let plist = archive.plist
+        let map = try map(archive)
+        var index = NodeIndex(entityCount: model.descriptions.count)
         // Keys are dense in a document Core Data or Graft wrote: a table by key, a dictionary beyond.
-        index.denseLimit = min(4 * Int64(count) + (1 << 20), 1 << 28)
-        var entityByName: [Int: Int32] = [:]
-        for position in 0..<count {
-            let where_ = "\(key) entry \(position)"
-            guard let keyObject = try archive.follow(plist.element(position, from: keysStart), context: where_),
-                case .integer(let primaryKey) = try plist.object(keyObject)
-            else {
-                throw GraftError(.malformedInput, "object map: the key of \(where_) is not an integer")
-            }
+        index.denseLimit = min(4 * Int64(map.count) + (1 << 20), 1 << 28)
+        var entityByName: [Int: Int] = [:]
+        /// The first key (in map order) that its tree's offset cannot move back.
+        var unmovable: (key: Int64, offset: Int64)?
+        for position in 0..<map.count {
+            let (primaryKey, _, fields) = try entry(position, of: map, in: archive)
             let place = "node p\(primaryKey)"
-            guard let node = try archive.follow(plist.element(position, from: objectsStart), context: place),
-                let fields = try archive.fields(of: node)
-            else {
-                throw GraftError(.malformedInput, "object map: \(place) is not an archived object")
-            }
-            let keyField = try archive.field(.primaryKey, in: fields) ?? archive.field(.legacyPrimaryKey, in: fields)
-            guard let keyField, let keyValue = try archive.follow(keyField, context: place),
-                case .integer(let nodeKey) = try plist.object(keyValue)
-            else {
-                throw GraftError(
-                    .malformedInput, "object map: \(place) has no integer \(BinaryStoreLayout.NodeKey.primaryKey)")
-            }
-            guard nodeKey == primaryKey else {
-                throw GraftError(
-                    .malformedInput,
-                    "object map: \(place) says its primary key is \(nodeKey), but the map files it under \(primaryKey)")
-            }
             guard let nameField = try archive.field(.entityName, in: fields),
                 let nameObject = try archive.follow(nameField, context: place)
             else {
                 throw GraftError(
                     .malformedInput, "object map: \(place) has no \(BinaryStoreLayout.NodeKey.entityName)")
             }
-            let entityIndex: Int32
+            let entityIndex: Int
             if let known = entityByName[nameObject] {
                 entityIndex = known
             } else {
@@ -264,16 +298,25 @@ public struct BinaryStoreReader: StoreReader {
                         .malformedInput, "object map: \(place) belongs to the abstract entity '\(name)'",
                         context: [.entity(name)])
                 }
-                entityIndex = Int32(entity.index)
+                entityIndex = entity.index
                 entityByName[nameObject] = entityIndex
             }
             if position % MappedFile.releaseInterval == 0 { mapping.releasePages(in: archive.plist.bytes) }
-            guard index.insert(key: primaryKey, position: position) else {
+            guard index.insert(key: primaryKey, entity: entityIndex) else {
                 throw GraftError(.malformedInput, "object map: the primary key \(primaryKey) appears twice")
             }
-            index.keys.append(primaryKey)
-            index.entities.append(entityIndex)
-            index.nodes.append(node)
+            index.count += 1
+            if unmovable == nil, !offsets.isEmpty {
+                // A key that the offset would move past Int64's smallest value has no original key.
+                let offset = offsets[model.descriptions[entityIndex].rootIndex] ?? 0
+                if primaryKey.subtractingReportingOverflow(offset).overflow { unmovable = (primaryKey, offset) }
+            }
+        }
+        if let (key, offset) = unmovable {
+            throw GraftError(
+                .malformedInput,
+                "object map: the primary key \(key) cannot be moved back by the offset \(offset) that "
+                    + "\(DocumentKeys.metadataKey) records for its entity's tree (it would pass \(Int64.min))")
         }
         return index
     }
@@ -286,27 +329,27 @@ public struct BinaryStoreReader: StoreReader {
         let (model, offsets, mapping) = (self.model, self.offsets, self.mapping)
         /// The exact reference of the object with this key, if the document has it.
         func resolve(_ key: Int64) -> ObjectRef? {
-            guard let position = index.position(of: key) else { return nil }
-            let entity = Int(index.entities[position])
+            guard let entity = index.entity(of: key) else { return nil }
             return ObjectRef(
                 entity: entity, key: DocumentKeys.originalKey(key, entity: entity, model: model, offsets: offsets))
         }
         do {
             try data.withUnsafeBytes { raw in
-                var decoder = NodeDecoder(
-                    archive: try Self.mapArchive(raw, header: header), model: model, layout: layout,
-                    refusals: refusals)
+                let archive = try Self.mapArchive(raw, header: header)
+                let map = try Self.map(archive)
+                var decoder = NodeDecoder(archive: archive, model: model, layout: layout, refusals: refusals)
                 // One snapshot per entity, its storage reused node to node.
                 var snapshots: [Snapshot?] = Array(repeating: nil, count: model.descriptions.count)
-                for position in index.keys.indices {
+                for position in 0..<map.count {
                     if position % MappedFile.releaseInterval == 0 { mapping.releasePages(in: decoder.plist.bytes) }
-                    let entity = Int(index.entities[position])
-                    let key = DocumentKeys.originalKey(
-                        index.keys[position], entity: entity, model: model, offsets: offsets)
+                    let (documentKey, node, _) = try Self.entry(position, of: map, in: archive)
+                    guard let entity = index.entity(of: documentKey) else {
+                        throw GraftError(.malformedInput, "object map: node p\(documentKey) changed while it was read")
+                    }
+                    let key = DocumentKeys.originalKey(documentKey, entity: entity, model: model, offsets: offsets)
                     var snapshot = snapshots[entity] ?? Snapshot(entity: model.descriptions[entity], key: key)
                     snapshots[entity] = nil
-                    try decoder.read(
-                        into: &snapshot, key: key, entity: entity, node: index.nodes[position], resolve: resolve)
+                    try decoder.read(into: &snapshot, key: key, entity: entity, node: node, resolve: resolve)
                     try body(snapshot)
                     snapshots[entity] = snapshot
                 }

@@ -6,9 +6,12 @@ import GraftModel
 /// Writes a Core Data binary store (`NSBinaryStoreType`) from a stream of snapshots.
 ///
 /// Nodes are encoded as they arrive, straight into a temporary file beside the destination; primary
-/// keys get their final numbers in ``finish()`` (see ``BinaryStoreLayout/keysAreUniquePerDocument``),
-/// after which the metadata and the header are written, the file is flushed to disk and renamed into
-/// place. ``cancel()``, or any error, removes the temporary file.
+/// keys get their final numbers as they are met when the metadata records the trees' key offsets, and
+/// in ``finish()`` otherwise (see ``BinaryStoreLayout/keysAreUniquePerDocument``), after which the
+/// object map, the metadata and the header are written, the file is flushed to disk and renamed into
+/// place. ``cancel()``, or any error, removes the temporary file. Per object the writer keeps two
+/// object numbers (its key's and its node's, which the object map lists), and the offset of each
+/// property-list object for the offset table; the `$objects` list waits in a temporary file.
 ///
 /// For example:
 ///
@@ -88,30 +91,14 @@ private final class WriterState {
     @exclusivity(unchecked) private var stream: ArchiveStream
     private var done = false
 
-    /// An object of the document, known from its node or from a reference to it.
-    private struct TreeKey: Hashable {
-        let root: Int32
-        let key: Int64
-    }
-    /// Entry + 1 by key, per inheritance tree (by root ordinal), while keys stay dense; 0 for none.
-    @exclusivity(unchecked) private var denseEntries: [[Int32]]
-    @exclusivity(unchecked) private var entries: [TreeKey: Int32] = [:]
-    /// Root ordinal by entity index.
-    private let rootOrdinal: [Int]
-    @exclusivity(unchecked) private var keys: [Int64] = []
+    /// Every object of the document, met as a node or as a related object.
+    @exclusivity(unchecked) private var table: NodeTable
     /// The tree offsets the keys were written with.
     private var appliedOffsets: [Int: Int64] = [:]
-    @exclusivity(unchecked) private var roots: [Int32] = []
-    @exclusivity(unchecked) private var entities: [Int32] = []
-    /// The node's UID reference, `none` until the node is written.
-    @exclusivity(unchecked) private var nodes: [ArchiveStream.Ref] = []
-    /// The reserved integer object that will hold the final key.
-    @exclusivity(unchecked) private var keyIntegers: [ArchiveStream.Ref] = []
-    /// The UID reference to that integer's `$objects` entry.
-    @exclusivity(unchecked) private var keyReferences: [ArchiveStream.Ref] = []
-    /// The first object that referred to each entry (for messages about missing objects).
-    @exclusivity(unchecked) private var referrers: [ObjectRef] = []
-    private static let none = ArchiveStream.Ref.max
+    /// By tree ordinal, the offsets the metadata records, when it records any: each object's final key
+    /// is then known when the object is first met, and written at once. Otherwise the key objects are
+    /// reserved and written in ``finish()``, once the keys show whether trees share keys.
+    private var knownOffsets: [Int64]?
 
     /// How each entity's nodes are written, resolved once.
     private final class EntityPlan {
@@ -190,7 +177,8 @@ private final class WriterState {
         do {
             let handle = replacement.handle
             try handle.write(contentsOf: Data(count: BinaryStoreLayout.headerSize))
-            stream = try ArchiveStream(handle: handle)
+            stream = try ArchiveStream(
+                descriptor: replacement.descriptor, folder: replacement.temporaryURL.deletingLastPathComponent())
             self.handle = handle
         } catch {
             replacement.discard()
@@ -209,13 +197,11 @@ private final class WriterState {
             return EntityPlan(slots: slots, relationships: relationships)
         }
         self.accepted = accepted
-        var ordinals: [Int: Int] = [:]
-        rootOrdinal = model.descriptions.map { entity in
-            if let ordinal = ordinals[entity.rootIndex] { return ordinal }
-            ordinals[entity.rootIndex] = ordinals.count
-            return ordinals.count - 1
+        table = NodeTable(model: model)
+        // Offsets the metadata cannot give are reported by finish().
+        if let offsets = try? DocumentKeys.offsets(in: metadata, model: model), !offsets.isEmpty {
+            knownOffsets = table.trees.map { offsets[$0.root] ?? 0 }
         }
-        denseEntries = Array(repeating: [], count: ordinals.count)
     }
 
     deinit {
@@ -265,8 +251,8 @@ private final class WriterState {
             throw failure(.malformedInput, "\(entity.name) is abstract and cannot have objects")
         }
         let plan = plans[ref.entity]
-        let entry = try self.entry(for: ref, referrer: nil)
-        guard nodes[entry] == Self.none else { throw failure(.malformedInput, "the object is written twice") }
+        let entry = try self.entry(for: ref, referrer: 0)
+        guard !entry.isWritten else { throw failure(.malformedInput, "the object is written twice") }
 
         // NSAttributeValues.
         values.removeAll(keepingCapacity: true)
@@ -302,14 +288,18 @@ private final class WriterState {
                     .invalidOperation, "the relationship was not loaded, so it cannot be written",
                     key: entity.relationships[slot.index].name)
             case .toOne(let target):
-                if let target { try appendTargetKey(target, of: ref, slot: slot, entity: entity) }
+                if let target {
+                    try appendTargetKey(target, of: ref, referrer: entry.keyObject, slot: slot, entity: entity)
+                }
             case .toMany(let targets):
                 if !slot.isToMany && targets.count > 1 {
                     throw failure(
                         .malformedInput, "the to-one relationship holds \(targets.count) objects",
                         key: entity.relationships[slot.index].name)
                 }
-                for target in targets { try appendTargetKey(target, of: ref, slot: slot, entity: entity) }
+                for target in targets {
+                    try appendTargetKey(target, of: ref, referrer: entry.keyObject, slot: slot, entity: entity)
+                }
             }
             if targetKeys.isEmpty { continue }
             if let name = plan.relationshipNameRefs[position] {
@@ -328,7 +318,7 @@ private final class WriterState {
             related = try stream.reference(to: stream.object(dictionaryLayout) { $0 == 0 ? nameArray : listArray })
         }
 
-        let primaryKey = keyIntegers[entry]
+        let primaryKey = entry.keyObject
         let entityName: ArchiveStream.Ref
         if let name = plan.nameRef {
             entityName = name
@@ -355,13 +345,13 @@ private final class WriterState {
                 }
             }
         }
-        nodes[entry] = try stream.reference(to: node)
+        table.setNode(try stream.reference(to: node), of: ref)
     }
 
     /// Adds the key reference of a related object to `targetKeys`, after checking its entity.
     @inline(__always)
     private func appendTargetKey(
-        _ target: ObjectRef, of ref: ObjectRef, slot: (index: Int, isToMany: Bool, accepts: Int),
+        _ target: ObjectRef, of ref: ObjectRef, referrer: UInt32, slot: (index: Int, isToMany: Bool, accepts: Int),
         entity: EntityDescription
     ) throws {
         guard target.entity >= 0 && target.entity < model.descriptions.count,
@@ -376,57 +366,44 @@ private final class WriterState {
                 .typeMismatch, "refers to \(name) p\(target.key) where a \(destination.name) belongs",
                 context: [.entity(entity.name), .object("p\(ref.key)"), .key(relationship.name)])
         }
-        targetKeys.append(keyReferences[try self.entry(for: target, referrer: ref)])
+        targetKeys.append(try self.entry(for: target, referrer: referrer).keyObject &+ 1)
     }
 
-    /// The entry for an object, created on first sight; checks that every mention agrees on its entity.
-    private func entry(for ref: ObjectRef, referrer: ObjectRef?) throws -> Int {
-        let ordinal = rootOrdinal[ref.entity]
-        let key = ref.key
-        var found: Int32 = 0
-        let isDense = key >= 0 && key < denseEntries[ordinal].count
-        if isDense { found = denseEntries[ordinal][Int(key)] }
-        if found == 0 && !entries.isEmpty {
-            // A key seen while it lay beyond the dense table is in the dictionary, even once the table
-            // has grown past it.
-            found =
-                entries[TreeKey(root: Int32(model.descriptions[ref.entity].rootIndex), key: key)].map { $0 + 1 } ?? 0
-        }
-        if found != 0 {
-            let index = Int(found - 1)
-            guard entities[index] == Int32(ref.entity) else {
+    /// The key object of an object (the reserved integer that will hold its final key; the reference
+    /// to it follows it), reserved on first sight, and whether its node is written; checks that every
+    /// mention agrees on its entity.
+    ///
+    /// - Parameter referrer: the key object of the node being written that refers to the object, or 0
+    ///   for the node itself.
+    @inline(__always)
+    private func entry(for ref: ObjectRef, referrer: UInt32) throws -> (keyObject: UInt32, isWritten: Bool) {
+        if let record = table.record(of: ref) {
+            guard record.entity == ref.entity else {
                 let entity = model.descriptions[ref.entity]
-                let other = model.descriptions[Int(entities[index])].name
+                let other = model.descriptions[record.entity].name
                 throw GraftError(
                     .typeMismatch,
                     "p\(ref.key) is given as a \(entity.name) here but as a \(other) elsewhere in the document",
                     context: [.entity(entity.name), .object("p\(ref.key)")])
             }
-            return index
+            return (record.slot.keyObject, record.isWritten)
         }
-        let root = Int32(model.descriptions[ref.entity].rootIndex)
-        let integer = try stream.reserve()
-        let reference = try stream.reference(to: stream.archive(integer))
-        let index = keys.count
-        if isDense {
-            denseEntries[ordinal][Int(key)] = Int32(index + 1)
-        } else if key >= 0 && key < 1 << 28 && key <= 4 * Int64(keys.count) + (1 << 20) {
-            // Grow the dense table to cover the key (keys in a store are mostly dense).
-            let count = max(Int(key) + 1, denseEntries[ordinal].count * 2)
-            denseEntries[ordinal].append(
-                contentsOf: repeatElement(0, count: count - denseEntries[ordinal].count))
-            denseEntries[ordinal][Int(key)] = Int32(index + 1)
+        let integer: ArchiveStream.Ref
+        if let knownOffsets {
+            // A key the offset makes overflow is reported by finish(), which removes the document.
+            let (key, overflow) = ref.key.addingReportingOverflow(knownOffsets[table.treeOfEntity[ref.entity]])
+            integer = try stream.integer(overflow ? 0 : key)
         } else {
-            entries[TreeKey(root: root, key: key)] = Int32(index)
+            integer = try stream.reserve()
         }
-        keys.append(key)
-        roots.append(root)
-        entities.append(Int32(ref.entity))
-        nodes.append(Self.none)
-        keyIntegers.append(integer)
-        keyReferences.append(reference)
-        referrers.append(referrer ?? ref)
-        return index
+        let reference = try stream.reference(to: stream.archive(integer))
+        // The map and the relationships refer to the key through `reference`, which is the object after
+        // the integer: only the integer's number is kept.
+        guard reference == integer &+ 1 else {
+            throw GraftError(.invalidOperation, "the key of p\(ref.key) was not numbered as the writer expects")
+        }
+        table.add(ref, keyObject: integer, referrer: referrer == 0 ? integer : referrer)
+        return (integer, false)
     }
 
     /// The reference to the document's one `NSNull`, archived on first use.
@@ -508,26 +485,27 @@ private final class WriterState {
     // MARK: Finishing
 
     func finish() throws {
-        // Every object referred to must have been written.
-        for index in nodes.indices where nodes[index] == Self.none {
-            let referrer = referrers[index]
-            let entity = model.descriptions[Int(entities[index])].name
-            let from = model.descriptions[referrer.entity].name
-            throw GraftError(
-                .malformedInput,
-                "\(from) p\(referrer.key) refers to \(entity) p\(keys[index]), which is not in the document",
-                context: [.entity(from), .object("p\(referrer.key)")])
+        try checkEveryObjectWritten()
+        let (offsets, largest) = try numberKeys()
+        if knownOffsets == nil {
+            for ordinal in table.trees.indices {
+                let offset = offsets[ordinal]
+                // numberKeys() found no key that overflows.
+                try table.forEach(inTree: ordinal) { try stream.writeInteger($0.key &+ offset, at: $0.slot.keyObject) }
+            }
         }
-        let (finalKeys, order) = try numberKeys()
-        for index in keys.indices { try stream.writeInteger(finalKeys[index], at: keyIntegers[index]) }
 
-        // The map, in key order.
+        // The map, in key order: each node's key (the reference after its integer), then the nodes.
+        let (table, count) = (self.table, self.table.count)
+        let keyArray = try stream.array(count: count) { append in
+            try table.forEachInFinalKeyOrder(offsets: offsets) { record, _ in try append(record.slot.keyObject &+ 1) }
+        }
+        let nodeArray = try stream.array(count: count) { append in
+            try table.forEachInFinalKeyOrder(offsets: offsets) { record, _ in try append(record.slot.node) }
+        }
         let map = try stream.object(
             classChain: BinaryStoreLayout.mapClassChain,
-            fields: [
-                (BinaryStoreLayout.ValueKey.keys, stream.array(order.map { keyReferences[$0] })),
-                (BinaryStoreLayout.ValueKey.objects, stream.array(order.map { nodes[$0] })),
-            ])
+            fields: [(BinaryStoreLayout.ValueKey.keys, keyArray), (BinaryStoreLayout.ValueKey.objects, nodeArray)])
         let mapLength = try stream.finish(top: [(BinaryStoreLayout.mapRootKey, map)])
 
         // The metadata.
@@ -545,7 +523,7 @@ private final class WriterState {
         let header = BinaryStoreHeader(
             metadataOffset: mapOffset + UInt64(mapLength), metadataLength: UInt64(metadataBytes.count),
             mapOffset: mapOffset, mapLength: UInt64(mapLength),
-            primaryKeyCounter: UInt64(max(0, finalKeys.max() ?? 0)))
+            primaryKeyCounter: UInt64(largest))
         do {
             try handle.write(contentsOf: metadataBytes)
             try handle.seek(toOffset: 0)
@@ -558,51 +536,92 @@ private final class WriterState {
         done = true
     }
 
-    /// The key each entry is written with: its own plus its tree's offset (see `DocumentKeys`). The
-    /// offsets come from the metadata when the caller gave them (a conversion from a SQLite store), and
-    /// are otherwise computed from the keys written: none when no key is used by two trees.
+    /// Throws for the first object, in order of first sight, that was referred to but never written.
+    private func checkEveryObjectWritten() throws {
+        var first: NodeTable.Record?
+        table.forEach { record in
+            if !record.isWritten && record.slot.keyObject < first?.slot.keyObject ?? .max { first = record }
+        }
+        guard let first else { return }
+        // An unwritten object's slot holds the key object of the first object that referred to it.
+        var referrer = ObjectRef(entity: first.entity, key: first.key)
+        table.forEach { record in
+            if record.slot.keyObject == first.slot.node { referrer = ObjectRef(entity: record.entity, key: record.key) }
+        }
+        let entity = model.descriptions[first.entity].name
+        let from = model.descriptions[referrer.entity].name
+        throw GraftError(
+            .malformedInput, "\(from) p\(referrer.key) refers to \(entity) p\(first.key), which is not in the document",
+            context: [.entity(from), .object("p\(referrer.key)")])
+    }
+
+    /// The offset each tree's keys are written with (by tree ordinal): its own key plus the offset (see
+    /// `DocumentKeys`). The offsets come from the metadata when the caller gave them (a conversion from
+    /// a SQLite store), and are otherwise computed from the keys written: none when no key is used by
+    /// two trees.
     ///
-    /// - Returns: the keys, and the entries in key order.
-    private func numberKeys() throws -> (keys: [Int64], order: [Int]) {
+    /// - Throws: `GraftError.malformedInput` for the first problem a pass over the objects in order of
+    ///   first sight meets: two objects sharing a key (the shared key whose second object comes first),
+    ///   unless an object whose key the offset makes overflow comes before it.
+    ///
+    /// - Returns: the offsets, and the largest final key (at least 0).
+    private func numberKeys() throws -> (offsets: [Int64], largest: Int64) {
         var offsets = try DocumentKeys.offsets(in: metadata, model: model)
-        if offsets.isEmpty {
-            offsets = DocumentKeys.offsets(
-                for: keys.indices.lazy.map { ObjectRef(entity: Int(self.entities[$0]), key: self.keys[$0]) },
-                model: model)
+        var check = keyCheck(offsets)
+        if offsets.isEmpty && check.clash != nil {
+            // Two trees use one key: move them apart.
+            offsets = DocumentKeys.offsets(maxKeys: check.maxKeys, collide: true)
+            check = keyCheck(offsets)
         }
         appliedOffsets = offsets
-        var finalKeys = keys
-        var overflowAt = keys.count
-        for index in keys.indices {
-            let (key, overflow) = keys[index].addingReportingOverflow(offsets[Int(roots[index])] ?? 0)
-            if overflow {
-                overflowAt = index
-                break
-            }
-            finalKeys[index] = key
-        }
-        // Entries in key order (ties by entry), so that entries sharing a key are side by side. The
-        // failure reported is the one a pass in entry order meets first: the shared key whose second
-        // entry comes first, unless an overflowing key comes before it.
-        let order = finalKeys.indices.prefix(overflowAt).sorted {
-            finalKeys[$0] != finalKeys[$1] ? finalKeys[$0] < finalKeys[$1] : $0 < $1
-        }
-        var clash: (first: Int, second: Int)?
-        for position in order.indices.dropFirst() where finalKeys[order[position]] == finalKeys[order[position - 1]] {
-            let pair = (first: order[position - 1], second: order[position])
-            if pair.second < clash?.second ?? Int.max { clash = pair }
-        }
-        if let clash {
-            let first = model.descriptions[Int(entities[clash.first])].name
-            let second = model.descriptions[Int(entities[clash.second])].name
+        if let clash = check.clash {
+            let first = model.descriptions[clash.first.entity].name
+            let second = model.descriptions[clash.second.entity].name
             throw GraftError(
                 .malformedInput,
-                "\(first) p\(keys[clash.first]) and \(second) p\(keys[clash.second]) would share key \(finalKeys[clash.second]) in the document; the key offsets recorded in the metadata do not fit these objects"
+                "\(first) p\(clash.first.key) and \(second) p\(clash.second.key) would share key \(clash.key) in the document; the key offsets recorded in the metadata do not fit these objects"
             )
         }
-        if overflowAt < keys.count {
-            throw GraftError(.malformedInput, "key \(keys[overflowAt]) is too large to give every object its own key")
+        if let overflow = check.overflow {
+            throw GraftError(.malformedInput, "key \(overflow.key) is too large to give every object its own key")
         }
-        return (finalKeys, order)
+        return (table.trees.map { offsets[$0.root] ?? 0 }, check.largest)
+    }
+
+    /// What the keys give with these offsets: the first object (in order of first sight) whose key
+    /// overflows; among the objects before it, the pair sharing a final key whose second object comes
+    /// first; each tree's highest key (at least 0); the largest final key (at least 0).
+    private func keyCheck(
+        _ given: [Int: Int64]
+    ) -> (
+        clash: (first: NodeTable.Record, second: NodeTable.Record, key: Int64)?, overflow: NodeTable.Record?,
+        maxKeys: [Int: Int64], largest: Int64
+    ) {
+        let offsets = table.trees.map { given[$0.root] ?? 0 }
+        var overflow: NodeTable.Record?
+        var maxKeys: [Int: Int64] = [:]
+        var largest: Int64 = 0
+        for (ordinal, tree) in table.trees.enumerated() where tree.count > 0 {
+            var highest: Int64 = 0
+            table.forEach(inTree: ordinal) { record in
+                highest = max(highest, record.key)
+                let (final, overflows) = record.key.addingReportingOverflow(offsets[ordinal])
+                if !overflows {
+                    largest = max(largest, final)
+                } else if record.slot.keyObject < overflow?.slot.keyObject ?? .max {
+                    overflow = record
+                }
+            }
+            maxKeys[tree.root] = highest
+        }
+        var clash: (first: NodeTable.Record, second: NodeTable.Record, key: Int64)?
+        var previous: (record: NodeTable.Record, key: Int64)?
+        table.forEachInFinalKeyOrder(offsets: offsets, below: overflow?.slot.keyObject ?? .max) { record, key in
+            if let previous, previous.key == key, record.slot.keyObject < clash?.second.slot.keyObject ?? .max {
+                clash = (previous.record, record, key)
+            }
+            previous = (record, key)
+        }
+        return (clash, overflow, maxKeys, largest)
     }
 }

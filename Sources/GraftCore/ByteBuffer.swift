@@ -263,6 +263,43 @@ import Foundation
     }
 }
 
+// MARK: Files
+
+extension ByteBuffer {
+    /// A buffer whose sink writes to an open file at the file's current position (the descriptor stays
+    /// the caller's).
+    package convenience init(writingTo descriptor: Int32, capacity: Int = 0) {
+        self.init(capacity: capacity) { bytes in try ByteBuffer.write(bytes, to: descriptor) }
+    }
+
+    /// Writes every byte to an open file: at `offset` when given, else at the file's current position
+    /// (moving it on); interrupted writes are retried.
+    ///
+    /// - Throws: `GraftError.io` with the system's reason.
+    package static func write(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int? = nil) throws {
+        guard var pointer = bytes.baseAddress else { return }
+        var remaining = bytes.count
+        var position = offset ?? 0
+        while remaining > 0 {
+            let written =
+                offset == nil
+                ? systemWrite(descriptor, pointer, remaining) : pwrite(descriptor, pointer, remaining, off_t(position))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw GraftError(.io, "cannot be written: \(String(cString: strerror(errno)))")
+            }
+            pointer += written
+            remaining -= written
+            position += written
+        }
+    }
+}
+
+/// `write(2)`, under a name that methods called `write` do not hide.
+private func systemWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, pointer, count)
+}
+
 /// The buffer takes a binary property list's bytes (the clipboard's binary encoder writes through it).
 extension ByteBuffer: BinaryPlistOutput {
     @inlinable @inline(__always)

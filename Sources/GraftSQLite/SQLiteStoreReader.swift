@@ -189,22 +189,27 @@ public final class SQLiteStoreReader: StoreReader {
     // MARK: Reading one table
 
     /// The `Z_ENT` of every row of an entity table, by key: read in one pass over the table, so that
-    /// cursors over the rows of a to-many need not look each row up in the table for its entity.
+    /// cursors over the rows of a to-many need not look each row up in the table for its entity. Two
+    /// bytes a key: entity numbers are small (one per entity of the model).
     private final class EntityNumbers {
         static let noRow = Int32.min
-        let numbers: [Int32]
+        /// The number stored for keys without a row.
+        static let absent = UInt16.max
+        let numbers: [UInt16]
 
-        init(_ numbers: [Int32]) { self.numbers = numbers }
+        init(_ numbers: [UInt16]) { self.numbers = numbers }
 
         /// The entity number of the row with `key`, or `noRow`.
         @inline(__always)
         func number(of key: Int64) -> Int32 {
-            key >= 0 && key < numbers.count ? numbers[Int(key)] : Self.noRow
+            guard key >= 0 && key < numbers.count else { return Self.noRow }
+            let number = numbers[Int(key)]
+            return number == Self.absent ? Self.noRow : Int32(number)
         }
     }
 
     /// The entity numbers of a table's rows, when its keys are dense enough to keep them in an array
-    /// (Core Data's are), each key is used once and every number fits; else `nil`.
+    /// (Core Data's are), each key is used once and every number fits in two bytes; else `nil`.
     private func entityNumbers(ofTable tableIndex: Int, cache: inout [Int: EntityNumbers?]) throws -> EntityNumbers? {
         if let cached = cache[tableIndex] { return cached }
         let name = quoted(schema.tables[tableIndex].name)
@@ -213,19 +218,19 @@ public final class SQLiteStoreReader: StoreReader {
         if try bounds.step(), !bounds.isNull(0) {
             let (lowest, highest, count) = (bounds.int64(0), bounds.int64(1), bounds.int64(2))
             if lowest >= 0 && highest < 1 << 27 && highest <= 4 * count + (1 << 20) {
-                var numbers = [Int32](repeating: EntityNumbers.noRow, count: Int(highest) + 1)
+                var numbers = [UInt16](repeating: EntityNumbers.absent, count: Int(highest) + 1)
                 let rows = try database.prepare("SELECT Z_PK, Z_ENT FROM \(name)")
                 var usable = true
                 while try rows.step() {
                     let key = rows.int64(0)
                     let number = rows.int64(1)
-                    guard key >= 0 && key <= highest, numbers[Int(key)] == EntityNumbers.noRow,
-                        number >= 0 && number <= Int64(Int32.max)
+                    guard key >= 0 && key <= highest, numbers[Int(key)] == EntityNumbers.absent,
+                        number >= 0 && number < Int64(EntityNumbers.absent)
                     else {
                         usable = false
                         break
                     }
-                    numbers[Int(key)] = Int32(number)
+                    numbers[Int(key)] = UInt16(number)
                 }
                 if usable { result = EntityNumbers(numbers) }
             }

@@ -112,8 +112,9 @@ final class SchemaCollector {
     /// (destination, entity) pairs: an object of `entity` is referenced through a relationship whose
     /// destination is `destination`.
     private(set) var references = Set<Pair>()
-    /// References to objects not yet seen, resolved at the end.
-    private(set) var pending: [(destination: Int32, id: String)] = []
+    /// References to objects not yet seen, resolved at the end: each the destination (4 bytes), the
+    /// id's length (4 bytes) and the id's bytes, one after another — no string an id.
+    private let pending = ByteBuffer()
 
     struct Pair: Hashable {
         var destination: Int32
@@ -237,18 +238,30 @@ final class SchemaCollector {
                     references.insert(Pair(destination: destination, entity: Int32(target.entity)))
                 }
             } else {
-                pending.append((destination, Bytes.string(bytes + start, index - start)))
+                appendPending(destination, bytes + start, index - start)
             }
         }
     }
 
+    private func appendPending(_ destination: Int32, _ id: UnsafePointer<UInt8>, _ length: Int) {
+        withUnsafeBytes(of: destination) { pending.append($0) }
+        withUnsafeBytes(of: Int32(truncatingIfNeeded: length)) { pending.append($0) }
+        pending.append(id, count: length)
+    }
+
     /// Resolves references to objects that came after the reference.
     func resolvePending(_ ids: ObjectIDTable) {
-        for (destination, id) in pending {
-            if let target = ids.lookup(id), Int32(target.entity) != destination {
+        let bytes = pending.bytes
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            let destination = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+            let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 4, as: Int32.self))
+            let id = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset + 8
+            if let target = ids.lookup(id, length), Int32(target.entity) != destination {
                 references.insert(Pair(destination: destination, entity: Int32(target.entity)))
             }
+            offset += 8 + length
         }
-        pending = []
+        pending.removeAll()
     }
 }

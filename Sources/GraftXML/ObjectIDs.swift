@@ -37,62 +37,177 @@ enum ObjectIDs {
     }
 }
 
+/// Non-zero values by number: pages of 4096 numbers allocated when first used while the numbers stay
+/// dense enough (up to four times the numbers filed, and some), a dictionary beyond — four bytes a
+/// number, without the slack and copying of a growing array.
+final class NumberTable {
+    private static let pageShift = 12
+    private static let pageSize = 1 << pageShift
+    @exclusivity(unchecked) private var pages: [UnsafeMutablePointer<Int32>?] = []
+    private var sparse: [Int64: Int32] = [:]
+    private(set) var count = 0
+    /// How many numbers are filed in the dictionary before pages are used (for tables that are often
+    /// small).
+    private let minimumForPages: Int
+
+    init(minimumForPages: Int = 0) { self.minimumForPages = minimumForPages }
+
+    deinit {
+        for page in pages { page?.deallocate() }
+    }
+
+    /// The value filed under `number`, or 0.
+    @inline(__always)
+    func value(_ number: Int64) -> Int32 {
+        let page = Int(truncatingIfNeeded: number >> Int64(Self.pageShift))
+        if number >= 0, page < pages.count, let storage = pages[page] {
+            let stored = storage[Int(truncatingIfNeeded: number) & (Self.pageSize - 1)]
+            if stored != 0 { return stored }
+        }
+        // A number filed while it lay beyond the pages stays in the dictionary, even once pages reach it.
+        return sparse.isEmpty ? 0 : sparse[number] ?? 0
+    }
+
+    /// Files a non-zero value under `number`; `false` when the number is taken.
+    func insert(_ number: Int64, _ value: Int32) -> Bool {
+        guard self.value(number) == 0 else { return false }
+        count += 1
+        guard count > minimumForPages, number >= 0, number <= 4 * Int64(count) + (1 << 20) else {
+            sparse[number] = value
+            return true
+        }
+        let page = Int(number >> Int64(Self.pageShift))
+        if page >= pages.count { pages.append(contentsOf: repeatElement(nil, count: page + 1 - pages.count)) }
+        if pages[page] == nil {
+            let storage = UnsafeMutablePointer<Int32>.allocate(capacity: Self.pageSize)
+            storage.initialize(repeating: 0, count: Self.pageSize)
+            pages[page] = storage
+        }
+        pages[page]![Int(number) & (Self.pageSize - 1)] = value
+        return true
+    }
+
+    /// Calls `body` with every number and its value, which it may change (to another non-zero value).
+    func forEach(_ body: (Int64, inout Int32) -> Void) {
+        for (page, storage) in pages.enumerated() {
+            guard let storage else { continue }
+            for index in 0..<Self.pageSize where storage[index] != 0 {
+                body(Int64(page) << Int64(Self.pageShift) + Int64(index), &storage[index])
+            }
+        }
+        for number in Array(sparse.keys) { body(number, &sparse[number]!) }
+    }
+}
+
 /// The reader's map from object ids to entities and keys.
 ///
-/// Ids `z<number>` are kept in an array indexed by number while the numbers stay dense (Core Data's are),
-/// else in a dictionary; other ids in a dictionary by string.
+/// Ids `z<number>` are kept by number (`NumberTable`, four bytes an object). Ids `z<number>-<suffix>`
+/// (which Graft writes for keys that trees share) are kept by number in a table per suffix, the few
+/// suffixes a document uses kept once, so that looking one up costs no string; every other id by its
+/// text.
 final class ObjectIDTable {
-    /// Entity index + 1 by id number; 0 where no object has that number.
-    @exclusivity(unchecked) private var dense = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-    @exclusivity(unchecked) private var denseCount = 0
-    private var sparse: [Int64: Int32] = [:]
-    private var namedIndex: [String: Int] = [:]
-    /// Ids of any other form, in document order, with their entity and (once assigned) key.
-    private(set) var named: [(id: String, entity: Int32, key: Int64)] = []
+    /// Entity index + 1 by the number of a `z<number>` id.
+    private let numbered = NumberTable()
+
+    /// An object whose id is not `z<number>`: its entity and (once assigned) key, and its id — the
+    /// number and suffix of `z<number>-<suffix>` (`suffix` its place in `suffixes`), or (`suffix` -1)
+    /// the place of its text in `otherIDs`.
+    struct Named {
+        var number: Int64
+        var suffix: Int32
+        var entity: Int32
+        var key: Int64
+    }
+    /// Objects whose id is not `z<number>`, in document order.
+    private(set) var named: [Named] = []
+    private var otherIDs: [String] = []
+    private var otherIndex: [String: Int] = [:]
+    /// The suffixes of `z<number>-<suffix>` ids, and their places by a hash of their bytes. Beyond
+    /// `maxSuffixes` further ones are kept as text.
+    private var suffixes: [[UInt8]] = []
+    private var suffixesByHash: [UInt64: [Int32]] = [:]
+    private static let maxSuffixes = 1 << 12
+    /// Per suffix: the place in `named` + 1 by number.
+    private var suffixed: [NumberTable] = []
     private(set) var count = 0
     /// The largest number of a `z<number>` id.
     private(set) var largestNumber: Int64 = -1
 
-    deinit { dense.deallocate() }
+    /// The number and suffix bytes of an id `z<number>-<suffix>`.
+    @inline(__always)
+    private static func split(
+        _ pointer: UnsafePointer<UInt8>, _ length: Int
+    ) -> (
+        number: Int64, suffix: UnsafeBufferPointer<UInt8>
+    )? {
+        var dash = 2
+        while dash < length && pointer[dash] != UInt8(ascii: "-") { dash += 1 }
+        guard dash < length, let number = ObjectIDs.number(pointer, dash) else { return nil }
+        return (number, UnsafeBufferPointer(start: pointer + dash + 1, count: length - dash - 1))
+    }
+
+    private static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    /// The place of a suffix in `suffixes`, if it is there.
+    @inline(__always)
+    private func suffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
+        guard !suffixes.isEmpty, let candidates = suffixesByHash[Self.hash(bytes)] else { return nil }
+        for candidate in candidates where suffixes[Int(candidate)].elementsEqual(bytes) { return candidate }
+        return nil
+    }
 
     /// Adds an object; `false` when its id is already taken.
     func insert(_ pointer: UnsafePointer<UInt8>, _ length: Int, entity: Int32) -> Bool {
         if let number = ObjectIDs.number(pointer, length) {
-            if number < denseCount {
-                if dense[Int(number)] != 0 { return false }
-                dense[Int(number)] = entity + 1
-            } else if number < (1 << 28) && number <= 4 * Int64(count) + (1 << 20) {
-                let newCount = max(Int(number) + 1, denseCount * 2)
-                let larger = UnsafeMutablePointer<Int32>.allocate(capacity: newCount)
-                larger.update(from: dense, count: denseCount)
-                (larger + denseCount).initialize(repeating: 0, count: newCount - denseCount)
-                dense.deallocate()
-                dense = larger
-                denseCount = newCount
-                dense[Int(number)] = entity + 1
-            } else {
-                if sparse[number] != nil { return false }
-                sparse[number] = entity + 1
-            }
+            guard numbered.insert(number, entity + 1) else { return false }
             largestNumber = max(largestNumber, number)
+        } else if let split = Self.split(pointer, length),
+            let place = suffix(split.suffix) ?? addSuffix(split.suffix)
+        {
+            guard suffixed[Int(place)].insert(split.number, Int32(named.count + 1)) else { return false }
+            named.append(Named(number: split.number, suffix: place, entity: entity, key: -1))
         } else {
             let id = Bytes.string(pointer, length)
-            if namedIndex[id] != nil { return false }
-            namedIndex[id] = named.count
-            named.append((id, entity, -1))
+            if otherIndex[id] != nil { return false }
+            otherIndex[id] = named.count
+            named.append(Named(number: Int64(otherIDs.count), suffix: -1, entity: entity, key: -1))
+            otherIDs.append(id)
         }
         count += 1
         return true
+    }
+
+    /// Adds a suffix to the table; `nil` when the table is full.
+    private func addSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
+        guard suffixes.count < Self.maxSuffixes else { return nil }
+        let place = Int32(suffixes.count)
+        suffixes.append(Array(bytes))
+        suffixesByHash[Self.hash(bytes), default: []].append(place)
+        // Most suffixes name a handful of objects: a dictionary until one has many.
+        suffixed.append(NumberTable(minimumForPages: 1024))
+        return place
     }
 
     /// The entity and key of the object with this id.
     @inline(__always)
     func lookup(_ pointer: UnsafePointer<UInt8>, _ length: Int) -> (entity: Int, key: Int64)? {
         if let number = ObjectIDs.number(pointer, length) {
-            let stored = number < denseCount ? dense[Int(number)] : (sparse[number] ?? 0)
-            return stored == 0 ? nil : (Int(stored - 1), number)
+            let found = numbered.value(number)
+            return found == 0 ? nil : (Int(found - 1), number)
         }
-        guard let position = namedIndex[Bytes.string(pointer, length)] else { return nil }
+        if let split = Self.split(pointer, length), let place = suffix(split.suffix) {
+            let position = suffixed[Int(place)].value(split.number)
+            guard position != 0 else { return nil }
+            let entry = named[Int(position - 1)]
+            return (Int(entry.entity), entry.key)
+        }
+        // An id with a suffix the table does not have is kept as text only once the table is full.
+        if otherIndex.isEmpty { return nil }
+        guard let position = otherIndex[Bytes.string(pointer, length)] else { return nil }
         let entry = named[position]
         return (Int(entry.entity), entry.key)
     }
@@ -104,14 +219,18 @@ final class ObjectIDTable {
 
     /// The entity of the object with id `z<number>`.
     private func entity(ofNumber number: Int64) -> Int32? {
-        let stored = number < denseCount ? dense[Int(number)] : (sparse[number] ?? 0)
-        return stored == 0 ? nil : stored - 1
+        let found = numbered.value(number)
+        return found == 0 ? nil : found - 1
+    }
+
+    /// The number of an id `z<number>-<suffix>`.
+    private func suffixedNumber(_ entry: Named) -> Int64? {
+        entry.suffix >= 0 ? entry.number : ObjectIDs.suffixedNumber(otherIDs[Int(entry.number)])
     }
 
     /// Replaces every entity by `mapping[entity]` (provisional numbers → model indices).
     func remapEntities(_ mapping: [Int32]) {
-        for index in 0..<denseCount where dense[index] != 0 { dense[index] = mapping[Int(dense[index] - 1)] + 1 }
-        for (number, stored) in sparse { sparse[number] = mapping[Int(stored - 1)] + 1 }
+        numbered.forEach { _, stored in stored = mapping[Int(stored - 1)] + 1 }
         for index in named.indices { named[index].entity = mapping[Int(named[index].entity)] }
     }
 
@@ -124,7 +243,7 @@ final class ObjectIDTable {
         guard !named.isEmpty else { return }
         var next = largestNumber
         for entry in named {
-            if let number = ObjectIDs.suffixedNumber(entry.id) { next = max(next, number) }
+            if let number = suffixedNumber(entry) { next = max(next, number) }
         }
         func noKeysLeft() -> GraftError {
             GraftError(
@@ -138,7 +257,7 @@ final class ObjectIDTable {
         for index in named.indices {
             let entity = Int(named[index].entity)
             let tree = root(entity)
-            if let number = ObjectIDs.suffixedNumber(named[index].id) {
+            if let number = suffixedNumber(named[index]) {
                 let clashes = self.entity(ofNumber: number).map { root(Int($0)) == tree } ?? false
                 if !clashes && claimed.insert(Pair(root: tree, key: number)).inserted {
                     named[index].key = number
@@ -156,18 +275,30 @@ final class ObjectIDTable {
     }
 
     /// Each inheritance tree's highest key, and whether two trees use the same key (after `assignKeys`).
+    ///
+    /// Numbers of `z<number>` ids are distinct, and the keys given to other ids are either fresh (above
+    /// every number) or a suffixed id's number: only those can be used twice.
     func keyExtents(root: (Int) -> Int) -> (maxKeys: [Int: Int64], collide: Bool) {
         var maxKeys: [Int: Int64] = [:]
+        var highest: [Int64] = []
+        numbered.forEach { number, stored in
+            let entity = Int(stored - 1)
+            if entity >= highest.count {
+                highest.append(contentsOf: repeatElement(-1, count: entity + 1 - highest.count))
+            }
+            highest[entity] = max(highest[entity], number)
+        }
+        for (entity, key) in highest.enumerated() where key >= 0 {
+            maxKeys[root(entity), default: 0] = max(maxKeys[root(entity)] ?? 0, key)
+        }
         var owners: [Int64: Int] = [:]
         var collide = false
-        func note(_ entity: Int, _ key: Int64) {
-            let tree = root(entity)
-            maxKeys[tree] = max(maxKeys[tree] ?? 0, key)
-            if let other = owners.updateValue(tree, forKey: key), other != tree { collide = true }
+        for entry in named where entry.key >= 0 {
+            let tree = root(Int(entry.entity))
+            maxKeys[tree] = max(maxKeys[tree] ?? 0, entry.key)
+            if let numbered = entity(ofNumber: entry.key), root(Int(numbered)) != tree { collide = true }
+            if let other = owners.updateValue(tree, forKey: entry.key), other != tree { collide = true }
         }
-        for number in 0..<denseCount where dense[number] != 0 { note(Int(dense[number] - 1), Int64(number)) }
-        for (number, stored) in sparse { note(Int(stored - 1), number) }
-        for entry in named where entry.key >= 0 { note(Int(entry.entity), entry.key) }
         return (maxKeys, collide)
     }
 }

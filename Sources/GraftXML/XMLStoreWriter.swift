@@ -100,10 +100,8 @@ final class WriterEngine {
     private var descriptor: Int32
     private enum State { case open, finished, abandoned }
     @exclusivity(unchecked) private var state = State.open
-    private let output = ByteBuffer(capacity: 1 << 21)
-    private static let flushThreshold = 1 << 20
-    /// Bytes already written to the file.
-    @exclusivity(unchecked) private var flushed = 0
+    /// The document on its way to the file, handed on in chunks.
+    private let output: ByteBuffer
     /// Where the `<nextObjectID>` element starts in the file, and how many bytes it may take.
     private var nextObjectIDOffset = 0
     private static let nextObjectIDWidth = "<nextObjectID></nextObjectID>".utf8.count + 19
@@ -119,6 +117,7 @@ final class WriterEngine {
         replacement = try FileReplacement(replacing: url, overwrite: overwrite)
         temporaryURL = replacement.temporaryURL
         descriptor = replacement.descriptor
+        output = ByteBuffer(writingTo: replacement.descriptor, capacity: 1 << 21)
         ids = ObjectIDWriter(model: model)
         tally = ObjectTally(model: model)
         tags = WriterTags(model: model)
@@ -190,7 +189,7 @@ final class WriterEngine {
             element.append("<nextObjectID>")
             element.append(decimal: max(ids.largestKey, XMLStoreFormat.firstNextObjectID))
             element.append("</nextObjectID>")
-            if flushed == 0 {
+            if output.flushed == 0 {
                 // The header is still in the buffer (a document under 1 MiB): put the element in exactly.
                 output.replace(start: nextObjectIDOffset, length: Self.nextObjectIDWidth, with: element.bytes)
                 try flush()
@@ -198,7 +197,7 @@ final class WriterEngine {
                 // Overwrite the reserved room, padding with spaces after the element.
                 try flush()
                 element.appendSpaces(Self.nextObjectIDWidth - element.count)
-                try writeAll(element.bytes, at: nextObjectIDOffset)
+                try written { try ByteBuffer.write(element.bytes, to: descriptor, at: nextObjectIDOffset) }
             }
             descriptor = -1
             placedFile = try replacement.commit()
@@ -236,31 +235,16 @@ final class WriterEngine {
     // MARK: File output
 
     private func flush() throws {
-        try writeAll(output.bytes, at: nil)
-        flushed += output.count
-        output.removeAll()
+        try written { try output.flush() }
     }
 
-    private func writeAll(_ bytes: UnsafeRawBufferPointer, at offset: Int?) throws {
-        guard var pointer = bytes.baseAddress else { return }
-        var remaining = bytes.count
-        var position = offset ?? 0
-        while remaining > 0 {
-            let written =
-                offset == nil
-                ? systemWrite(descriptor, pointer, remaining) : pwrite(descriptor, pointer, remaining, off_t(position))
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw ioError("cannot be written")
-            }
-            pointer += written
-            remaining -= written
-            position += written
+    /// Runs a write, naming the file in its error.
+    private func written(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as GraftError {
+            throw error.inFile(path)
         }
-    }
-
-    private func ioError(_ message: String) -> GraftError {
-        GraftError(.io, "\(message): \(String(cString: strerror(errno)))", context: [.file(path)])
     }
 
     // MARK: Objects
@@ -269,7 +253,7 @@ final class WriterEngine {
         try requireOpen()
         do {
             try append(snapshot)
-            if output.count >= Self.flushThreshold { try flush() }
+            try written { try output.flushIfFull() }
         } catch {
             abandon()
             throw error
@@ -480,11 +464,6 @@ final class WriterEngine {
         case .uri(let uri): return "the URI \(uri.absoluteString)"
         }
     }
-}
-
-/// `write(2)`, under a name the writer's own `write(_:)` does not hide.
-private func systemWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, pointer, count)
 }
 
 /// The text of every entity's tags, computed once per document and kept in flat buffers, so that

@@ -179,6 +179,42 @@ import Testing
         try expectSame(snapshots, url)
     }
 
+    /// A to-many without inverse that subentities inherit keeps one owner column for the whole tree: an
+    /// object owned by a `Shelf` and by a `Cabinet` (a subentity) has a second owner, kept and said so.
+    @Test func aSecondOwnerFromASubentityIsKeptAndSaidSo() throws {
+        let model = try Model(entities: [
+            Entity(
+                name: "Shelf", attributes: [Attribute(name: "label", type: .string)],
+                relationships: [Relationship(name: "books", destination: "Book", isToMany: true)]),
+            Entity(name: "Cabinet", parent: "Shelf"),
+            Entity(name: "Book", attributes: [Attribute(name: "title", type: .string)]),
+        ])
+        let shelf = model.entity(named: "Shelf")!, cabinet = model.entity(named: "Cabinet")!
+        let book = model.entity(named: "Book")!
+        let books = shelf.relationshipIndexByName["books"]!
+        var first = Snapshot(entity: shelf, key: 1)
+        first.relationships[books] = .toMany([ObjectRef(entity: book.index, key: 1)])
+        let cabinetBooks = cabinet.relationshipIndexByName["books"]!
+        var second = Snapshot(entity: cabinet, key: 2)
+        second.relationships[cabinetBooks] = .toMany([
+            ObjectRef(entity: book.index, key: 1), ObjectRef(entity: book.index, key: 2),
+        ])
+        let snapshots = [first, second, Snapshot(entity: book, key: 1), Snapshot(entity: book, key: 2)]
+        let url = folder.appendingPathComponent("shelves.sqlite")
+        let writer = try SQLiteStoreWriter(
+            url: url, model: model, metadata: StoreMetadata.make(for: model, storeType: .sqlite), overwrite: false)
+        for snapshot in snapshots { try writer.write(snapshot) }
+        try writer.finish()
+        #expect(writer.warnings.count == 1)
+        #expect(writer.warnings.first?.contains("Shelf.books has no inverse") == true)
+        let read = try allSnapshots(SQLiteStoreReader(url: url, model: model))
+        // Unordered: compared as sets.
+        #expect(read[first.ref].map { Set($0.relationships[books].refs) } == [ObjectRef(entity: book.index, key: 1)])
+        #expect(
+            read[second.ref].map { Set($0.relationships[cabinetBooks].refs) }
+                == [ObjectRef(entity: book.index, key: 1), ObjectRef(entity: book.index, key: 2)])
+    }
+
     @Test func storesGraftWroteWithAJoinTableForAToManyWithoutInverseStillRead() throws {
         let url = folder.appendingPathComponent("legacy.sqlite")
         let snapshots = documentSnapshots()
