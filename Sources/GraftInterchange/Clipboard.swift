@@ -214,7 +214,7 @@ public struct Clipboard: Hashable, Sendable {
         if verification.isChecked { return }
         // The rules of each object are the ones the encoders check before writing.
         try ClipboardSchema(entities: entities).validate(self)
-        var ids = ClipboardIDs()
+        var ids = ClipboardIDs(expected: objects.count + references.count)
         try ids.add(references: references)
         for object in objects { try ids.add(object) }
         if ids.hasMissingTargets {
@@ -240,7 +240,12 @@ struct ClipboardVerification: Hashable, Sendable {
 /// reference's id, every root an object's. Objects can be added one at a time, as a streaming reader
 /// reads them; targets that name ids not seen yet are remembered and checked once all are known.
 struct ClipboardIDs {
-    private var table = LocalIDTable()
+    private var table: LocalIDTable
+
+    /// Ids for a document of about `expected` objects and references (0 when not known).
+    init(expected: Int = 0) {
+        table = LocalIDTable(expected: expected)
+    }
 
     /// Adds the references' ids.
     mutating func add(references: [Clipboard.Reference]) throws {
@@ -295,6 +300,13 @@ struct LocalIDTable {
     private var others: [String: UInt8] = [:]
     private var inserted = 0
     private var referredAhead = false
+    /// How many ids the document is expected to have, so that targets far ahead of the ids read so far
+    /// still find their place in the table.
+    private let expected: Int
+
+    init(expected: Int = 0) {
+        self.expected = expected
+    }
 
     private static let object: UInt8 = 1
     private static let reference: UInt8 = 2
@@ -328,13 +340,13 @@ struct LocalIDTable {
     private mutating func slot(_ id: String) -> (shift: UInt8, number: Int)? {
         guard let found = Self.parse(id) else { return nil }
         if found.number < numbered.count { return found }
-        guard found.number <= 8 * inserted + 1024 else { return nil }
+        guard found.number <= 8 * max(inserted, expected) + 1024 else { return nil }
         grow(to: found.number)
         return found
     }
 
     private mutating func grow(to number: Int) {
-        let size = max(number + 1, numbered.count * 2, 1024)
+        let size = max(number + 1, numbered.count * 2, expected + 1, 1024)
         numbered.append(contentsOf: repeatElement(0, count: size - numbered.count))
         // Ids kept aside while their numbers were beyond the table move in.
         for (id, bits) in others {

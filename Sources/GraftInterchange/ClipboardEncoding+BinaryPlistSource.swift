@@ -14,16 +14,29 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
         let count: Int
         var position = 0
     }
-    typealias Mark = Int
+    /// A value's reference and its object's offset.
+    struct Mark {
+        let reference: Int
+        let offset: Int
+    }
 
     private let view: BinaryPlistView
-    /// The next value's reference.
+    /// The next value's reference, and the offset of its object (checked once, when the source moves to it).
     private var current: Int
+    private var currentOffset: Int
     private let scratch = ByteBuffer(capacity: 256)
 
     init(_ bytes: UnsafeRawBufferPointer) throws {
         view = try BinaryPlistView(bytes, name: "binary property-list clipboard")
         current = view.topObject
+        currentOffset = try view.offset(of: current)
+    }
+
+    /// Makes `reference` the next value.
+    @inline(__always)
+    private mutating func move(to reference: Int) throws {
+        currentOffset = try view.offset(of: reference)
+        current = reference
     }
 
     static var encoding: ClipboardEncoding { .binaryPlist }
@@ -61,15 +74,18 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
 
     func locationContext(_ offset: Int) -> [GraftError.Location] { [.offset(view.baseOffset + offset)] }
 
-    var offset: Int { (try? view.offset(of: current)) ?? view.offsetTableStart }
-    var mark: Int { current }
-    var consumed: Int { offset }
+    var offset: Int { currentOffset }
+    var mark: Mark { Mark(reference: current, offset: currentOffset) }
+    var consumed: Int { currentOffset }
 
-    mutating func seek(_ mark: Int) { current = mark }
+    mutating func seek(_ mark: Mark) {
+        current = mark.reference
+        currentOffset = mark.offset
+    }
 
     @inline(__always)
     mutating func kind() -> ClipboardTokenKind {
-        guard let marker = try? view.marker(of: current) else { return .other }
+        let marker = view.bytes[currentOffset]
         switch marker >> 4 {
         case BinaryMarker.simple: return marker == 0x08 || marker == 0x09 ? .bool : .other
         case BinaryMarker.integer: return .integer
@@ -86,7 +102,7 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     func describeNext() -> String { view.kind(of: current) }
 
     mutating func beginDocument() throws -> Container {
-        current = view.topObject
+        try move(to: view.topObject)
         guard let top = try beginDictionary() else {
             throw error("expected the document (a dictionary), found \(describeNext())", at: nil, context: [])
         }
@@ -97,9 +113,8 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
 
     @inline(__always)
     private func contents(_ type: UInt8) throws -> Container? {
-        let offset = try view.offset(of: current)
-        guard view.bytes[offset] >> 4 == type else { return nil }
-        let (start, count) = try view.contents(at: offset, type: type)
+        guard view.bytes[currentOffset] >> 4 == type else { return nil }
+        let (start, count) = try view.contents(at: currentOffset, type: type)
         return Container(start: start, count: count)
     }
 
@@ -113,12 +128,12 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
         -> UnsafeRawBufferPointer?
     {
         guard container.position < container.count else { return nil }
-        current = try view.element(container.position, from: container.start)
+        try move(to: view.element(container.position, from: container.start))
         guard kind() == .string else {
             throw error("expected a key in \(what()) (a string), found \(describeNext())", at: nil, context: [])
         }
         let key = try string()
-        current = try view.element(container.count &+ container.position, from: container.start)
+        try move(to: view.element(container.count &+ container.position, from: container.start))
         container.position += 1
         return key
     }
@@ -129,7 +144,7 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     @inline(__always)
     mutating func nextElement(_ container: inout Container, in what: @autoclosure () -> String) throws -> Bool {
         guard container.position < container.count else { return false }
-        current = try view.element(container.position, from: container.start)
+        try move(to: view.element(container.position, from: container.start))
         container.position += 1
         return true
     }
@@ -142,7 +157,7 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     /// into the scratch buffer.
     @inline(__always)
     mutating func string() throws -> UnsafeRawBufferPointer {
-        let offset = try view.offset(of: current)
+        let offset = currentOffset
         if view.bytes[offset] >> 4 == BinaryMarker.utf16String {
             let (start, count) = try view.contents(at: offset, type: BinaryMarker.utf16String)
             scratch.removeAll()
@@ -157,7 +172,7 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     }
 
     mutating func number() throws -> ClipboardNumber {
-        let offset = try view.offset(of: current)
+        let offset = currentOffset
         if view.bytes[offset] >> 4 == BinaryMarker.integer {
             guard case .integer(let integer) = try view.integer(at: offset) else { return .integer(nil) }
             return .integer(integer)
@@ -165,16 +180,15 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
         return .real(try view.real(at: offset, reference: current))
     }
 
-    mutating func bool() throws -> Bool { try view.marker(of: current) == BinaryMarker.trueValue }
+    mutating func bool() throws -> Bool { view.bytes[currentOffset] == BinaryMarker.trueValue }
 
     mutating func data() throws -> Data {
-        let offset = try view.offset(of: current)
-        let (start, count) = try view.contents(at: offset, type: BinaryMarker.data)
+        let (start, count) = try view.contents(at: currentOffset, type: BinaryMarker.data)
         return view.data(start, count)
     }
 
     mutating func date() throws -> Double {
-        guard case .date(let seconds) = try view.object(current) else {
+        guard case .date(let seconds) = try view.object(at: currentOffset, reference: current) else {
             throw error("expected a date", at: nil, context: [])
         }
         return seconds

@@ -176,27 +176,27 @@ struct ClipboardSchema {
         /// refused; or the problem, for a message.
         @inline(__always)
         func attribute(_ key: UnsafeRawBufferPointer, cursor: inout Cursor) -> Result<Int, ClipboardKeyProblem> {
-            guard let position = attribute(bytes: key, hint: &cursor.hint) else {
-                return .failure(
-                    ClipboardKeyProblem(
-                        "\(name) has no attribute '\(ByteText.excerpt(key))' in the document's model", key: nil))
-            }
-            guard cursor.seen.insert(position) else {
-                return .failure(ClipboardKeyProblem("the attribute appears twice", key: attributeNames[position]))
-            }
-            return .success(position)
+            counted(attribute(bytes: key, hint: &cursor.hint), key, &cursor.seen, "attribute", attributeNames)
         }
 
         /// The relationship whose name has the bytes `key`, counted in `cursor`; or the problem.
         @inline(__always)
         func relationship(_ key: UnsafeRawBufferPointer, cursor: inout Cursor) -> Result<Int, ClipboardKeyProblem> {
-            guard let position = relationship(bytes: key, hint: &cursor.hint) else {
+            counted(relationship(bytes: key, hint: &cursor.hint), key, &cursor.seen, "relationship", relationshipNames)
+        }
+
+        @inline(__always)
+        private func counted(
+            _ position: Int?, _ key: UnsafeRawBufferPointer, _ seen: inout ClipboardSeenSet, _ kind: String,
+            _ names: [String]
+        ) -> Result<Int, ClipboardKeyProblem> {
+            guard let position else {
                 return .failure(
                     ClipboardKeyProblem(
-                        "\(name) has no relationship '\(ByteText.excerpt(key))' in the document's model", key: nil))
+                        "\(name) has no \(kind) '\(ByteText.excerpt(key))' in the document's model", key: nil))
             }
-            guard cursor.seen.insert(position) else {
-                return .failure(ClipboardKeyProblem("the relationship appears twice", key: relationshipNames[position]))
+            guard seen.insert(position) else {
+                return .failure(ClipboardKeyProblem("the \(kind) appears twice", key: names[position]))
             }
             return .success(position)
         }

@@ -445,11 +445,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         var cursor = ClipboardSchema.Cursor()
         while let key = try source.nextKey(&dictionary, in: "the \(what)") {
             let at = source.offset
-            let attribute: Int
-            switch entity.attribute(key, cursor: &cursor) {
-            case .success(let position): attribute = position
-            case .failure(let problem): throw source.error(problem.message, at: at, context: problem.context(label))
-            }
+            let attribute = try entity.attribute(key, cursor: &cursor).mapError {
+                source.error($0.message, at: at, context: $0.context(label))
+            }.get()
             let name = entity.attributeNames[attribute]
             do {
                 values.append(Clipboard.NamedValue(name, try value(entity.attributeTypes[attribute], label, name)))
@@ -582,11 +580,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         var cursor = ClipboardSchema.Cursor()
         while let key = try source.nextKey(&dictionary, in: "the relationships") {
             let at = source.offset
-            let position: Int
-            switch entity.relationship(key, cursor: &cursor) {
-            case .success(let found): position = found
-            case .failure(let problem): throw source.error(problem.message, at: at, context: problem.context(label))
-            }
+            let position = try entity.relationship(key, cursor: &cursor).mapError {
+                source.error($0.message, at: at, context: $0.context(label))
+            }.get()
             let name = entity.relationshipNames[position]
             let toMany = entity.relationships[position].isToMany
             let kind = source.kind()

@@ -255,11 +255,9 @@ struct ClipboardXMLReader {
                     guard let nameBytes = try scanner.attribute("name") else {
                         throw scanner.error("a <relationship> needs a 'name'", context: [.object(id)])
                     }
-                    let position: Int
-                    switch entity.relationship(nameBytes, cursor: &relationshipCursor) {
-                    case .success(let found): position = found
-                    case .failure(let problem): throw scanner.error(problem.message, context: problem.context(id))
-                    }
+                    let position = try entity.relationship(nameBytes, cursor: &relationshipCursor).mapError {
+                        scanner.error($0.message, context: $0.context(id))
+                    }.get()
                     let name = entity.relationshipNames[position]
                     let start = scanner.tokenStart
                     var targets: [String] = []
@@ -320,11 +318,9 @@ struct ClipboardXMLReader {
         guard let nameBytes = try scanner.attribute("name") else {
             throw scanner.error("an <\(element)> needs a 'name'", context: [.object(label)])
         }
-        let attribute: Int
-        switch entity.attribute(nameBytes, cursor: &cursor) {
-        case .success(let found): attribute = found
-        case .failure(let problem): throw scanner.error(problem.message, context: problem.context(label))
-        }
+        let attribute = try entity.attribute(nameBytes, cursor: &cursor).mapError {
+            scanner.error($0.message, context: $0.context(label))
+        }.get()
         let name = entity.attributeNames[attribute]
         let type = entity.attributeTypes[attribute]
         let start = scanner.tokenStart

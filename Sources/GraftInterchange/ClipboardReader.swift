@@ -132,7 +132,7 @@ public struct ClipboardReader {
         self.engine = engine
         start = engine
         storage?.release()
-        var ids = ClipboardIDs()
+        var ids = ClipboardIDs(expected: (self.count ?? 0) + (parts.references?.count ?? 0))
         try Self.checking(encoding) { try ids.add(references: parts.references ?? []) }
         referenceIDs = ids
         self.ids = ids
