@@ -294,67 +294,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     }
 
     private mutating func readObject(_ index: Int) throws -> Clipboard.Object {
-        guard var object = try source.beginDictionary() else { throw mismatch("an object", .dictionary) }
-        let start = source.offset
-        var id: String?
-        var entity = -1
-        var attributes: [Clipboard.NamedValue] = []
-        var links: [Clipboard.Link] = []
-        var deferredAttributes: Source.Mark?
-        var deferredLinks: Source.Mark?
-        var seen: UInt8 = 0
-        while let key = try source.nextKey(&object, in: "an object") {
-            let member: UInt8 =
-                ByteText.equals(key, "id")
-                ? 1
-                : ByteText.equals(key, "entity")
-                    ? 2 : ByteText.equals(key, "attributes") ? 4 : ByteText.equals(key, "relationships") ? 8 : 0
-            guard member != 0, seen & member == 0 else {
-                throw member == 0
-                    ? unknownMember(key, in: "an object", context: [.object(id ?? "objects[\(index)]")])
-                    : twice(key, context: [.object(id ?? "objects[\(index)]")])
-            }
-            seen |= member
-            switch member {
-            case 1:
-                id = try string("the object's id")
-            case 2:
-                entity = try entityIndex(label: id ?? "objects[\(index)]")
-            case 4:
-                if entity >= 0 {
-                    attributes = try readValues(entity: entity, label: id ?? "objects[\(index)]", what: "attributes")
-                } else {
-                    try expect(.dictionary, "the attributes", context: [.object(id ?? "objects[\(index)]")])
-                    deferredAttributes = source.mark
-                    try source.skipValue()
-                }
-            default:
-                if entity >= 0 {
-                    links = try readLinks(entity: entity, label: id ?? "objects[\(index)]")
-                } else {
-                    try expect(.dictionary, "the relationships", context: [.object(id ?? "objects[\(index)]")])
-                    deferredLinks = source.mark
-                    try source.skipValue()
-                }
-            }
-        }
-        guard let id, entity >= 0 else {
-            throw source.error(
-                "an object needs an 'id' and an 'entity'", at: start, context: [.object(id ?? "objects[\(index)]")])
-        }
-        if deferredAttributes != nil || deferredLinks != nil {
-            let resume = source.mark
-            if let deferredAttributes {
-                source.seek(deferredAttributes)
-                attributes = try readValues(entity: entity, label: id, what: "attributes")
-            }
-            if let deferredLinks {
-                source.seek(deferredLinks)
-                links = try readLinks(entity: entity, label: id)
-            }
-            source.seek(resume)
-        }
-        return Clipboard.Object(id: id, entity: entities[entity].name, attributes: attributes, relationships: links)
+        let item = try readItem(index, of: .object)
+        return Clipboard.Object(
+            id: item.id, entity: entities[item.entity].name, attributes: item.values, relationships: item.links)
     }
 
     private mutating func readReferences() throws -> [Clipboard.Reference] {
@@ -368,55 +310,98 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     }
 
     private mutating func readReference(_ index: Int) throws -> Clipboard.Reference {
-        guard var reference = try source.beginDictionary() else { throw mismatch("a reference", .dictionary) }
+        let item = try readItem(index, of: .reference)
+        return Clipboard.Reference(
+            id: item.id, entity: entities[item.entity].name, identity: item.values, uri: item.uri)
+    }
+
+    /// What an object and a reference have in common: an id, an entity and values typed by it, and one
+    /// more member (an object's relationships, a reference's URI).
+    private enum ItemKind {
+        case object, reference
+
+        var what: String { self == .object ? "an object" : "a reference" }
+        var values: String { self == .object ? "attributes" : "identity" }
+        var valuesKey: StaticString { self == .object ? "attributes" : "identity" }
+        var last: StaticString { self == .object ? "relationships" : "uri" }
+        func label(_ index: Int) -> String { self == .object ? "objects[\(index)]" : "references[\(index)]" }
+    }
+
+    private struct Item {
+        var id: String
+        var entity: Int
+        var values: [Clipboard.NamedValue]
+        var links: [Clipboard.Link]
+        var uri: String?
+    }
+
+    /// Reads an object or a reference; values (and relationships) that come before the entity are
+    /// skipped and read once it is known.
+    private mutating func readItem(_ index: Int, of kind: ItemKind) throws -> Item {
+        guard var dictionary = try source.beginDictionary() else { throw mismatch(kind.what, .dictionary) }
         let start = source.offset
         var id: String?
         var entity = -1
-        var identity: [Clipboard.NamedValue] = []
+        var values: [Clipboard.NamedValue] = []
+        var links: [Clipboard.Link] = []
         var uri: String?
-        var deferredIdentity: Source.Mark?
+        var deferredValues: Source.Mark?
+        var deferredLinks: Source.Mark?
         var seen: UInt8 = 0
-        while let key = try source.nextKey(&reference, in: "a reference") {
+        while let key = try source.nextKey(&dictionary, in: kind.what) {
             let member: UInt8 =
                 ByteText.equals(key, "id")
                 ? 1
                 : ByteText.equals(key, "entity")
-                    ? 2 : ByteText.equals(key, "identity") ? 4 : ByteText.equals(key, "uri") ? 8 : 0
+                    ? 2 : ByteText.equals(key, kind.valuesKey) ? 4 : ByteText.equals(key, kind.last) ? 8 : 0
             guard member != 0, seen & member == 0 else {
                 throw member == 0
-                    ? unknownMember(key, in: "a reference", context: [.object(id ?? "references[\(index)]")])
-                    : twice(key, context: [.object(id ?? "references[\(index)]")])
+                    ? unknownMember(key, in: kind.what, context: [.object(id ?? kind.label(index))])
+                    : twice(key, context: [.object(id ?? kind.label(index))])
             }
             seen |= member
             switch member {
             case 1:
-                id = try string("the reference's id")
+                id = try string(kind == .object ? "the object's id" : "the reference's id")
             case 2:
-                entity = try entityIndex(label: id ?? "references[\(index)]")
+                entity = try entityIndex(label: id ?? kind.label(index))
             case 4:
                 if entity >= 0 {
-                    identity = try readValues(entity: entity, label: id ?? "references[\(index)]", what: "identity")
+                    values = try readValues(entity: entity, label: id ?? kind.label(index), what: kind.values)
                 } else {
-                    try expect(.dictionary, "the identity", context: [.object(id ?? "references[\(index)]")])
-                    deferredIdentity = source.mark
+                    try expect(.dictionary, "the \(kind.values)", context: [.object(id ?? kind.label(index))])
+                    deferredValues = source.mark
                     try source.skipValue()
                 }
             default:
-                uri = try string("the reference's URI")
+                if kind == .reference {
+                    uri = try string("the reference's URI")
+                } else if entity >= 0 {
+                    links = try readLinks(entity: entity, label: id ?? kind.label(index))
+                } else {
+                    try expect(.dictionary, "the relationships", context: [.object(id ?? kind.label(index))])
+                    deferredLinks = source.mark
+                    try source.skipValue()
+                }
             }
         }
         guard let id, entity >= 0 else {
             throw source.error(
-                "a reference needs an 'id' and an 'entity'", at: start, context: [.object(id ?? "references[\(index)]")]
-            )
+                "\(kind.what) needs an 'id' and an 'entity'", at: start, context: [.object(id ?? kind.label(index))])
         }
-        if let deferredIdentity {
+        if deferredValues != nil || deferredLinks != nil {
             let resume = source.mark
-            source.seek(deferredIdentity)
-            identity = try readValues(entity: entity, label: id, what: "identity")
+            if let deferredValues {
+                source.seek(deferredValues)
+                values = try readValues(entity: entity, label: id, what: kind.values)
+            }
+            if let deferredLinks {
+                source.seek(deferredLinks)
+                links = try readLinks(entity: entity, label: id)
+            }
             source.seek(resume)
         }
-        return Clipboard.Reference(id: id, entity: entities[entity].name, identity: identity, uri: uri)
+        return Item(id: id, entity: entity, values: values, links: links, uri: uri)
     }
 
     private mutating func entityIndex(label: @autoclosure () -> String) throws -> Int {
