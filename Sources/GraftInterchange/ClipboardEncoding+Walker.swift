@@ -621,6 +621,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     private mutating func ids(_ what: @autoclosure () -> String) throws -> [String] {
         var list = try array(what())
         var ids: [String] = []
+        ids.reserveCapacity(source.count(of: list) ?? 0)
         while try source.nextElement(&list, in: what()) { ids.append(try string("an id")) }
         return ids
     }
