@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftGraph
 import GraftModel
 

@@ -27,20 +27,22 @@ public struct Clipboard: Hashable, Sendable {
     public static let formatVersion = 1
 
     /// The model the objects were copied from: entity name → version hash, in name order.
-    public var entities: [EntityInfo]
+    public var entities: [EntityInfo] { didSet { verification = ClipboardVerification() } }
     /// The source model's version identifiers.
-    public var versionIdentifiers: [String]
+    public var versionIdentifiers: [String] { didSet { verification = ClipboardVerification() } }
     /// The source store's UUID, if the objects came from a store.
-    public var sourceStore: String?
+    public var sourceStore: String? { didSet { verification = ClipboardVerification() } }
     /// The local ids of the objects that were chosen (the rest came along by the selection's rules).
-    public var roots: [String]
+    public var roots: [String] { didSet { verification = ClipboardVerification() } }
     /// Every copied object, roots first, then in the order the selection reached them.
-    public var objects: [Object]
+    public var objects: [Object] { didSet { verification = ClipboardVerification() } }
     /// Objects left out of the copy but pointed to by copied objects.
-    public var references: [Reference]
+    public var references: [Reference] { didSet { verification = ClipboardVerification() } }
     /// The whole source model in Xcode's `contents` format (see `Formats/models.md`), so that a paste can
     /// create a new store with it; nil when the copy left it out.
-    public var modelContents: Data?
+    public var modelContents: Data? { didSet { verification = ClipboardVerification() } }
+    /// Whether the document, as it is, has passed `check()` (set when it is decoded, cleared by a change).
+    var verification = ClipboardVerification()
 
     public init(
         entities: [EntityInfo], versionIdentifiers: [String] = [], sourceStore: String? = nil, roots: [String] = [],
@@ -201,111 +203,128 @@ public struct Clipboard: Hashable, Sendable {
     }
 
     /// Checks that the document holds together: unique ids, known entities, attributes and relationships
-    /// the document's own entity list declares, values of the declared types, targets that exist, roots
-    /// that are objects.
+    /// the document's own entity list declares (each once), values of the declared types, targets that
+    /// exist, roots that are objects.
+    ///
+    /// A document ``ClipboardEncoding/decode(_:)`` returns has been checked while it was read; as long as
+    /// it is not changed, checking it again returns at once.
     ///
     /// - Throws: `GraftError.malformedInput` naming the object and property.
     public func check() throws {
-        var entityInfo: [String: EntityInfo] = [:]
-        for entity in entities {
-            guard entityInfo.updateValue(entity, forKey: entity.name) == nil else {
-                throw GraftError(.malformedInput, "the entity \(entity.name) is listed twice")
-            }
+        if verification.isChecked { return }
+        // The rules of each object are the ones the encoders check before writing.
+        try ClipboardSchema(entities: entities).validate(self)
+        var ids = ClipboardIDs(expected: objects.count + references.count)
+        try ids.add(references: references)
+        for object in objects { try ids.add(object) }
+        if ids.hasMissingTargets {
+            for object in objects { try ids.checkTargets(of: object) }
         }
-        var ids = LocalIDTable(objects: objects.map(\.id), references: references.map(\.id))
-        for object in objects {
-            guard ids.insert(object.id, isObject: true) else {
-                throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
-            }
-        }
+        try ids.checkRoots(roots)
+    }
+
+    /// Records that the document, as it is, has passed `check()`.
+    mutating func markChecked() { verification.isChecked = true }
+}
+
+/// Whether a clipboard has been checked as it is. It is no part of the document's value: two documents
+/// are equal whether or not either has been checked.
+struct ClipboardVerification: Hashable, Sendable {
+    var isChecked = false
+
+    static func == (lhs: Self, rhs: Self) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
+
+/// The rules of a document that need its ids: no id used twice, every target an object's or a
+/// reference's id, every root an object's. Objects can be added one at a time, as a streaming reader
+/// reads them; targets that name ids not seen yet are remembered and checked once all are known.
+struct ClipboardIDs {
+    private var table: LocalIDTable
+
+    /// Ids for a document of about `expected` objects and references (0 when not known).
+    init(expected: Int = 0) {
+        table = LocalIDTable(expected: expected)
+    }
+
+    /// Adds the references' ids.
+    mutating func add(references: [Clipboard.Reference]) throws {
         for reference in references {
-            guard ids.insert(reference.id, isObject: false) else {
+            guard table.insert(reference.id, isObject: false) else {
                 throw GraftError(.malformedInput, "the id is used twice", context: [.object(reference.id)])
             }
-            guard entityInfo[reference.entity] != nil else {
+        }
+    }
+
+    /// Adds an object's id and notes its targets.
+    @inline(__always)
+    mutating func add(_ object: Clipboard.Object) throws {
+        guard table.insert(object.id, isObject: true) else {
+            throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
+        }
+        for link in object.relationships {
+            for target in link.targets { table.refer(target) }
+        }
+    }
+
+    /// Whether a target names an id no object or reference added so far has.
+    var hasMissingTargets: Bool { table.hasMissingTargets }
+
+    /// Checks that every target of `object` is an id added.
+    func checkTargets(of object: Clipboard.Object) throws {
+        for link in object.relationships {
+            for target in link.targets where !table.contains(target) {
                 throw GraftError(
-                    .malformedInput,
-                    "the reference names entity \(reference.entity), which the document does not describe",
-                    context: [.object(reference.id)])
+                    .malformedInput, "refers to '\(target)', which the document does not have",
+                    context: [.object(object.id), .key(link.name)])
             }
         }
-        // Objects usually come entity by entity: the last entity looked up is tried first.
-        var last: EntityInfo?
-        for object in objects {
-            guard let info = last?.name == object.entity ? last : entityInfo[object.entity] else {
-                throw GraftError(
-                    .malformedInput, "the object names entity \(object.entity), which the document does not describe",
-                    context: [.object(object.id)])
-            }
-            last = info
-            for attribute in object.attributes {
-                guard let declared = info.attributes.first(where: { $0.name == attribute.name }) else {
-                    throw GraftError(
-                        .malformedInput,
-                        "\(object.entity) has no attribute '\(attribute.name)' in the document's entity list",
-                        context: [.object(object.id), .key(attribute.name)])
-                }
-                guard ClipboardValues.fits(attribute.value, declared.type) else {
-                    throw GraftError(
-                        .malformedInput, "the value does not fit the declared type \(declared.type.modelName)",
-                        context: [.object(object.id), .key(attribute.name)])
-                }
-            }
-            for link in object.relationships {
-                guard let declared = info.relationships.first(where: { $0.name == link.name }) else {
-                    throw GraftError(
-                        .malformedInput,
-                        "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
-                        context: [.object(object.id), .key(link.name)])
-                }
-                if !declared.isToMany && link.targets.count > 1 {
-                    throw GraftError(
-                        .malformedInput, "a to-one relationship has \(link.targets.count) targets",
-                        context: [.object(object.id), .key(link.name)])
-                }
-                for target in link.targets where !ids.contains(target) {
-                    throw GraftError(
-                        .malformedInput, "refers to '\(target)', which the document does not have",
-                        context: [.object(object.id), .key(link.name)])
-                }
-            }
-        }
-        for root in roots where !ids.containsObject(root) {
+    }
+
+    /// Checks that every root is an object's id.
+    func checkRoots(_ roots: [String]) throws {
+        for root in roots where !table.containsObject(root) {
             throw GraftError(.malformedInput, "the root '\(root)' is not an object of the document")
         }
     }
 }
 
-/// The ids of a document, for `Clipboard.check()`: ids of the form Graft writes (`o` or `r` and a
-/// number) are kept in a table indexed by their number, so that checking the millions of links of a
-/// large document hashes no strings; any other id goes in a set.
+/// The ids of a document: ids of the form Graft writes (`o` or `r` and a number) are kept in a table
+/// indexed by their number, so that checking the millions of links of a large document hashes no
+/// strings; any other id, and numbers too far beyond the ids seen so far, go in a dictionary. The table
+/// grows as ids come, so a streaming reader needs no count up front.
 struct LocalIDTable {
-    private enum Role: UInt8 {
-        case object = 1, reference = 2
-    }
-    /// Per number, two bits per prefix (`o` in the low pair, `r` in the next): the role of that id.
-    private var numbered: [UInt8]
-    private var others: [String: Role] = [:]
+    /// Per number, a nibble per prefix (`o` in the low one, `r` in the high one): the role (1 object, 2
+    /// reference) in its low two bits, and whether a target names the id in the next.
+    private var numbered: [UInt8] = []
+    private var others: [String: UInt8] = [:]
+    private var inserted = 0
+    private var referredAhead = false
+    /// How many ids the document is expected to have, so that targets far ahead of the ids read so far
+    /// still find their place in the table.
+    private let expected: Int
 
-    init(objects: [String], references: [String]) {
-        var highest = 0
-        for id in objects { highest = max(highest, Self.parse(id)?.number ?? 0) }
-        for id in references { highest = max(highest, Self.parse(id)?.number ?? 0) }
-        // A table only when the numbers are not spread too thin.
-        let limit = 8 * (objects.count + references.count) + 1024
-        numbered = highest <= limit ? Array(repeating: 0, count: highest + 1) : []
+    init(expected: Int = 0) {
+        self.expected = expected
     }
 
-    /// `o12` → (shift 0, 12), `r3` → (shift 2, 3); nil for ids of another form.
+    private static let object: UInt8 = 1
+    private static let reference: UInt8 = 2
+    private static let roles: UInt8 = 3
+    private static let referred: UInt8 = 4
+
+    /// `o12` → (shift 0, 12), `r3` → (shift 4, 3); nil for ids of another form.
+    @inline(__always)
     private static func parse(_ id: String) -> (shift: UInt8, number: Int)? {
         var utf8 = id.utf8.makeIterator()
         let shift: UInt8
         switch utf8.next() {
         case UInt8(ascii: "o"): shift = 0
-        case UInt8(ascii: "r"): shift = 2
+        case UInt8(ascii: "r"): shift = 4
         default: return nil
         }
-        var number = 0, digits = 0
+        var number = 0
+        var digits = 0
         while let byte = utf8.next() {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 15,
                 digits > 0 || byte != UInt8(ascii: "0")
@@ -316,30 +335,82 @@ struct LocalIDTable {
         return digits > 0 ? (shift, number) : nil
     }
 
-    private func slot(_ id: String) -> (shift: UInt8, number: Int)? {
-        guard let found = Self.parse(id), found.number < numbered.count else { return nil }
+    /// The slot of a numbered id, growing the table when the number is not spread too thin.
+    @inline(__always)
+    private mutating func slot(_ id: String) -> (shift: UInt8, number: Int)? {
+        guard let found = Self.parse(id) else { return nil }
+        if found.number < numbered.count { return found }
+        guard found.number <= 8 * max(inserted, expected) + 1024 else { return nil }
+        grow(to: found.number)
         return found
     }
 
-    private func role(of id: String) -> Role? {
-        if let (shift, number) = slot(id) { return Role(rawValue: (numbered[number] >> shift) & 3) }
-        return others[id]
+    private mutating func grow(to number: Int) {
+        let size = max(number + 1, numbered.count * 2, expected + 1, 1024)
+        numbered.append(contentsOf: repeatElement(0, count: size - numbered.count))
+        // Ids kept aside while their numbers were beyond the table move in.
+        for (id, bits) in others {
+            guard let (shift, number) = Self.parse(id), number < numbered.count else { continue }
+            numbered[number] |= bits << shift
+            others[id] = nil
+        }
+    }
+
+    @inline(__always)
+    private func bits(_ id: String) -> UInt8 {
+        if let (shift, number) = Self.parse(id), number < numbered.count {
+            return (numbered[number] >> shift) & 0x0F
+        }
+        return others[id] ?? 0
     }
 
     /// Adds an id; false when it is already there.
+    @inline(__always)
     mutating func insert(_ id: String, isObject: Bool) -> Bool {
-        let role: Role = isObject ? .object : .reference
+        let role = isObject ? Self.object : Self.reference
+        inserted += 1
         if let (shift, number) = slot(id) {
-            guard (numbered[number] >> shift) & 3 == 0 else { return false }
-            numbered[number] |= role.rawValue << shift
+            guard (numbered[number] >> shift) & Self.roles == 0 else { return false }
+            numbered[number] |= role << shift
             return true
         }
-        return others.updateValue(role, forKey: id) == nil
+        let bits = others[id] ?? 0
+        guard bits & Self.roles == 0 else { return false }
+        others[id] = bits | role
+        return true
     }
 
-    func contains(_ id: String) -> Bool { role(of: id) != nil }
+    /// Notes that a target names `id`, which may not have been added yet.
+    @inline(__always)
+    mutating func refer(_ id: String) {
+        if let (shift, number) = slot(id) {
+            if (numbered[number] >> shift) & Self.roles == 0 {
+                numbered[number] |= Self.referred << shift
+                referredAhead = true
+            }
+            return
+        }
+        let bits = others[id] ?? 0
+        if bits & Self.roles == 0 {
+            others[id] = bits | Self.referred
+            referredAhead = true
+        }
+    }
 
-    func containsObject(_ id: String) -> Bool { role(of: id) == .object }
+    /// Whether some id a target names has not been added.
+    var hasMissingTargets: Bool {
+        guard referredAhead else { return false }
+        let missing = Self.referred | Self.referred << 4
+        for bits in numbered where bits & missing != 0 {
+            if bits & Self.referred != 0 && bits & Self.roles == 0 { return true }
+            if bits & (Self.referred << 4) != 0 && (bits >> 4) & Self.roles == 0 { return true }
+        }
+        return others.values.contains { $0 & Self.referred != 0 && $0 & Self.roles == 0 }
+    }
+
+    func contains(_ id: String) -> Bool { bits(id) & Self.roles != 0 }
+
+    func containsObject(_ id: String) -> Bool { bits(id) & Self.roles == Self.object }
 }
 
 /// How attribute values are written in clipboard documents, whatever the encoding.

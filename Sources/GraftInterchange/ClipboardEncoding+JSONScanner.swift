@@ -1,7 +1,9 @@
 import Foundation
 @_spi(GraftInternal) import GraftCore
+import GraftModel
 
-/// A byte-level JSON tokenizer over a document in memory (RFC 8259, UTF-8).
+/// A byte-level JSON tokenizer over a document in memory (RFC 8259, UTF-8), and the JSON encoding's
+/// token source for ``ClipboardWalker``.
 ///
 /// It is a value: copying it saves a position that a reader can come back to, which is how readers
 /// handle members in an order that needs something later (objects before the model). Strings without
@@ -250,7 +252,7 @@ struct ClipboardJSONScanner {
 
     /// A number's text, checked against JSON's grammar, and whether it is an integer (no fraction, no
     /// exponent). The scanner must be at `-` or a digit.
-    mutating func number() throws -> (text: UnsafeRawBufferPointer, isInteger: Bool) {
+    mutating func numberText() throws -> (text: UnsafeRawBufferPointer, isInteger: Bool) {
         let start = position
         if position < count && base[position] == UInt8(ascii: "-") { position += 1 }
         guard position < count, base[position] &- 0x30 < 10 else { throw error("a number has no digits", at: start) }
@@ -286,7 +288,7 @@ struct ClipboardJSONScanner {
     }
 
     /// `true` or `false`; the scanner must be at `t` or `f`.
-    mutating func bool() -> Bool? {
+    mutating func boolLiteral() -> Bool? {
         if literal("true") { return true }
         if literal("false") { return false }
         return nil
@@ -303,12 +305,12 @@ struct ClipboardJSONScanner {
     // MARK: Skipping
 
     /// Skips one value of any kind, checking its syntax; nesting deeper than `maximumDepth` is refused.
-    mutating func skipValue(depth: Int = 0) throws {
+    mutating func skipValue(depth: Int) throws {
         switch peek() {
         case UInt8(ascii: "\""):
             _ = try string()
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            _ = try number()
+            _ = try numberText()
         case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
             guard literal("true") || literal("false") || literal("null") else {
                 throw error("expected a value, found \(describeNext())")
@@ -331,4 +333,116 @@ struct ClipboardJSONScanner {
             throw error("expected a value, found \(describeNext())")
         }
     }
+}
+
+extension ClipboardJSONScanner: ClipboardTokenSource {
+    typealias Container = Bool
+    typealias Mark = Int
+
+    static var encoding: ClipboardEncoding { .json }
+    static var memberWord: String { "member" }
+
+    static func form(_ kind: ClipboardTokenKind) -> String {
+        switch kind {
+        case .dictionary: return "an object"
+        case .array: return "an array"
+        case .string: return "a string"
+        case .integer: return "an integer"
+        case .real, .number, .date: return "a number"
+        case .bool: return "true or false"
+        case .data: return "a base64 string"
+        case .other: return "a value"
+        }
+    }
+
+    static func expected(_ type: AttributeType) -> String {
+        switch type {
+        case .integer16, .integer32, .integer64: return "an integer"
+        case .double, .float: return "a number (or NaN, Infinity, -Infinity as strings)"
+        case .date: return "a number of seconds since 2001-01-01"
+        case .boolean: return "true or false"
+        case .decimal: return "a string of decimal digits"
+        case .binary, .transformable: return "a base64 string"
+        case .uuid: return "a UUID string"
+        case .uri: return "a URI string"
+        default: return "a string"
+        }
+    }
+
+    var offset: Int {
+        mutating get {
+            skipSpace()
+            return position
+        }
+    }
+
+    var mark: Int { position }
+    var consumed: Int { position }
+
+    mutating func seek(_ mark: Int) { position = mark }
+
+    func locationContext(_ offset: Int) -> [GraftError.Location] {
+        [.line(ByteText.line(of: offset, in: bytes)), .offset(offset)]
+    }
+
+    @inline(__always)
+    mutating func kind() -> ClipboardTokenKind {
+        switch peek() {
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "{"): return .dictionary
+        case UInt8(ascii: "["): return .array
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+        default: return .other
+        }
+    }
+
+    mutating func beginDocument() throws -> Bool {
+        try beginObject("the document")
+        return true
+    }
+
+    mutating func endDocument() throws {
+        skipSpace()
+        guard isAtEnd else { throw error("there is more after the end of the document") }
+    }
+
+    @inline(__always)
+    mutating func beginDictionary() throws -> Bool? {
+        guard peek() == UInt8(ascii: "{") else { return nil }
+        position += 1
+        return true
+    }
+
+    @inline(__always)
+    mutating func nextKey(_ first: inout Bool, in what: @autoclosure () -> String) throws -> UnsafeRawBufferPointer? {
+        try nextMember(&first, in: what())
+    }
+
+    @inline(__always)
+    mutating func beginArray() throws -> Bool? {
+        guard peek() == UInt8(ascii: "[") else { return nil }
+        position += 1
+        return true
+    }
+
+    func count(of container: Bool) -> Int? { nil }
+
+    mutating func skipValue() throws { try skipValue(depth: 0) }
+
+    @inline(__always)
+    mutating func number() throws -> ClipboardNumber {
+        let (text, isInteger) = try numberText()
+        return .text(text, isInteger: isInteger)
+    }
+
+    mutating func bool() throws -> Bool {
+        guard let value = boolLiteral() else {
+            throw error("expected true or false, found \(describeNext())")
+        }
+        return value
+    }
+
+    mutating func data() throws -> Data { throw error("expected data, which JSON does not have") }
+    mutating func date() throws -> Double { throw error("expected a date, which JSON does not have") }
 }

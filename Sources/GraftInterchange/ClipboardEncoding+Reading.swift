@@ -13,31 +13,39 @@ struct ClipboardParts {
     var modelContents: Data?
     var sourceStore: String?
     var roots: [String]?
+    /// Whether the document has its `objects`, read or not.
+    var hasObjects = false
+    /// The number of objects, when they were counted while the rest was read.
+    var objectCount: Int?
+    /// The objects, when they were read with the rest.
     var objects: [Clipboard.Object]?
     var references: [Clipboard.Reference]?
 
-    /// Whether `format` and `version` have been read and are acceptable, so that a later error cannot be
-    /// explained by the document being something else.
-    var headerChecked: Bool { format != nil && version != nil }
+    /// How many objects a reader goes through between reports of its progress.
+    static let progressInterval = 4096
 
-    /// The document, or the first thing missing or wrong in it.
-    func assemble(_ encoding: ClipboardEncoding) -> Result<Clipboard, GraftError> {
+    /// The first member missing, or a declaration this version does not read.
+    func problem(_ encoding: ClipboardEncoding) -> GraftError? {
         let names: [(String, Bool)] = [
             (ClipboardKey.format, format != nil), (ClipboardKey.version, version != nil),
             (ClipboardKey.encoding, declaration != nil), (ClipboardKey.model, entities != nil),
-            (ClipboardKey.roots, roots != nil), (ClipboardKey.objects, objects != nil),
+            (ClipboardKey.roots, roots != nil), (ClipboardKey.objects, hasObjects),
             (ClipboardKey.references, references != nil),
         ]
         for (name, present) in names where !present {
-            return .failure(GraftError(.malformedInput, "the document has no '\(name)'"))
+            return GraftError(.malformedInput, "the document has no '\(name)'")
         }
-        if let problem = ClipboardDeclaration.problem(declaration!, for: encoding) {
-            return .failure(GraftError(.unsupportedFormat, problem))
+        if let declaration, let problem = ClipboardDeclaration.problem(declaration, for: encoding) {
+            return GraftError(.unsupportedFormat, problem)
         }
-        return .success(
-            Clipboard(
-                entities: entities!, versionIdentifiers: versionIdentifiers, sourceStore: sourceStore, roots: roots!,
-                objects: objects!, references: references!, modelContents: modelContents))
+        return nil
+    }
+
+    /// Everything but the objects; `problem(_:)` has found nothing missing.
+    var header: Clipboard.Header {
+        Clipboard.Header(
+            entities: entities ?? [], versionIdentifiers: versionIdentifiers, sourceStore: sourceStore,
+            roots: roots ?? [], references: references ?? [], modelContents: modelContents)
     }
 }
 

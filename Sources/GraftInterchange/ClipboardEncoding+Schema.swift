@@ -46,6 +46,18 @@ struct ClipboardSchema {
         return index[String(decoding: bytes, as: UTF8.self)]
     }
 
+    /// The message for an entity the document's model does not have.
+    static func unknownEntity(_ name: UnsafeRawBufferPointer) -> String {
+        "the entity '\(ByteText.excerpt(name))' is not in the document's model"
+    }
+
+    /// Where a reader is among one object's attributes or relationships: the next position to try (they
+    /// usually come in the entity's order) and the ones given already.
+    struct Cursor {
+        var hint = 0
+        var seen = ClipboardSeenSet()
+    }
+
     /// One entity: its attributes' names and types, its relationships' names and kinds.
     final class Entity {
         let info: Clipboard.EntityInfo
@@ -158,6 +170,41 @@ struct ClipboardSchema {
                 return position
             }
             return nil
+        }
+
+        /// The attribute whose name has the bytes `key`, counted in `cursor` so that one given twice is
+        /// refused; or the problem, for a message.
+        @inline(__always)
+        func attribute(_ key: UnsafeRawBufferPointer, cursor: inout Cursor) -> Result<Int, ClipboardKeyProblem> {
+            counted(attribute(bytes: key, hint: &cursor.hint), key, &cursor.seen, "attribute", attributeNames)
+        }
+
+        /// The relationship whose name has the bytes `key`, counted in `cursor`; or the problem.
+        @inline(__always)
+        func relationship(_ key: UnsafeRawBufferPointer, cursor: inout Cursor) -> Result<Int, ClipboardKeyProblem> {
+            counted(relationship(bytes: key, hint: &cursor.hint), key, &cursor.seen, "relationship", relationshipNames)
+        }
+
+        @inline(__always)
+        private func counted(
+            _ position: Int?, _ key: UnsafeRawBufferPointer, _ seen: inout ClipboardSeenSet, _ kind: String,
+            _ names: [String]
+        ) -> Result<Int, ClipboardKeyProblem> {
+            guard let position else {
+                return .failure(
+                    ClipboardKeyProblem(
+                        "\(name) has no \(kind) '\(ByteText.excerpt(key))' in the document's model", key: nil))
+            }
+            guard seen.insert(position) else {
+                return .failure(ClipboardKeyProblem("the \(kind) appears twice", key: names[position]))
+            }
+            return .success(position)
+        }
+
+        /// Why `count` targets do not fit the relationship at `position` (a to-one has at most one).
+        @inline(__always)
+        func targetsProblem(_ position: Int, count: Int) -> String? {
+            count > 1 && !relationships[position].isToMany ? "a to-one relationship has \(count) targets" : nil
         }
 
         @inline(__always)
@@ -307,6 +354,46 @@ enum ClipboardKey {
     static let roots = "roots"
     static let objects = "objects"
     static let references = "references"
+}
+
+/// The document's members, as readers recognise them by their names' bytes.
+enum ClipboardMember: Int, CaseIterable {
+    case format, version, encoding, model, source, roots, objects, references
+
+    var name: String {
+        switch self {
+        case .format: return ClipboardKey.format
+        case .version: return ClipboardKey.version
+        case .encoding: return ClipboardKey.encoding
+        case .model: return ClipboardKey.model
+        case .source: return ClipboardKey.source
+        case .roots: return ClipboardKey.roots
+        case .objects: return ClipboardKey.objects
+        case .references: return ClipboardKey.references
+        }
+    }
+
+    init?(_ key: UnsafeRawBufferPointer) {
+        guard let member = Self.allCases.first(where: { key.elementsEqual($0.name.utf8) }) else { return nil }
+        self = member
+    }
+}
+
+/// Why a key of an object is refused: the message, and the key to name in the context when it is one
+/// the model has.
+struct ClipboardKeyProblem: Error {
+    let message: String
+    let key: String?
+
+    init(_ message: String, key: String?) {
+        self.message = message
+        self.key = key
+    }
+
+    /// The context of the error: the object, and the key when known.
+    func context(_ label: String) -> [GraftError.Location] {
+        key.map { [.object(label), .key($0)] } ?? [.object(label)]
+    }
 }
 
 /// What the `encoding` section of each encoding says: how values the encoding cannot carry as they are

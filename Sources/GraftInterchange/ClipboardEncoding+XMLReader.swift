@@ -2,25 +2,40 @@ import Foundation
 @_spi(GraftInternal) import GraftCore
 import GraftModel
 
-/// Reads a clipboard in Graft's XML format in one pass with `XMLScanner`.
+/// Reads a clipboard in Graft's XML format with `XMLScanner`.
+///
+/// Graft XML is not a tree of dictionaries and arrays, so it is not a ``ClipboardTokenSource``: names are
+/// attributes, an object's attributes and relationships are its child elements in any mix, and the model
+/// holds its entities and version identifiers as repeated elements. What is the same is shared with
+/// ``ClipboardWalker``: the header and declaration checks, the entity, attribute and relationship lookups
+/// with their checks and messages (`ClipboardSchema`), and values from text (`ClipboardValueText`).
 ///
 /// The root's `format` and `version` attributes are checked before anything else. The sections may
 /// come in any order, except that `<model>` must come before `<objects>` and `<references>` (the schema
-/// fixes the order `Formats/clipboard.xsd` gives; the reader is lenient about the rest).
+/// fixes the order `Formats/clipboard.xsd` gives; the reader is lenient about the rest). Like the walker,
+/// it reads the objects one at a time: ``readHeader(collecting:)`` skips `<objects>` unless asked to
+/// collect them, and ``beginObjects()`` comes back to them.
 struct ClipboardXMLReader {
-    static let documentName = "XML clipboard"
-
     private var scanner: XMLScanner
     private var parts = ClipboardParts()
     private var schema: ClipboardSchema?
+    private var entities: [ClipboardSchema.Entity] = []
     private var lastEntity = -1
+    /// `<objects>`, when the header was read without them.
+    private var objectsMark: XMLScanner?
+    /// Whether `<objects>` is open and being read.
+    private var inObjects = false
+    /// Called every ``ClipboardParts/progressInterval`` objects while they are skipped.
+    var progress: (() -> Void)?
 
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Clipboard {
-        var reader = ClipboardXMLReader(scanner: XMLScanner(bytes, documentName: documentName))
-        return try reader.read()
+    init(_ bytes: UnsafeRawBufferPointer) {
+        scanner = XMLScanner(bytes, documentName: ClipboardEncoding.xml.documentName)
     }
 
-    private mutating func read() throws -> Clipboard {
+    /// How far into the bytes reading has come.
+    var consumed: Int { scanner.position }
+
+    mutating func readHeader(collecting: Bool) throws -> ClipboardParts {
         try scanner.readRoot()
         guard scanner.isNamed("clipboard") else {
             throw scanner.error("the root element is <\(scanner.nameText)>, not <clipboard>")
@@ -68,11 +83,24 @@ struct ClipboardXMLReader {
                 case ClipboardKey.objects:
                     guard schema != nil else { throw scanner.error("<objects> comes before <model>") }
                     try scanner.allowAttributes([])
-                    var objects: [Clipboard.Object] = []
-                    if !scanner.isEmptyElement {
-                        while try scanner.nextChild(of: "objects") { objects.append(try readObject(objects.count)) }
+                    parts.hasObjects = true
+                    if collecting {
+                        var objects: [Clipboard.Object] = []
+                        inObjects = !scanner.isEmptyElement
+                        while let object = try nextObject(index: objects.count) { objects.append(object) }
+                        parts.objects = objects
+                    } else {
+                        objectsMark = scanner
+                        var count = 0
+                        if !scanner.isEmptyElement {
+                            while try scanner.nextChild(of: "objects") {
+                                try scanner.skipElement()
+                                count += 1
+                                if count % ClipboardParts.progressInterval == 0 { progress?() }
+                            }
+                        }
+                        parts.objectCount = count
                     }
-                    parts.objects = objects
                 case ClipboardKey.references:
                     guard schema != nil else { throw scanner.error("<references> comes before <model>") }
                     try scanner.allowAttributes([])
@@ -90,10 +118,27 @@ struct ClipboardXMLReader {
         }
         let end = scanner.tokenStart
         try scanner.readEnd()
-        switch parts.assemble(.xml) {
-        case .success(let clipboard): return clipboard
-        case .failure(let error): throw located(error, at: end)
+        if let problem = parts.problem(.xml) { throw located(problem, at: end) }
+        return parts
+    }
+
+    /// Starts the objects (their number is not known up front).
+    mutating func beginObjects() throws -> Int? {
+        if let objectsMark {
+            scanner = objectsMark
+            inObjects = !scanner.isEmptyElement
         }
+        return nil
+    }
+
+    /// The next object, or nil after the last.
+    mutating func nextObject(index: Int) throws -> Clipboard.Object? {
+        guard inObjects else { return nil }
+        guard try scanner.nextChild(of: "objects") else {
+            inObjects = false
+            return nil
+        }
+        return try readObject(index)
     }
 
     private mutating func readDeclaration() throws {
@@ -134,7 +179,9 @@ struct ClipboardXMLReader {
             }
         }
         do {
-            schema = try ClipboardSchema(entities: entities)
+            let schema = try ClipboardSchema(entities: entities)
+            self.schema = schema
+            self.entities = schema.entities
         } catch let error as GraftError {
             throw located(error)
         }
@@ -193,44 +240,32 @@ struct ClipboardXMLReader {
         guard let id = try scanner.attributeText("id") else {
             throw scanner.error("an <object> needs an 'id'", context: [.object("objects[\(index)]")])
         }
-        let entityIndex = try self.entityIndex(label: id)
-        let entity = schema!.entities[entityIndex]
+        let entity = entities[try entityIndex(label: id)]
         var attributes: [Clipboard.NamedValue] = []
         attributes.reserveCapacity(entity.attributeNames.count)
         var relationships: [Clipboard.Link] = []
-        var seenAttributes = ClipboardSeenSet()
-        var seenRelationships = ClipboardSeenSet()
-        var attributeHint = 0
-        var relationshipHint = 0
+        var attributeCursor = ClipboardSchema.Cursor()
+        var relationshipCursor = ClipboardSchema.Cursor()
         if !scanner.isEmptyElement {
             while try scanner.nextChild(of: "object") {
                 if scanner.isNamed("attribute") {
-                    let value = try readValue(
-                        entity, element: "attribute", label: id, hint: &attributeHint, seen: &seenAttributes)
-                    attributes.append(value)
+                    attributes.append(try readValue(entity, element: "attribute", label: id, cursor: &attributeCursor))
                 } else if scanner.isNamed("relationship") {
                     try scanner.allowAttributes(["name"])
                     guard let nameBytes = try scanner.attribute("name") else {
                         throw scanner.error("a <relationship> needs a 'name'", context: [.object(id)])
                     }
-                    guard let position = entity.relationship(bytes: nameBytes, hint: &relationshipHint) else {
-                        throw scanner.error(
-                            "\(entity.name) has no relationship '\(ByteText.excerpt(nameBytes))' in the document's model",
-                            context: [.object(id)])
-                    }
+                    let position = try entity.relationship(nameBytes, cursor: &relationshipCursor).mapError {
+                        scanner.error($0.message, context: $0.context(id))
+                    }.get()
                     let name = entity.relationshipNames[position]
-                    guard seenRelationships.insert(position) else {
-                        throw scanner.error("the relationship appears twice", context: [.object(id), .key(name)])
-                    }
                     let start = scanner.tokenStart
                     var targets: [String] = []
                     if !scanner.isEmptyElement {
                         while try scanner.nextChild(of: "relationship") { targets.append(try reference(in: "target")) }
                     }
-                    if !entity.relationships[position].isToMany && targets.count > 1 {
-                        throw scanner.error(
-                            "a to-one relationship has \(targets.count) targets", at: start,
-                            context: [.object(id), .key(name)])
+                    if let problem = entity.targetsProblem(position, count: targets.count) {
+                        throw scanner.error(problem, at: start, context: [.object(id), .key(name)])
                     }
                     relationships.append(Clipboard.Link(name, targets))
                 } else {
@@ -250,16 +285,15 @@ struct ClipboardXMLReader {
             throw scanner.error("a <reference> needs an 'id'", context: [.object("references[\(index)]")])
         }
         let uri = try scanner.attributeText("uri")
-        let entity = schema!.entities[try entityIndex(label: id)]
+        let entity = entities[try entityIndex(label: id)]
         var identity: [Clipboard.NamedValue] = []
-        var seen = ClipboardSeenSet()
-        var hint = 0
+        var cursor = ClipboardSchema.Cursor()
         if !scanner.isEmptyElement {
             while try scanner.nextChild(of: "reference") {
                 guard scanner.isNamed("identity") else {
                     throw scanner.error("<reference> cannot hold <\(scanner.nameText)>", context: [.object(id)])
                 }
-                identity.append(try readValue(entity, element: "identity", label: id, hint: &hint, seen: &seen))
+                identity.append(try readValue(entity, element: "identity", label: id, cursor: &cursor))
             }
         }
         return Clipboard.Reference(id: id, entity: entity.name, identity: identity, uri: uri)
@@ -269,9 +303,8 @@ struct ClipboardXMLReader {
         guard let name = try scanner.attribute("entity") else {
             throw scanner.error("<\(scanner.nameText)> needs an 'entity'", context: [.object(label)])
         }
-        guard let index = schema!.entity(bytes: name, last: lastEntity) else {
-            throw scanner.error(
-                "the entity '\(ByteText.excerpt(name))' is not in the document's model", context: [.object(label)])
+        guard let index = schema?.entity(bytes: name, last: lastEntity) else {
+            throw scanner.error(ClipboardSchema.unknownEntity(name), context: [.object(label)])
         }
         lastEntity = index
         return index
@@ -279,23 +312,17 @@ struct ClipboardXMLReader {
 
     /// An `<attribute>` or `<identity>` element's value, read as the attribute's type says.
     private mutating func readValue(
-        _ entity: ClipboardSchema.Entity, element: StaticString, label: String, hint: inout Int,
-        seen: inout ClipboardSeenSet
+        _ entity: ClipboardSchema.Entity, element: StaticString, label: String, cursor: inout ClipboardSchema.Cursor
     ) throws -> Clipboard.NamedValue {
         try scanner.allowAttributes(["name", "encoding"])
         guard let nameBytes = try scanner.attribute("name") else {
             throw scanner.error("an <\(element)> needs a 'name'", context: [.object(label)])
         }
-        guard let attribute = entity.attribute(bytes: nameBytes, hint: &hint) else {
-            throw scanner.error(
-                "\(entity.name) has no attribute '\(ByteText.excerpt(nameBytes))' in the document's model",
-                context: [.object(label)])
-        }
+        let attribute = try entity.attribute(nameBytes, cursor: &cursor).mapError {
+            scanner.error($0.message, context: $0.context(label))
+        }.get()
         let name = entity.attributeNames[attribute]
         let type = entity.attributeTypes[attribute]
-        guard seen.insert(attribute) else {
-            throw scanner.error("the attribute appears twice", context: [.object(label), .key(name)])
-        }
         let start = scanner.tokenStart
         if let encoding = try scanner.attribute("encoding") {
             guard ByteText.equals(encoding, "base64") else {
@@ -379,7 +406,7 @@ struct ClipboardXMLReader {
     private func located(_ error: GraftError, at offset: Int? = nil) -> GraftError {
         let offset = offset ?? scanner.tokenStart
         var located = error
-        located.message = "\(Self.documentName): " + error.message
+        located.message = "\(ClipboardEncoding.xml.documentName): " + error.message
         located.context = [.line(ByteText.line(of: offset, in: scanner.bytes)), .offset(offset)] + error.context
         return located
     }

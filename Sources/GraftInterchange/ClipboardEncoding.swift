@@ -13,8 +13,9 @@ import Foundation
 /// in the document's `encoding` section.
 ///
 /// Encoders write into a byte buffer and can hand it over in chunks; decoders read the bytes directly
-/// (no Foundation JSON or property-list serialization), check what they read against the document's own
-/// model as they go, and finish with `Clipboard.check()`.
+/// (no Foundation JSON or property-list serialization) through one document walker (see
+/// ``ClipboardReader``, which reads object by object), and check what they read against the document's
+/// own model and ids as they go, once.
 ///
 /// For example:
 ///
@@ -156,7 +157,8 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
 
     /// Decodes a clipboard document in any of the four encodings, recognised by content.
     ///
-    /// The result has passed `Clipboard.check()`.
+    /// The result has passed the checks of `Clipboard.check()`, run once while reading; it carries that
+    /// result, so checking it again (as a paste does) costs nothing until it is changed.
     ///
     /// For example:
     ///
@@ -170,13 +172,7 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     ///   (text encodings) or byte offset (binary property lists), the object id and the key when it is
     ///   truncated, malformed, or does not hold together.
     public static func decode(_ data: Data) throws -> Clipboard {
-        guard let encoding = detect(data) else {
-            throw GraftError(
-                .unsupportedFormat,
-                "the data is not a clipboard document in any of the four encodings (XML property list, binary "
-                    + "property list, JSON, Graft XML)")
-        }
-        return try encoding.decode(data)
+        try decode(data, as: nil)
     }
 
     /// Decodes a clipboard document in this encoding.
@@ -190,26 +186,17 @@ public enum ClipboardEncoding: String, CaseIterable, Sendable, CustomStringConve
     /// - Throws: what `ClipboardEncoding.decode(_:)` throws; `GraftError.unsupportedFormat` also when
     ///   the data is in another encoding.
     public func decode(_ data: Data) throws -> Clipboard {
-        if let detected = Self.detect(data), detected != self {
-            throw GraftError(
-                .unsupportedFormat,
-                "the data is \(Wording.withArticle(detected.displayName)) document, not \(Wording.withArticle(displayName)) document"
-            )
+        try Self.decode(data, as: self)
+    }
+
+    /// The document read with a `ClipboardReader` over the data's own bytes, checked once as it is read;
+    /// the result carries that check, so `Clipboard.check()` does not run it again.
+    private static func decode(_ data: Data, as encoding: ClipboardEncoding?) throws -> Clipboard {
+        var clipboard: Clipboard = try data.withUnsafeBytes { bytes in
+            var reader = try ClipboardReader(bytes: bytes, encoding: encoding, storage: nil, collecting: true)
+            return Clipboard(header: reader.header, objects: try reader.readAll())
         }
-        let clipboard: Clipboard = try data.withUnsafeBytes { bytes in
-            switch self {
-            case .json: return try ClipboardJSONReader.decode(bytes)
-            case .plist: return try ClipboardPlistReader.decode(bytes)
-            case .binaryPlist: return try ClipboardBinaryPlistReader.decode(bytes)
-            case .xml: return try ClipboardXMLReader.decode(bytes)
-            }
-        }
-        do {
-            try clipboard.check()
-        } catch var error as GraftError {
-            error.message = "\(documentName): " + error.message
-            throw error
-        }
+        clipboard.markChecked()
         return clipboard
     }
 }

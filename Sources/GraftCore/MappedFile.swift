@@ -1,5 +1,4 @@
 import Foundation
-import GraftCore
 
 #if canImport(Glibc)
     import Glibc
@@ -13,9 +12,9 @@ import GraftCore
 /// store would make the process as large as the file. Every so often the reader calls
 /// `releasePages(in:)`: the kernel drops the pages from the process (they stay in the page cache, and
 /// the next access maps them again), so that memory stays bounded whatever the file's size.
-final class MappedFile: @unchecked Sendable {
+@_spi(GraftInternal) public final class MappedFile: @unchecked Sendable {
     /// How many nodes a reader handles between releases.
-    static let releaseInterval = 1 << 16
+    public static let releaseInterval = 1 << 16
 
     private let base: UnsafeMutableRawPointer?
     private let size: Int
@@ -30,7 +29,7 @@ final class MappedFile: @unchecked Sendable {
     }
 
     /// The file's bytes, mapped (an empty file gives empty data), and the mapping.
-    static func map(_ url: URL) throws -> (data: Data, mapping: MappedFile) {
+    public static func map(_ url: URL) throws -> (data: Data, mapping: MappedFile) {
         func failure() -> GraftError { GraftError(.io, "cannot be read: \(String(cString: strerror(errno)))") }
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure() }
@@ -50,7 +49,7 @@ final class MappedFile: @unchecked Sendable {
 
     /// Drops the whole pages of `bytes` that lie in this mapping from the process's memory (nothing
     /// for bytes elsewhere, such as a copy the data made of a tiny file).
-    func releasePages(in bytes: UnsafeRawBufferPointer) {
+    public func releasePages(in bytes: UnsafeRawBufferPointer) {
         guard let base, let start = bytes.baseAddress, bytes.count > 0 else { return }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let low = max(Int(bitPattern: start), Int(bitPattern: base))
