@@ -132,7 +132,10 @@ struct PasteCommand: ParsableCommand {
                     context: [.file(idMap.path)])
             }
         }
-        let clipboard = try readClipboard(context)
+        // A clipboard file is read as it is pasted (into a new or empty store it streams); anything else
+        // (standard input, a pipe, a file too large or empty) is read whole first.
+        let file = streamableClipboard()
+        let clipboard = file == nil ? try readClipboard(context) : nil
         // An existing store is read with the version of the model it was written with; a new one gets the
         // file's current version.
         let chosenModel = try model.map {
@@ -142,8 +145,15 @@ struct PasteCommand: ParsableCommand {
         do {
             let progress = ProgressLine("pasting", context: context, shown: !quiet && !json)
             defer { progress.finish() }
-            report = try Paster(options: options).paste(clipboard, intoStoreAt: storeURL, model: chosenModel) {
-                progress.update($0, of: $1)
+            let paster = Paster(options: options)
+            if let file {
+                report = try paster.paste(clipboardAt: file, intoStoreAt: storeURL, model: chosenModel) {
+                    progress.update($0, of: $1)
+                }
+            } else {
+                report = try paster.paste(clipboard!, intoStoreAt: storeURL, model: chosenModel) {
+                    progress.update($0, of: $1)
+                }
             }
         } catch var error as GraftError where error.code == .invalidOperation && error.message.hasSuffix("; name one") {
             // A new store without a model: the option that gives one.
@@ -184,6 +194,17 @@ struct PasteCommand: ParsableCommand {
     private func write(idMap report: PasteReport, to path: PathArgument) throws {
         let map = JSONValue.object(report.idMap.map { ($0.id, .string($0.uri)) })
         try FileAccess.writeAtomically(Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: path.path))
+    }
+
+    /// The clipboard's file, when it is a regular file of at most `--max-size` bytes, and not empty.
+    private func streamableClipboard() -> URL? {
+        guard let input, !input.isStandardStream else { return nil }
+        let url = URL(fileURLWithPath: input.path)
+        guard FileAccess.fileKind(of: url) == .regular,
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int,
+            size > 0, size <= maxSize.bytes
+        else { return nil }
+        return url
     }
 
     private func readClipboard(_ context: CommandContext) throws -> Clipboard {

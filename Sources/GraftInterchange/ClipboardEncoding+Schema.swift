@@ -357,7 +357,8 @@ enum ClipboardKey {
 }
 
 /// The document's members, as readers recognise them by their names' bytes.
-enum ClipboardMember: Int, CaseIterable {
+/// A member at the top of a document, as the reader meets them.
+enum ClipboardTopMember: Int, CaseIterable {
     case format, version, encoding, model, source, roots, objects, references
 
     var name: String {

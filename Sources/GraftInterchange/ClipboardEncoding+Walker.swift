@@ -45,7 +45,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         var deferredReferences: Source.Mark?
         while let key = try source.nextKey(&top, in: "the document") {
             let at = source.offset
-            guard let member = ClipboardMember(key) else { throw unknownMember(key, in: "the document", at: at) }
+            guard let member = ClipboardTopMember(key) else { throw unknownMember(key, in: "the document", at: at) }
             guard seen.insert(member.rawValue) else {
                 throw source.error("the \(Source.memberWord) '\(member.name)' appears twice", at: at, context: [])
             }
@@ -161,7 +161,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         while let key = try? source.nextKey(&top, in: "the document") {
             let at = source.offset
             let kind = source.kind()
-            let member = ClipboardMember(key)
+            let member = ClipboardTopMember(key)
             if member == .format, kind == .string, let text = try? source.string() {
                 format = (String(decoding: text, as: UTF8.self), at)
             } else if member == .version, kind == .integer || kind == .number,

@@ -31,6 +31,25 @@ struct ClipboardObjects: ClipboardObjectSource {
     mutating func rewind() { position = 0 }
 }
 
+/// A clipboard file's objects, read by a ``ClipboardReader``; errors name the file.
+struct FileObjects: ClipboardObjectSource {
+    var reader: ClipboardReader
+    let path: String
+
+    var header: Clipboard.Header { reader.header }
+
+    mutating func next() throws -> Clipboard.Object? {
+        do {
+            return try reader.next()
+        } catch let error as GraftError {
+            if case .file? = error.context.first { throw error }
+            throw error.inFile(path)
+        }
+    }
+
+    mutating func rewind() { reader.rewind() }
+}
+
 /// A paste into a new document, streamed: the objects are read twice, and never held all at once.
 ///
 /// The first pass keeps, per object, only its entity and where its links point (as numbers); the second

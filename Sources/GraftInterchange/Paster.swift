@@ -188,19 +188,28 @@ public struct Paster {
     ///   `.validationFailed` listing every rule the result breaks; the store's error. On any error the
     ///   store is unchanged.
     public func paste(_ clipboard: Clipboard, into store: any PersistentStore) throws -> PasteReport {
+        try clipboard.check()
+        var source = ClipboardObjects(clipboard)
+        return try paste(&source, whole: { clipboard }, into: store)
+    }
+
+    /// Pastes the objects `source` reads into `store`: streamed when the store is empty and takes a
+    /// stream, else by the engine on the whole clipboard (`whole`, made only then).
+    private func paste<Source: ClipboardObjectSource>(
+        _ source: inout Source, whole: () throws -> Clipboard, into store: any PersistentStore
+    ) throws -> PasteReport {
         let target = try StoreTarget(store: store)
         var given: [Int: [Int64]] = [:]
         if target.isEmpty, let streaming = store as? any StreamingInserts {
             // Streamed into the store, unless the objects need the engine's account of what is wrong.
-            try clipboard.check()
-            var source = ClipboardObjects(clipboard)
-            switch try StreamingPaste<ClipboardObjects>(model: store.model, options: options).run(
+            switch try StreamingPaste<Source>(model: store.model, options: options).run(
                 &source, to: .emptyStore(streaming), progress: nil)
             {
             case .pasted(let report): return report
             case .needsEngine(let keys): given = keys
             }
         }
+        let clipboard = try whole()
         var plan = try PastePlan(clipboard: clipboard, model: store.model, options: options)
         try plan.resolve(using: target)
         var report = plan.report(dryRun: options.dryRun)
@@ -244,6 +253,47 @@ public struct Paster {
         _ clipboard: Clipboard, intoStoreAt url: URL, format: StoreFormat? = nil, model: Model? = nil,
         progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
+        try clipboard.check()
+        var source = ClipboardObjects(clipboard)
+        return try paste(
+            &source, whole: { clipboard }, carriedModel: { try clipboard.model() }, intoStoreAt: url, format: format,
+            model: model, progress: progress)
+    }
+
+    /// Pastes the clipboard document at `clipboardURL` into the store document at `url`, as
+    /// ``paste(_:intoStoreAt:format:model:progress:)`` does, reading the document with a
+    /// ``ClipboardReader``: into a new store, or an empty SQLite store, the objects stream from the file to
+    /// the store and are never all held at once, so that memory stays bounded whatever the document's size.
+    ///
+    /// - Throws: what ``ClipboardReader/init(contentsOf:encoding:)`` and
+    ///   ``paste(_:intoStoreAt:format:model:progress:)`` throw; errors in the clipboard name its file.
+    public func paste(
+        clipboardAt clipboardURL: URL, intoStoreAt url: URL, format: StoreFormat? = nil, model: Model? = nil,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> PasteReport {
+        let path = clipboardURL.relativePath
+        var source = FileObjects(reader: try Self.inFile(path) { try ClipboardReader(contentsOf: clipboardURL) }, path: path)
+        let header = source.header
+        return try paste(
+            &source, whole: { try Self.inFile(path) { try ClipboardEncoding.decode(try FileAccess.read(clipboardURL)) } },
+            carriedModel: { try Clipboard(header: header, objects: []).model() }, intoStoreAt: url, format: format,
+            model: model, progress: progress)
+    }
+
+    /// The body's errors, naming the clipboard's file.
+    fileprivate static func inFile<T>(_ path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as GraftError {
+            if case .file? = error.context.first { throw error }
+            throw error.inFile(path)
+        }
+    }
+
+    private func paste<Source: ClipboardObjectSource>(
+        _ source: inout Source, whole: () throws -> Clipboard, carriedModel: () throws -> Model?, intoStoreAt url: URL,
+        format: StoreFormat?, model: Model?, progress: ((_ done: Int, _ total: Int?) -> Void)?
+    ) throws -> PasteReport {
         guard FileAccess.kind(of: url).exists else {
             guard let format = format ?? StoreFormat.forExtension(url) else {
                 let extensions = StoreFormat.allCases.map { ".\($0.driver.fileExtensions[0])" }
@@ -252,7 +302,9 @@ public struct Paster {
                     "the store does not exist, and its extension does not say which format to create ("
                         + extensions.joined(separator: ", ") + ")", context: [.file(url.relativePath)])
             }
-            var report = try paste(clipboard, intoNewStoreAt: url, format: format, model: model, progress: progress)
+            var report = try paste(
+                &source, whole: whole, carriedModel: carriedModel, intoNewStoreAt: url, format: format, model: model,
+                progress: progress)
             report.createdStore = true
             return report
         }
@@ -260,7 +312,7 @@ public struct Paster {
             options.dryRun
             ? try StoreFormat.openForReading(url, model: model)
             : try StoreFormat.openExclusively(url, model: model, wait: options.wait)
-        return try paste(clipboard, into: store)
+        return try paste(&source, whole: whole, into: store)
     }
 
     // MARK: Into a new document
@@ -278,24 +330,35 @@ public struct Paster {
         _ clipboard: Clipboard, intoNewStoreAt url: URL, format: StoreFormat, model: Model? = nil,
         progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
+        var source = ClipboardObjects(clipboard)
+        return try paste(
+            &source, whole: { clipboard }, carriedModel: { try clipboard.model() }, intoNewStoreAt: url,
+            format: format, model: model, progress: progress, checking: clipboard)
+    }
+
+    private func paste<Source: ClipboardObjectSource>(
+        _ source: inout Source, whole: () throws -> Clipboard, carriedModel: () throws -> Model?,
+        intoNewStoreAt url: URL, format: StoreFormat, model: Model?, progress: ((_ done: Int, _ total: Int?) -> Void)?,
+        checking clipboard: Clipboard? = nil
+    ) throws -> PasteReport {
         guard !FileAccess.kind(of: url).exists else {
             throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
         }
-        guard let model = try model ?? clipboard.model() else {
+        guard let model = try model ?? carriedModel() else {
             throw GraftError(
                 .invalidOperation,
                 "the store does not exist and the clipboard carries no model to create it with; name one",
                 context: [.file(url.relativePath)])
         }
         let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
-        try clipboard.check()
-        var source = ClipboardObjects(clipboard)
-        switch try StreamingPaste<ClipboardObjects>(model: model, options: options).run(
+        try clipboard?.check()
+        switch try StreamingPaste<Source>(model: model, options: options).run(
             &source, into: url, format: format, metadata: metadata, progress: progress)
         {
         case .pasted(let report): return report
         case .needsEngine: break
         }
+        let clipboard = try whole()
         var plan = try PastePlan(clipboard: clipboard, model: model, options: options)
         try plan.resolve(using: EmptyTarget(model: model, identifier: metadata.identifier))
         var report = plan.report(dryRun: options.dryRun)
