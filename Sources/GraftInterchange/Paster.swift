@@ -272,10 +272,12 @@ public struct Paster {
         progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
         let path = clipboardURL.relativePath
-        var source = FileObjects(reader: try Self.inFile(path) { try ClipboardReader(contentsOf: clipboardURL) }, path: path)
+        var source = FileObjects(
+            reader: try Self.inFile(path) { try ClipboardReader(contentsOf: clipboardURL) }, path: path)
         let header = source.header
         return try paste(
-            &source, whole: { try Self.inFile(path) { try ClipboardEncoding.decode(try FileAccess.read(clipboardURL)) } },
+            &source,
+            whole: { try Self.inFile(path) { try ClipboardEncoding.decode(try FileAccess.read(clipboardURL)) } },
             carriedModel: { try Clipboard(header: header, objects: []).model() }, intoStoreAt: url, format: format,
             model: model, progress: progress)
     }
