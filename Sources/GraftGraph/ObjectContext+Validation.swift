@@ -412,8 +412,15 @@ package struct UniquenessCheck {
     // kept apart from combinations, so that the common case makes no array per object).
     private var takenSingle: [String: [Value: Int]] = [:]
     private var takenCombined: [String: [[Value]: Int]] = [:]
+    /// With `hashesOnly`, per group, the position of the first object with each hash of values.
+    private let hashesOnly: Bool
+    private var takenHashes: [String: [Int: Int32]] = [:]
 
-    package init(model: Model) {
+    /// - Parameter hashesOnly: keep only a hash of each object's values (a few bytes an object, for
+    ///   millions of objects): then a clash may also be two different values with the same hash, so it
+    ///   is a reason to check exactly, not a verdict.
+    package init(model: Model, hashesOnly: Bool = false) {
+        self.hashesOnly = hashesOnly
         constraints = model.descriptions.map { entity in
             entity.uniquenessConstraints.compactMap { constraint in
                 let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
@@ -433,7 +440,14 @@ package struct UniquenessCheck {
         for constraint in constraints[snapshot.ref.entity] {
             let earlier: Int?
             let values: [Value]
-            if constraint.indices.count == 1 {
+            if hashesOnly {
+                values = constraint.indices.compactMap { snapshot.attributes[$0] }
+                guard values.count == constraint.indices.count else { continue }
+                let hash = values.count == 1 ? values[0].hashValue : values.hashValue
+                let first = takenHashes[constraint.group, default: [:]].updateValue(Int32(position), forKey: hash)
+                if let first { takenHashes[constraint.group]![hash] = first }
+                earlier = first.map(Int.init)
+            } else if constraint.indices.count == 1 {
                 guard let value = snapshot.attributes[constraint.indices[0]] else { continue }
                 earlier = takenSingle[constraint.group, default: [:]].updateValue(position, forKey: value)
                 if let earlier { takenSingle[constraint.group]![value] = earlier }

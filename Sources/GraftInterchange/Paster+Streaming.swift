@@ -316,7 +316,8 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 writer = try store.inserter()
             }
         }
-        var uniqueness = UniquenessCheck(model: model)
+        // Hashes only: a clash, real or not, hands the paste to the engine, which checks exactly.
+        var uniqueness = UniquenessCheck(model: model, hashesOnly: true)
         var extra = 0
         var written = 0
         do {
