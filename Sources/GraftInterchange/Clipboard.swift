@@ -27,34 +27,119 @@ public struct Clipboard: Hashable, Sendable {
     public static let formatVersion = 1
 
     /// The model the objects were copied from: entity name → version hash, in name order.
-    public var entities: [EntityInfo] { didSet { verification = ClipboardVerification() } }
+    public var entities: [EntityInfo] {
+        get { storage.entities }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.entities
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.entities = newValue
+        }
+    }
     /// The source model's version identifiers.
-    public var versionIdentifiers: [String] { didSet { verification = ClipboardVerification() } }
+    public var versionIdentifiers: [String] {
+        get { storage.versionIdentifiers }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.versionIdentifiers
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.versionIdentifiers = newValue
+        }
+    }
     /// The source store's UUID, if the objects came from a store.
-    public var sourceStore: String? { didSet { verification = ClipboardVerification() } }
+    public var sourceStore: String? {
+        get { storage.sourceStore }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.sourceStore
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.sourceStore = newValue
+        }
+    }
     /// The local ids of the objects that were chosen (the rest came along by the selection's rules).
-    public var roots: [String] { didSet { verification = ClipboardVerification() } }
+    public var roots: [String] {
+        get { storage.roots }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.roots
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.roots = newValue
+        }
+    }
     /// Every copied object, roots first, then in the order the selection reached them.
-    public var objects: [Object] { didSet { verification = ClipboardVerification() } }
+    public var objects: [Object] {
+        get { storage.objects }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.objects
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.objects = newValue
+        }
+    }
     /// Objects left out of the copy but pointed to by copied objects.
-    public var references: [Reference] { didSet { verification = ClipboardVerification() } }
+    public var references: [Reference] {
+        get { storage.references }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.references
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.references = newValue
+        }
+    }
     /// The whole source model in Xcode's `contents` format (see `Formats/models.md`), so that a paste can
     /// create a new store with it; nil when the copy left it out.
-    public var modelContents: Data? { didSet { verification = ClipboardVerification() } }
+    public var modelContents: Data? {
+        get { storage.modelContents }
+        // In place, so that changing one object does not copy the others.
+        _modify {
+            verification = ClipboardVerification()
+            yield &storage.modelContents
+        }
+        set {
+            verification = ClipboardVerification()
+            storage.modelContents = newValue
+        }
+    }
     /// Whether the document, as it is, has passed `check()` (set when it is decoded, cleared by a change).
     var verification = ClipboardVerification()
+    /// The document's members; each property above clears `verification` when it changes.
+    private var storage: Storage
+
+    private struct Storage: Hashable, Sendable {
+        var entities: [EntityInfo]
+        var versionIdentifiers: [String]
+        var sourceStore: String?
+        var roots: [String]
+        var objects: [Object]
+        var references: [Reference]
+        var modelContents: Data?
+    }
 
     public init(
         entities: [EntityInfo], versionIdentifiers: [String] = [], sourceStore: String? = nil, roots: [String] = [],
         objects: [Object] = [], references: [Reference] = [], modelContents: Data? = nil
     ) {
-        self.entities = entities
-        self.versionIdentifiers = versionIdentifiers
-        self.sourceStore = sourceStore
-        self.roots = roots
-        self.objects = objects
-        self.references = references
-        self.modelContents = modelContents
+        storage = Storage(
+            entities: entities, versionIdentifiers: versionIdentifiers, sourceStore: sourceStore, roots: roots,
+            objects: objects, references: references, modelContents: modelContents)
     }
 
     /// The source model the document carries, if any.
@@ -315,7 +400,7 @@ struct LocalIDTable {
 
     /// `o12` → (shift 0, 12), `r3` → (shift 4, 3); nil for ids of another form.
     @inline(__always)
-    private static func parse(_ id: String) -> (shift: UInt8, number: Int)? {
+    static func parse(_ id: String) -> (shift: UInt8, number: Int)? {
         var utf8 = id.utf8.makeIterator()
         let shift: UInt8
         switch utf8.next() {

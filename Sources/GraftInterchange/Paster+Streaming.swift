@@ -95,17 +95,8 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
 
         /// `o12` → 12; nil for ids of any other form.
         static func number(_ id: String) -> Int64? {
-            var utf8 = id.utf8.makeIterator()
-            guard utf8.next() == UInt8(ascii: "o") else { return nil }
-            var number: Int64 = 0, digits = 0
-            while let byte = utf8.next() {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 12,
-                    digits > 0 || byte != UInt8(ascii: "0")
-                else { return nil }
-                number = number * 10 + Int64(byte - UInt8(ascii: "0"))
-                digits += 1
-            }
-            return digits > 0 ? number : nil
+            guard let found = LocalIDTable.parse(id), found.shift == 0 else { return nil }
+            return Int64(found.number)
         }
 
         /// Records the object's id; false when the document used it already.
