@@ -1,6 +1,6 @@
 import Foundation
 import GraftCore
-import GraftModel
+@_spi(GraftInternal) import GraftModel
 
 /// A store's metadata: its UUID, its type, and the metadata dictionary Core Data keeps with every store
 /// (store type, model version hashes, digest and checksum, version identifiers, framework version).

@@ -3,14 +3,14 @@ import Foundation
 import GraftCore
 
 /// Raw deflate (no zlib header; window bits −15), as Core Data compresses a store's model cache.
-package enum RawDeflate {
+@_spi(GraftInternal) public enum RawDeflate {
     /// Decompresses raw-deflate data.
     ///
     /// - Parameter limit: the most bytes the output may have; corrupt or hostile input cannot make
     ///   Graft allocate more.
     /// - Throws: `GraftError.malformedInput` for data that is not raw deflate, is truncated, or inflates
     ///   beyond `limit`.
-    package static func inflate(_ data: Data, limit: Int = 256 << 20) throws -> Data {
+    public static func inflate(_ data: Data, limit: Int = 256 << 20) throws -> Data {
         var stream = z_stream()
         guard czlib_inflate_init2(&stream, -15) == Z_OK else {
             throw GraftError(.io, "zlib could not start inflating")
@@ -47,7 +47,7 @@ package enum RawDeflate {
     }
 
     /// Compresses data with raw deflate at the default level.
-    package static func deflate(_ data: Data) throws -> Data {
+    public static func deflate(_ data: Data) throws -> Data {
         var stream = z_stream()
         guard czlib_deflate_init2(&stream, Z_DEFAULT_COMPRESSION, -15) == Z_OK else {
             throw GraftError(.io, "zlib could not start deflating")

@@ -1,7 +1,7 @@
 import Foundation
 import GraftCore
 import GraftGraph
-import GraftModel
+@_spi(GraftInternal) import GraftModel
 
 /// What a Core Data SQLite store says about itself: its UUID, its metadata, and the model it keeps in
 /// its model cache.

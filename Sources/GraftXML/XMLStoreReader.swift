@@ -1,7 +1,7 @@
 import Foundation
 import GraftCore
 import GraftGraph
-import GraftModel
+@_spi(GraftInternal) import GraftModel
 
 /// Reads a Core Data XML store as a stream of snapshots.
 ///

@@ -2,7 +2,7 @@ import Foundation
 import GraftBinary
 import GraftCore
 import GraftGraph
-import GraftModel
+@_spi(GraftInternal) import GraftModel
 import GraftTestSupport
 import Testing
 

@@ -3,7 +3,7 @@ import GraftCore
 import GraftTestSupport
 import Testing
 
-@testable import GraftModel
+@_spi(GraftInternal) @testable import GraftModel
 
 /// Compiled models Graft writes: read back by Graft's reader, by other property-list readers, and
 /// compared in shape with the `.mom` files and model caches Apple's tools wrote.

@@ -2,7 +2,7 @@ import Foundation
 import GraftCore
 import Testing
 
-@testable import GraftModel
+@_spi(GraftInternal) @testable import GraftModel
 
 @Suite struct DeflateTests {
     @Test func rawDeflateRoundTrips() throws {

@@ -3,7 +3,7 @@ import GraftCore
 import GraftTestSupport
 import Testing
 
-@testable import GraftModel
+@_spi(GraftInternal) @testable import GraftModel
 
 /// Model files hold what a model built in code or by a newer Xcode can hold, and Core Data reads more
 /// than it would let an editor write: a maximum count of -1 on a to-many, an `ordered` flag on a to-one.

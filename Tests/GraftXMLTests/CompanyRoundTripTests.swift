@@ -1,7 +1,7 @@
 import Foundation
 import GraftCore
 import GraftGraph
-import GraftModel
+@_spi(GraftInternal) import GraftModel
 import GraftTestSupport
 import GraftXML
 import Testing

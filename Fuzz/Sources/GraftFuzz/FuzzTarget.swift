@@ -1,5 +1,6 @@
 import Foundation
 import Graft
+@_spi(GraftInternal) import GraftModel
 
 /// One reader to fuzz: a name for the command line, a line for `--help`, and what to do with one input.
 ///
