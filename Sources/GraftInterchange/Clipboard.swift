@@ -27,44 +27,11 @@ public struct Clipboard: Hashable, Sendable {
     public static let formatVersion = 1
 
     /// The model the objects were copied from: entity name → version hash, in name order.
-    public var entities: [EntityInfo] {
-        get { storage.entities }
-        // In place, so that changing one object does not copy the others.
-        _modify {
-            verification = ClipboardVerification()
-            yield &storage.entities
-        }
-        set {
-            verification = ClipboardVerification()
-            storage.entities = newValue
-        }
-    }
+    public var entities: [EntityInfo] { didSet { verification = ClipboardVerification() } }
     /// The source model's version identifiers.
-    public var versionIdentifiers: [String] {
-        get { storage.versionIdentifiers }
-        // In place, so that changing one object does not copy the others.
-        _modify {
-            verification = ClipboardVerification()
-            yield &storage.versionIdentifiers
-        }
-        set {
-            verification = ClipboardVerification()
-            storage.versionIdentifiers = newValue
-        }
-    }
+    public var versionIdentifiers: [String] { didSet { verification = ClipboardVerification() } }
     /// The source store's UUID, if the objects came from a store.
-    public var sourceStore: String? {
-        get { storage.sourceStore }
-        // In place, so that changing one object does not copy the others.
-        _modify {
-            verification = ClipboardVerification()
-            yield &storage.sourceStore
-        }
-        set {
-            verification = ClipboardVerification()
-            storage.sourceStore = newValue
-        }
-    }
+    public var sourceStore: String? { didSet { verification = ClipboardVerification() } }
     /// The local ids of the objects that were chosen (the rest came along by the selection's rules).
     public var roots: [String] {
         get { storage.roots }
@@ -106,40 +73,28 @@ public struct Clipboard: Hashable, Sendable {
     }
     /// The whole source model in Xcode's `contents` format (see `Formats/models.md`), so that a paste can
     /// create a new store with it; nil when the copy left it out.
-    public var modelContents: Data? {
-        get { storage.modelContents }
-        // In place, so that changing one object does not copy the others.
-        _modify {
-            verification = ClipboardVerification()
-            yield &storage.modelContents
-        }
-        set {
-            verification = ClipboardVerification()
-            storage.modelContents = newValue
-        }
-    }
+    public var modelContents: Data? { didSet { verification = ClipboardVerification() } }
     /// Whether the document, as it is, has passed `check()` (set when it is decoded, cleared by a change).
     var verification = ClipboardVerification()
-    /// The document's members; each property above clears `verification` when it changes.
+    /// The document's long members; each property above clears `verification` when it changes.
     private var storage: Storage
 
+    /// The arrays that can be long, changed in place through their properties' `_modify`.
     private struct Storage: Hashable, Sendable {
-        var entities: [EntityInfo]
-        var versionIdentifiers: [String]
-        var sourceStore: String?
         var roots: [String]
         var objects: [Object]
         var references: [Reference]
-        var modelContents: Data?
     }
 
     public init(
         entities: [EntityInfo], versionIdentifiers: [String] = [], sourceStore: String? = nil, roots: [String] = [],
         objects: [Object] = [], references: [Reference] = [], modelContents: Data? = nil
     ) {
-        storage = Storage(
-            entities: entities, versionIdentifiers: versionIdentifiers, sourceStore: sourceStore, roots: roots,
-            objects: objects, references: references, modelContents: modelContents)
+        storage = Storage(roots: roots, objects: objects, references: references)
+        self.entities = entities
+        self.versionIdentifiers = versionIdentifiers
+        self.sourceStore = sourceStore
+        self.modelContents = modelContents
     }
 
     /// The source model the document carries, if any.
