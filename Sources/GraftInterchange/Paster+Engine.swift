@@ -192,6 +192,18 @@ struct PasteEngine {
         return Result(pasted: work.pasted, inserted: inserted, updated: updated, violations: violations)
     }
 
+    /// The target index of the property `name`, looking first where the previous one left off (objects
+    /// list their properties in the order the clipboard's entity does), then everywhere.
+    static func match(_ name: String, in properties: [(name: String, index: Int?)], cursor: inout Int) -> Int? {
+        if cursor < properties.count, properties[cursor].name == name {
+            cursor += 1
+            return properties[cursor - 1].index
+        }
+        guard let found = properties.firstIndex(where: { $0.name == name }) else { return nil }
+        cursor = found + 1
+        return properties[found].index
+    }
+
     /// The engine's working state: one slot per object the paste writes or may change.
     private struct Work<Target: PasteStoreTarget> {
         let plan: PastePlan
@@ -288,7 +300,7 @@ struct PasteEngine {
                     }
                     var cursor = 0
                     for named in object.attributes {
-                        guard let index = Self.match(named.name, in: entry.attributes, cursor: &cursor) else {
+                        guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
                         snapshot.attributes[index] = try plan.convert(
@@ -307,7 +319,7 @@ struct PasteEngine {
                     for index in entry.mapping.covered { values[index] = nil }
                     var cursor = 0
                     for named in object.attributes {
-                        guard let index = Self.match(named.name, in: entry.attributes, cursor: &cursor) else {
+                        guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
                         values[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
@@ -333,7 +345,9 @@ struct PasteEngine {
                 if case .skip = plan.actions[object.id] ?? .insert { continue }
                 var cursor = 0
                 for link in object.relationships {
-                    guard let index = Self.match(link.name, in: entry.relationships, cursor: &cursor) else { continue }
+                    guard let index = PasteEngine.match(link.name, in: entry.relationships, cursor: &cursor) else {
+                        continue
+                    }
                     let start = targets.count
                     var seen = link.targets.count > 32 ? Set<Int32>() : nil
                     for id in link.targets {
@@ -569,18 +583,6 @@ struct PasteEngine {
                 }
             }
             return found
-        }
-
-        /// The target index of the property `name`, looking first where the previous one left off (objects
-        /// list their properties in the order the clipboard's entity does), then everywhere.
-        static func match(_ name: String, in properties: [(name: String, index: Int?)], cursor: inout Int) -> Int? {
-            if cursor < properties.count, properties[cursor].name == name {
-                cursor += 1
-                return properties[cursor - 1].index
-            }
-            guard let found = properties.firstIndex(where: { $0.name == name }) else { return nil }
-            cursor = found + 1
-            return properties[found].index
         }
     }
 }

@@ -223,7 +223,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         // Per clipboard entity: its mapping, attribute names, and relationship positions in the target.
         let mappings = header.entities.map { plan.mappings[$0.name] }
         let attributeLists = header.entities.map { info in
-            info.attributes.map { ($0.name, plan.mappings[info.name]?.attributes[$0.name]) }
+            info.attributes.map { (name: $0.name, index: plan.mappings[info.name]?.attributes[$0.name]) }
         }
         // Links are in slot order: each link's entity is found through its slot as the loop goes.
         var slot = 0
@@ -324,7 +324,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 let attributes = attributeLists[Int(layout.entityOfSlot[slot])]
                 var cursor = 0
                 for named in object.attributes {
-                    guard let index = Self.match(named.name, in: attributes, cursor: &cursor) else { continue }
+                    guard let index = PasteEngine.match(named.name, in: attributes, cursor: &cursor) else { continue }
                     snapshot.attributes[index] = try plan.convert(
                         named.value, to: entity.attributes[index], object: object.id)
                 }
@@ -471,16 +471,5 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
         // In slot order; within a slot, in the order the links were read.
         return extras.enumerated().sorted { ($0.element.slot, $0.offset) < ($1.element.slot, $1.offset) }.map(\.element)
-    }
-
-    /// The target index of the attribute `name`, looking first where the previous one left off.
-    private static func match(_ name: String, in properties: [(String, Int?)], cursor: inout Int) -> Int? {
-        if cursor < properties.count, properties[cursor].0 == name {
-            cursor += 1
-            return properties[cursor - 1].1
-        }
-        guard let found = properties.firstIndex(where: { $0.0 == name }) else { return nil }
-        cursor = found + 1
-        return properties[found].1
     }
 }
