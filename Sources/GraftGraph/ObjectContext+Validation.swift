@@ -252,23 +252,30 @@ extension RuleViolation {
                 RuleViolation(
                     entity: entity.name, object: label, property: key, rule: broken.rule, message: broken.message))
         }
-        for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
-            for broken in AttributeRules.broken(snapshot.attributes[index], for: attribute) {
-                fail(attribute.name, broken)
+        // By index, for this runs once per object of a paste: binding each description to a name would
+        // copy it, retaining every string it holds.
+        for index in entity.attributes.indices where !entity.attributes[index].isTransient {
+            for broken in AttributeRules.broken(snapshot.attributes[index], for: entity.attributes[index]) {
+                fail(entity.attributes[index].name, broken)
             }
         }
-        for relationship in entity.relationships where !relationship.isTransient {
-            let value = snapshot.relationships[relationship.index]
+        for position in entity.relationships.indices where !entity.relationships[position].isTransient {
+            let value = snapshot.relationships[entity.relationships[position].index]
             if case .unloaded = value { continue }
-            let destination = model.destination(of: relationship)
+            let destination = entity.relationships[position].destinationIndex
             let refs = value.refs
-            for target in refs where !model.isKind(model.descriptions[target.entity], of: destination) {
+            for target in refs
+            where target.entity != destination
+                && !model.descriptions[target.entity].ancestorIndices.contains(destination)
+            {
                 fail(
-                    relationship.name,
-                    RelationshipRules.wrongDestination(model.descriptions[target.entity], destination))
+                    entity.relationships[position].name,
+                    RelationshipRules.wrongDestination(
+                        model.descriptions[target.entity], model.descriptions[destination]))
             }
-            if let broken = RelationshipRules.broken(count: refs.count, for: relationship.declaration) {
-                fail(relationship.name, broken)
+            if let broken = RelationshipRules.broken(count: refs.count, for: entity.relationships[position].declaration)
+            {
+                fail(entity.relationships[position].name, broken)
             }
         }
         return found
@@ -405,32 +412,37 @@ package struct UniquenessCheck {
             message: "\(earlier) already has \(shown): the uniqueness constraint forbids a second")
     }
 
-    /// Per entity, its constraints as attribute indices with the group they are checked in (the root
-    /// entity and the constraint's names: subentities share their root's constraints).
-    private let constraints: [[(group: String, names: [String], indices: [Int])]]
+    /// Per entity, its constraints as attribute indices with the group they are checked in (by number: a
+    /// group is the root entity and the constraint's names, for subentities share their root's
+    /// constraints).
+    private let constraints: [[(group: Int, names: [String], indices: [Int])]]
     // Per group, the position of the first object with each combination of values (single values are
     // kept apart from combinations, so that the common case makes no array per object).
-    private var takenSingle: [String: [Value: Int]] = [:]
-    private var takenCombined: [String: [[Value]: Int]] = [:]
+    private var takenSingle: [[Value: Int]]
+    private var takenCombined: [[[Value]: Int]]
     /// With `hashesOnly`, per group, the position of the first object with each hash of values.
     private let hashesOnly: Bool
-    private var takenHashes: [String: [Int: Int32]] = [:]
+    private var takenHashes: [[Int: Int32]]
 
     /// - Parameter hashesOnly: keep only a hash of each object's values (a few bytes an object, for
     ///   millions of objects): then a clash may also be two different values with the same hash, so it
     ///   is a reason to check exactly, not a verdict.
     package init(model: Model, hashesOnly: Bool = false) {
         self.hashesOnly = hashesOnly
+        var groups: [String: Int] = [:]
         constraints = model.descriptions.map { entity in
             entity.uniquenessConstraints.compactMap { constraint in
                 let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
                 guard indices.count == constraint.count else { return nil }
-                return (
-                    "\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))", constraint,
-                    indices
-                )
+                let name = "\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))"
+                let group = groups[name] ?? groups.count
+                groups[name] = group
+                return (group, constraint, indices)
             }
         }
+        takenSingle = Array(repeating: [:], count: groups.count)
+        takenCombined = Array(repeating: [:], count: groups.count)
+        takenHashes = Array(repeating: [:], count: groups.count)
     }
 
     /// Notes the snapshot's constraint values; returns the constraints whose values an earlier object had.
@@ -439,26 +451,37 @@ package struct UniquenessCheck {
         var clashes: [Clash] = []
         for constraint in constraints[snapshot.ref.entity] {
             let earlier: Int?
-            let values: [Value]
             if hashesOnly {
-                values = constraint.indices.compactMap { snapshot.attributes[$0] }
-                guard values.count == constraint.indices.count else { continue }
-                let hash = values.count == 1 ? values[0].hashValue : values.hashValue
-                let first = takenHashes[constraint.group, default: [:]].updateValue(Int32(position), forKey: hash)
-                if let first { takenHashes[constraint.group]![hash] = first }
+                var hasher = Hasher()
+                var complete = true
+                for index in constraint.indices {
+                    guard let value = snapshot.attributes[index] else {
+                        complete = false
+                        break
+                    }
+                    hasher.combine(value)
+                }
+                guard complete else { continue }
+                let hash = hasher.finalize()
+                let first = takenHashes[constraint.group].updateValue(Int32(position), forKey: hash)
+                if let first { takenHashes[constraint.group][hash] = first }
                 earlier = first.map(Int.init)
             } else if constraint.indices.count == 1 {
                 guard let value = snapshot.attributes[constraint.indices[0]] else { continue }
-                earlier = takenSingle[constraint.group, default: [:]].updateValue(position, forKey: value)
-                if let earlier { takenSingle[constraint.group]![value] = earlier }
-                values = [value]
+                earlier = takenSingle[constraint.group].updateValue(position, forKey: value)
+                if let earlier { takenSingle[constraint.group][value] = earlier }
             } else {
-                values = constraint.indices.compactMap { snapshot.attributes[$0] }
+                let values = constraint.indices.compactMap { snapshot.attributes[$0] }
                 guard values.count == constraint.indices.count else { continue }
-                earlier = takenCombined[constraint.group, default: [:]].updateValue(position, forKey: values)
-                if let earlier { takenCombined[constraint.group]![values] = earlier }
+                earlier = takenCombined[constraint.group].updateValue(position, forKey: values)
+                if let earlier { takenCombined[constraint.group][values] = earlier }
             }
-            if let earlier { clashes.append(Clash(earlier: earlier, names: constraint.names, values: values)) }
+            if let earlier {
+                clashes.append(
+                    Clash(
+                        earlier: earlier, names: constraint.names,
+                        values: constraint.indices.compactMap { snapshot.attributes[$0] }))
+            }
         }
         return clashes
     }

@@ -28,6 +28,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     /// Called every ``ClipboardParts/progressInterval`` objects while they are skipped, so that a reader of a
     /// mapped file can hand back the pages behind it.
     var progress: (() -> Void)?
+    /// Whether objects are read without their attribute values (skipped, their syntax checked, and
+    /// given as none): for a pass that needs only the graph's shape.
+    var skipsValues = false
 
     init(_ source: Source) {
         self.source = source
@@ -366,7 +369,10 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             case 2:
                 entity = try entityIndex(label: id ?? kind.label(index))
             case 4:
-                if entity >= 0 {
+                if skipsValues && kind == .object {
+                    try expect(.dictionary, "the \(kind.values)", context: [.object(id ?? kind.label(index))])
+                    try source.skipValue()
+                } else if entity >= 0 {
                     values = try readValues(entity: entity, label: id ?? kind.label(index), what: kind.values)
                 } else {
                     try expect(.dictionary, "the \(kind.values)", context: [.object(id ?? kind.label(index))])

@@ -46,6 +46,10 @@ public struct ClipboardReader {
     private let referenceIDs: ClipboardIDs
     private var ids: ClipboardIDs
     private var index = 0
+    /// Whether ``next()`` gives objects without their attribute values, for a pass that needs only the
+    /// graph's shape (ids, entities, relationships); their syntax is still checked. Graft XML documents
+    /// give their values regardless.
+    var skipsValues = false
     private var finished = false
     private var failure: GraftError?
 
@@ -237,14 +241,17 @@ public struct ClipboardReader {
         case .json(var walker):
             engine = .moving
             defer { engine = .json(walker) }
+            walker.skipsValues = skipsValues
             return try walker.nextObject(index: index)
         case .plist(var walker):
             engine = .moving
             defer { engine = .plist(walker) }
+            walker.skipsValues = skipsValues
             return try walker.nextObject(index: index)
         case .binary(var walker):
             engine = .moving
             defer { engine = .binary(walker) }
+            walker.skipsValues = skipsValues
             return try walker.nextObject(index: index)
         case .xml(var reader):
             engine = .moving

@@ -64,32 +64,18 @@ public enum Conversion {
     }
 
     /// Streams every snapshot of `reader` into `writer` (a concrete writer type, so the per-object call is
-    /// direct), counting objects per entity.
-    ///
-    /// The reader runs on a thread of its own and hands snapshots over in batches, so that reading and
-    /// writing overlap (each is about half the work of a conversion). The writer sees exactly the
-    /// sequence a serial loop would give it, and errors are as a serial loop would meet them: the
-    /// reader's error comes after every snapshot read before it, and a writer's error stops the reader.
+    /// direct), counting objects per entity. The reader runs on a thread of its own (see
+    /// ``SnapshotStream``), as reading and writing are each about half the work of a conversion.
     static func pump<W: StoreWriter>(
         _ reader: any StoreReader, into writer: inout W, counts: inout [Int], total: Int?,
         progress: ((_ done: Int, _ total: Int?) -> Void)?
     ) throws {
-        let pipe = SnapshotPipe()
-        let reading = ReadingThread(reader: reader, pipe: pipe)
-        reading.start()
-        defer {
-            pipe.stop()
-            reading.wait()
-        }
         var done = 0
-        while let batch = try pipe.receive() {
-            for snapshot in batch {
-                try writer.write(snapshot)
-                counts[snapshot.ref.entity] += 1
-                done += 1
-                if done % 10_000 == 0 { progress?(done, total) }
-            }
-            pipe.recycle(batch)
+        try SnapshotStream.forEach(of: reader) { snapshot in
+            try writer.write(snapshot)
+            counts[snapshot.ref.entity] += 1
+            done += 1
+            if done % 10_000 == 0 { progress?(done, total) }
         }
     }
 
@@ -176,202 +162,5 @@ public enum Conversion {
             }
         }
         return report
-    }
-}
-
-/// Batches of snapshots on their way from a reading thread to the writing one, with at most a few
-/// batches in flight so that memory stays bounded.
-private final class SnapshotPipe: @unchecked Sendable {
-    static let batchSize = 256
-    static let batchesInFlight = 8
-
-    /// Thrown inside the reading thread when the writer has stopped, to end the read.
-    struct Stopped: Error {}
-
-    private let condition = NSCondition()
-    private var batches: [[Snapshot]] = []
-    /// Batches the writer is done with, for the reader to fill again: their snapshots' storage is
-    /// reused, so that snapshots cost no allocations once the first batches are made.
-    private var spare: [[Snapshot]] = []
-    private var first = 0
-    private var readerFinished = false
-    private var readerFailure: (any Error)?
-    private var stopped = false
-
-    /// Adds a batch; waits while the writer is behind. Throws `Stopped` when the writer has stopped.
-    func send(_ batch: [Snapshot]) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.count - first >= Self.batchesInFlight && !stopped { condition.wait() }
-        if stopped { throw Stopped() }
-        batches.append(batch)
-        condition.broadcast()
-    }
-
-    /// Ends the stream: after the batches already sent, the writer gets `failure` (or the end).
-    func finish(failure: (any Error)?) {
-        condition.lock()
-        defer { condition.unlock() }
-        readerFinished = true
-        readerFailure = failure
-        condition.broadcast()
-    }
-
-    /// The next batch; `nil` at the end of a complete read; throws the reader's error once every batch
-    /// read before it has been taken.
-    func receive() throws -> [Snapshot]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while first == batches.count && !readerFinished { condition.wait() }
-        if first < batches.count {
-            let batch = batches[first]
-            batches[first] = []
-            first += 1
-            if first == batches.count {
-                batches.removeAll(keepingCapacity: true)
-                first = 0
-            }
-            condition.broadcast()
-            return batch
-        }
-        if let readerFailure { throw readerFailure }
-        return nil
-    }
-
-    /// Gives back a batch the writer is done with.
-    func recycle(_ batch: [Snapshot]) {
-        condition.lock()
-        defer { condition.unlock() }
-        if !stopped && spare.count < Self.batchesInFlight { spare.append(batch) }
-    }
-
-    /// A batch to fill: one the writer gave back, or a new one.
-    func emptyBatch() -> [Snapshot] {
-        condition.lock()
-        defer { condition.unlock() }
-        if let batch = spare.popLast() { return batch }
-        var batch: [Snapshot] = []
-        batch.reserveCapacity(Self.batchSize)
-        return batch
-    }
-
-    /// Tells the reading thread to stop (when the writer has finished or failed).
-    func stop() {
-        condition.lock()
-        defer { condition.unlock() }
-        stopped = true
-        batches.removeAll()
-        spare.removeAll()
-        first = 0
-        condition.broadcast()
-    }
-}
-
-/// The thread that reads a document into a `SnapshotPipe`. The reader is used by this thread alone
-/// from `start()` until `wait()` returns.
-private final class ReadingThread: @unchecked Sendable {
-    private let reader: any StoreReader
-    private let pipe: SnapshotPipe
-    private let done = NSCondition()
-    private var isDone = false
-
-    init(reader: any StoreReader, pipe: SnapshotPipe) {
-        self.reader = reader
-        self.pipe = pipe
-    }
-
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.stackSize = 16 << 20
-        thread.start()
-    }
-
-    /// Waits until the thread has finished with the reader.
-    func wait() {
-        done.lock()
-        while !isDone { done.wait() }
-        done.unlock()
-    }
-
-    private func run() {
-        // Snapshots are copied into the batch's own storage rather than shared, so that the reader's
-        // snapshot stays uniquely referenced and can reuse its storage too.
-        var batch = pipe.emptyBatch()
-        var filled = 0
-        func sendFilled() throws {
-            if filled < batch.count { batch.removeLast(batch.count - filled) }
-            if !batch.isEmpty { try pipe.send(batch) }
-            batch = []
-            filled = 0
-        }
-        do {
-            try reader.forEachSnapshot { snapshot in
-                if filled < batch.count {
-                    batch[filled].copyContents(of: snapshot)
-                } else {
-                    batch.append(snapshot.copyWithOwnStorage())
-                }
-                filled += 1
-                if filled == SnapshotPipe.batchSize {
-                    try sendFilled()
-                    batch = pipe.emptyBatch()
-                }
-            }
-            try sendFilled()
-            pipe.finish(failure: nil)
-        } catch is SnapshotPipe.Stopped {
-            pipe.finish(failure: nil)
-        } catch {
-            // What was read before the failure goes first, as it would in a serial loop.
-            do {
-                try sendFilled()
-                pipe.finish(failure: error)
-            } catch {
-                pipe.finish(failure: nil)
-            }
-        }
-        done.lock()
-        isDone = true
-        done.broadcast()
-        done.unlock()
-    }
-}
-
-extension Snapshot {
-    /// The same snapshot in arrays of its own (none shared with `self`).
-    fileprivate func copyWithOwnStorage() -> Snapshot {
-        Snapshot(
-            ref: ref, attributes: attributes.map { $0 },
-            relationships: relationships.map { value in
-                if case .toMany(let refs) = value { return .toMany(refs.isEmpty ? [] : refs.map { $0 }) }
-                return value
-            })
-    }
-
-    /// Makes this snapshot equal to `source`, reusing this one's arrays (which must not be shared) and
-    /// sharing none with `source`.
-    fileprivate mutating func copyContents(of source: Snapshot) {
-        guard attributes.count == source.attributes.count, relationships.count == source.relationships.count else {
-            self = source.copyWithOwnStorage()
-            return
-        }
-        ref = source.ref
-        for index in attributes.indices { attributes[index] = source.attributes[index] }
-        for index in relationships.indices {
-            switch source.relationships[index] {
-            case .toMany(let refs):
-                if case .toMany(var mine) = relationships[index] {
-                    if mine.isEmpty && refs.isEmpty { continue }
-                    relationships[index] = .unloaded  // so that `mine` is uniquely referenced
-                    mine.removeAll(keepingCapacity: true)
-                    mine.append(contentsOf: refs)
-                    relationships[index] = .toMany(mine)
-                } else {
-                    relationships[index] = .toMany(refs.isEmpty ? [] : refs.map { $0 })
-                }
-            case let other:
-                relationships[index] = other
-            }
-        }
     }
 }

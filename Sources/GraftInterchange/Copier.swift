@@ -259,7 +259,8 @@ public struct Copier {
     /// entity list holds only the entities used; so the text encodings write the objects to a temporary
     /// file as they are read, then the header, then the file's bytes; a binary property list, whose
     /// numbering starts with the header, reads the document twice (the ids first, then the objects).
-    /// What is kept is the ids (16 bytes an object) and, for binary property lists, the offsets.
+    /// What is kept is the ids (16 bytes an object) and, for binary property lists, the offsets. The store
+    /// is read on a thread of its own while the objects are written (see ``SnapshotStream``).
     ///
     /// For example:
     ///
@@ -288,7 +289,7 @@ public struct Copier {
             if encoding == .binaryPlist {
                 // The ids and the capacity first; the document's objects are numbered after the roots.
                 var capacity = ClipboardWriter.Capacity()
-                try reader.forEachSnapshot { snapshot in
+                try SnapshotStream.forEach(of: reader) { snapshot in
                     let object = try copying.object(snapshot)
                     used.insert(snapshot.ref.entity)
                     counts[snapshot.ref.entity, default: 0] += 1
@@ -301,7 +302,7 @@ public struct Copier {
                 var writer = try ClipboardWriter(
                     encoding: encoding, header: header, capacity: capacity, output: output)
                 var done = 0
-                try reader.forEachSnapshot { snapshot in
+                try SnapshotStream.forEach(of: reader) { snapshot in
                     try copying.write(snapshot, with: &writer)
                     done += 1
                     if done % 10_000 == 0 { progress?(done, copying.total) }
@@ -323,7 +324,7 @@ public struct Copier {
                 capacity: nil, output: objectsOutput)
             try objectsOutput.flush()
             target.forward = { try spill.write($0) }
-            try reader.forEachSnapshot { snapshot in
+            try SnapshotStream.forEach(of: reader) { snapshot in
                 let object = try copying.object(snapshot)
                 used.insert(snapshot.ref.entity)
                 counts[snapshot.ref.entity, default: 0] += 1

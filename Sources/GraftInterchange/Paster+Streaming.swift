@@ -11,6 +11,8 @@ protocol ClipboardObjectSource {
     mutating func next() throws -> Clipboard.Object?
     /// Back to the first object.
     mutating func rewind() throws
+    /// Whether ``next()`` may leave the objects' attribute values out (a pass over the graph's shape).
+    var skipsValues: Bool { get set }
 }
 
 /// The objects of a clipboard in memory.
@@ -21,6 +23,8 @@ struct ClipboardObjects: ClipboardObjectSource {
     init(_ clipboard: Clipboard) { self.clipboard = clipboard }
 
     var header: Clipboard.Header { clipboard.header }
+    /// Ignored: the values are in memory already.
+    var skipsValues = false
 
     mutating func next() throws -> Clipboard.Object? {
         guard position < clipboard.objects.count else { return nil }
@@ -37,6 +41,10 @@ struct FileObjects: ClipboardObjectSource {
     let path: String
 
     var header: Clipboard.Header { reader.header }
+    var skipsValues: Bool {
+        get { reader.skipsValues }
+        set { reader.skipsValues = newValue }
+    }
 
     mutating func next() throws -> Clipboard.Object? {
         do {
@@ -172,7 +180,9 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 uniquingKeysWith: { first, _ in first })
         }
 
-        // First pass: entities, ids and links.
+        // First pass: entities, ids and links; the values wait for the second.
+        source.skipsValues = true
+        defer { source.skipsValues = false }
         var layout = Layout()
         var clipboardRelationship: [UInt16] = []
         var objectEntities = Set<String>()
@@ -296,7 +306,8 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         // The other side of each link, where the clipboard did not state it.
         guard let extras = inverses(layout, targetEntity: targetEntity) else { return .needsEngine(keys: allocated) }
 
-        // Second pass: snapshots, checked and written.
+        // Second pass: snapshots, made and checked on a thread of their own while the writer writes them.
+        source.skipsValues = false
         try source.rewind()
         var writer: (any StoreWriter)?
         if !options.dryRun {
@@ -307,13 +318,11 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 writer = try store.inserter()
             }
         }
-        // Hashes only: a clash, real or not, hands the paste to the engine, which checks exactly.
-        var uniqueness = UniquenessCheck(model: model, hashesOnly: true)
-        var extra = 0
-        var written = 0
-        do {
+        var pass = source
+        let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void = { [plan] emit in
+            var extra = 0
             var slot = 0
-            while let object = try source.next() {
+            while let object = try pass.next() {
                 defer { slot += 1 }
                 guard let mapping = mappings[Int(layout.entityOfSlot[slot])] else { continue }
                 let entity = mapping.target
@@ -359,24 +368,40 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                         snapshot.relationships[Int(index)] = .toOne(ref(Int(from)))
                     }
                 }
-                guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty,
-                    uniqueness.add(snapshot, at: slot).isEmpty
-                else {
-                    writer?.cancel()
-                    return .needsEngine(keys: allocated)
-                }
-                guard writer != nil else { continue }
+                try emit(snapshot)
+            }
+        }
+        // The rules are checked where the snapshots are written, as making them is the longer half. Hashes
+        // only: a clash, real or not, hands the paste to the engine, which checks exactly.
+        var uniqueness = UniquenessCheck(model: model, hashesOnly: true)
+        var checked = 0
+        func check(_ snapshot: Snapshot) throws {
+            guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty,
+                uniqueness.add(snapshot, at: checked).isEmpty
+            else { throw Handover() }
+            checked += 1
+        }
+        do {
+            guard writer != nil else {
+                try produce(check)
+                return .pasted(report)
+            }
+            var written = 0
+            try SnapshotStream.run(producing: produce) { snapshot in
+                try check(snapshot)
                 try writer!.write(snapshot)
                 written += 1
                 if written % 10_000 == 0 { progress?(written, layout.count) }
             }
-            guard writer != nil else { return .pasted(report) }
             progress?(written, layout.count)
             if var file = writer as? any StoreFileWriter {
                 try file.finishHoldingLock().release()
             } else {
                 try writer!.finish()
             }
+        } catch is Handover {
+            writer?.cancel()
+            return .needsEngine(keys: allocated)
         } catch {
             writer?.cancel()
             throw error
@@ -388,6 +413,9 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 entityNames: names, storeIdentifier: destination.identifier))
         return .pasted(report)
     }
+
+    /// Thrown by the second pass where the paste needs the engine: a rule broken, or values that may clash.
+    private struct Handover: Error {}
 
     /// The slot whose links include `link`.
     private func slot(ofLink link: Int, in layout: Layout) -> Int {

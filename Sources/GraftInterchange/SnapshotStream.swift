@@ -1,0 +1,235 @@
+import Foundation
+import GraftGraph
+
+/// Overlaps making snapshots with writing them: a producer (a store's reader, a paste's second pass)
+/// runs on a thread of its own and hands its snapshots over in batches to the consumer on the calling
+/// thread (a store writer), so that the two halves of the work take the time of the longer one rather
+/// than of both.
+///
+/// The consumer sees exactly the sequence a serial loop would give it, and errors are as a serial loop
+/// would meet them: the producer's error comes after every snapshot made before it, and a consumer's
+/// error stops the producer.
+enum SnapshotStream {
+    /// Every snapshot of `reader`, read on a thread of its own, given to `body` here, in the reader's order.
+    static func forEach(of reader: any StoreReader, _ body: (Snapshot) throws -> Void) throws {
+        try run(producing: { emit in try reader.forEachSnapshot(emit) }, consuming: body)
+    }
+
+    /// Runs `produce` on a thread of its own, giving each snapshot it emits to `consume` here, in order.
+    ///
+    /// `produce` and what it captures are used by that thread alone until this function returns, so it
+    /// may capture state the caller reads afterwards.
+    static func run(
+        producing produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void,
+        consuming consume: (Snapshot) throws -> Void
+    ) throws {
+        let pipe = SnapshotPipe()
+        let thread = ProducingThread(produce: produce, pipe: pipe)
+        thread.start()
+        defer {
+            pipe.stop()
+            thread.wait()
+        }
+        while let batch = try pipe.receive() {
+            for snapshot in batch { try consume(snapshot) }
+            pipe.recycle(batch)
+        }
+    }
+}
+
+/// Batches of snapshots on their way from a producing thread to the consuming one, with at most a few
+/// batches in flight so that memory stays bounded.
+private final class SnapshotPipe: @unchecked Sendable {
+    static let batchSize = 256
+    static let batchesInFlight = 8
+
+    /// Thrown inside the producing thread when the consumer has stopped, to end the production.
+    struct Stopped: Error {}
+
+    private let condition = NSCondition()
+    private var batches: [[Snapshot]] = []
+    /// Batches the consumer is done with, for the producer to fill again: their snapshots' storage is
+    /// reused, so that snapshots cost no allocations once the first batches are made.
+    private var spare: [[Snapshot]] = []
+    private var first = 0
+    private var producerFinished = false
+    private var producerFailure: (any Error)?
+    private var stopped = false
+
+    /// Adds a batch; waits while the writer is behind. Throws `Stopped` when the writer has stopped.
+    func send(_ batch: [Snapshot]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count - first >= Self.batchesInFlight && !stopped { condition.wait() }
+        if stopped { throw Stopped() }
+        batches.append(batch)
+        condition.broadcast()
+    }
+
+    /// Ends the stream: after the batches already sent, the writer gets `failure` (or the end).
+    func finish(failure: (any Error)?) {
+        condition.lock()
+        defer { condition.unlock() }
+        producerFinished = true
+        producerFailure = failure
+        condition.broadcast()
+    }
+
+    /// The next batch; `nil` at the end of a complete read; throws the producer's error once every batch
+    /// read before it has been taken.
+    func receive() throws -> [Snapshot]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while first == batches.count && !producerFinished { condition.wait() }
+        if first < batches.count {
+            let batch = batches[first]
+            batches[first] = []
+            first += 1
+            if first == batches.count {
+                batches.removeAll(keepingCapacity: true)
+                first = 0
+            }
+            condition.broadcast()
+            return batch
+        }
+        if let producerFailure { throw producerFailure }
+        return nil
+    }
+
+    /// Gives back a batch the writer is done with.
+    func recycle(_ batch: [Snapshot]) {
+        condition.lock()
+        defer { condition.unlock() }
+        if !stopped && spare.count < Self.batchesInFlight { spare.append(batch) }
+    }
+
+    /// A batch to fill: one the writer gave back, or a new one.
+    func emptyBatch() -> [Snapshot] {
+        condition.lock()
+        defer { condition.unlock() }
+        if let batch = spare.popLast() { return batch }
+        var batch: [Snapshot] = []
+        batch.reserveCapacity(Self.batchSize)
+        return batch
+    }
+
+    /// Tells the reading thread to stop (when the writer has finished or failed).
+    func stop() {
+        condition.lock()
+        defer { condition.unlock() }
+        stopped = true
+        batches.removeAll()
+        spare.removeAll()
+        first = 0
+        condition.broadcast()
+    }
+}
+
+/// The thread that runs a producer into a `SnapshotPipe`. The producer is used by this thread alone
+/// from `start()` until `wait()` returns.
+private final class ProducingThread: @unchecked Sendable {
+    private let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void
+    private let pipe: SnapshotPipe
+    private let done = NSCondition()
+    private var isDone = false
+
+    init(produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void, pipe: SnapshotPipe) {
+        self.produce = produce
+        self.pipe = pipe
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.stackSize = 16 << 20
+        thread.start()
+    }
+
+    /// Waits until the thread has finished with the producer.
+    func wait() {
+        done.lock()
+        while !isDone { done.wait() }
+        done.unlock()
+    }
+
+    private func run() {
+        // Snapshots are copied into the batch's own storage rather than shared, so that the producer's
+        // snapshot stays uniquely referenced and can reuse its storage too.
+        var batch = pipe.emptyBatch()
+        var filled = 0
+        func sendFilled() throws {
+            if filled < batch.count { batch.removeLast(batch.count - filled) }
+            if !batch.isEmpty { try pipe.send(batch) }
+            batch = []
+            filled = 0
+        }
+        do {
+            try produce { snapshot in
+                if filled < batch.count {
+                    batch[filled].copyContents(of: snapshot)
+                } else {
+                    batch.append(snapshot.copyWithOwnStorage())
+                }
+                filled += 1
+                if filled == SnapshotPipe.batchSize {
+                    try sendFilled()
+                    batch = pipe.emptyBatch()
+                }
+            }
+            try sendFilled()
+            pipe.finish(failure: nil)
+        } catch is SnapshotPipe.Stopped {
+            pipe.finish(failure: nil)
+        } catch {
+            // What was read before the failure goes first, as it would in a serial loop.
+            do {
+                try sendFilled()
+                pipe.finish(failure: error)
+            } catch {
+                pipe.finish(failure: nil)
+            }
+        }
+        done.lock()
+        isDone = true
+        done.broadcast()
+        done.unlock()
+    }
+}
+
+extension Snapshot {
+    /// The same snapshot in arrays of its own (none shared with `self`).
+    fileprivate func copyWithOwnStorage() -> Snapshot {
+        Snapshot(
+            ref: ref, attributes: attributes.map { $0 },
+            relationships: relationships.map { value in
+                if case .toMany(let refs) = value { return .toMany(refs.isEmpty ? [] : refs.map { $0 }) }
+                return value
+            })
+    }
+
+    /// Makes this snapshot equal to `source`, reusing this one's arrays (which must not be shared) and
+    /// sharing none with `source`.
+    fileprivate mutating func copyContents(of source: Snapshot) {
+        guard attributes.count == source.attributes.count, relationships.count == source.relationships.count else {
+            self = source.copyWithOwnStorage()
+            return
+        }
+        ref = source.ref
+        for index in attributes.indices { attributes[index] = source.attributes[index] }
+        for index in relationships.indices {
+            switch source.relationships[index] {
+            case .toMany(let refs):
+                if case .toMany(var mine) = relationships[index] {
+                    if mine.isEmpty && refs.isEmpty { continue }
+                    relationships[index] = .unloaded  // so that `mine` is uniquely referenced
+                    mine.removeAll(keepingCapacity: true)
+                    mine.append(contentsOf: refs)
+                    relationships[index] = .toMany(mine)
+                } else {
+                    relationships[index] = .toMany(refs.isEmpty ? [] : refs.map { $0 })
+                }
+            case let other:
+                relationships[index] = other
+            }
+        }
+    }
+}
