@@ -12,6 +12,7 @@ extension ObjectContext {
     /// - Throws: `GraftError.validationFailed` listing every failure, or the store's error.
     public func save(validating: Bool = true) throws {
         guard hasChanges else { return }
+        try prepareForSave()  // pending changes processed, will-save observers, `willSave()`
         if validating { try validate() }
         let inserted = insertedObjects
         let updated = updatedObjects
@@ -36,6 +37,7 @@ extension ObjectContext {
         let snapshot = { (object: ManagedObject) in self.storedSnapshot(of: object, ref: ref) }
         let changes = StoreChanges(
             inserted: inserted.map(snapshot), updated: updated.map(snapshot), deleted: deleted.map { $0.objectID.ref })
+        let changedKeys = keysToReport(updated)
         try store.save(changes)
 
         // The store has the changes: make the context agree.
@@ -53,6 +55,7 @@ extension ObjectContext {
             object.context = nil
         }
         pending.removeAll()
+        finishSave(inserted: inserted, updated: updated, deleted: deleted, changedKeys: changedKeys, changes: changes)
     }
 
     /// The object as a snapshot of its current values (transient values left out; to-manys the store has
