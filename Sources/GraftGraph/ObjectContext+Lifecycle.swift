@@ -10,6 +10,8 @@ struct LifecycleState {
     /// Nesting of fetches under way.
     var fetchDepth = 0
     var awaitingAwake: [ManagedObject] = []
+    /// The objects of the save under way that get `didSave()`.
+    var saving: [ManagedObject] = []
 }
 
 /// A per-key validation rule of a managed-object subclass (Core Data's `validate<Key>:error:`).
@@ -153,6 +155,7 @@ extension ObjectContext {
     func prepareForSave() throws {
         processPendingChanges()
         for observer in observation.willSaveObservers { observer.handler(()) }
+        lifecycle.saving = []
         guard !lifecycle.classes.isEmpty else { return }
         var round = pending.values.filter(\.isSaveCandidate).sorted { $0.objectID < $1.objectID }
         var rounds = 0
@@ -171,29 +174,21 @@ extension ObjectContext {
             round = (observation.touched ?? [:]).values.filter(\.isSaveCandidate).sorted { $0.objectID < $1.objectID }
         }
         processPendingChanges()
+        lifecycle.saving = pending.values.filter { $0.isSaveCandidate && type(of: $0) != ManagedObject.self }
+            .sorted { $0.objectID < $1.objectID }
     }
 
     private static let willSaveRounds = 100
 
-    /// The changed keys of the objects a save updates, for did-save observers (read before the save
-    /// makes them unchanged); empty when nobody listens.
-    func keysToReport(_ updated: [ManagedObject]) -> [ObjectID: [String]] {
-        guard !observation.didSaveObservers.isEmpty else { return [:] }
-        var keys: [ObjectID: [String]] = [:]
-        for object in updated { keys[object.objectID] = object.changedValues().keys.sorted() }
-        return keys
-    }
-
-    /// The last part of a save: `didSave()` for every object written, then the did-save observers.
-    func finishSave(
-        inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject],
-        changedKeys: [ObjectID: [String]], changes: StoreChanges
-    ) {
-        for object in inserted + updated + deleted where type(of: object) != ManagedObject.self { object.didSave() }
-        guard !observation.didSaveObservers.isEmpty else { return }
-        let saved = SavedChanges(
-            storeIdentifier: store.identifier, inserted: inserted.map(\.objectID), updated: updated.map(\.objectID),
-            deleted: deleted.map(\.objectID), changedKeys: changedKeys, storeChanges: changes)
+    /// The last part of a save: `didSave()` for every object written (as `prepareForSave()` found them),
+    /// then the did-save observers, with what was saved.
+    func finishSave(_ saved: SaveChanges) {
+        let saving = lifecycle.saving
+        lifecycle.saving = []
+        if !saving.isEmpty {
+            let written = Set(saved.inserted + saved.updated + saved.deleted)
+            for object in saving where written.contains(object.objectID) { object.didSave() }
+        }
         for observer in observation.didSaveObservers { observer.handler(saved) }
     }
 }

@@ -107,7 +107,7 @@ struct ObservationState {
     var keyObservers: [ObjectIdentifier: [KeyObserver]] = [:]
     var changeObservers: [Observer<ContextChanges>] = []
     var willSaveObservers: [Observer<Void>] = []
-    var didSaveObservers: [Observer<SavedChanges>] = []
+    var didSaveObservers: [Observer<SaveChanges>] = []
 
     /// Primitive changes of the operation under way (forward, or backward for undo and reverts).
     var buffer: [(change: Change, forward: Bool)] = []
@@ -346,7 +346,7 @@ extension ObjectContext {
     }
 
     /// Calls `handler` after each successful save, once objects got `didSave()`, with what was saved.
-    public func observeDidSave(_ handler: @escaping (SavedChanges) -> Void) -> ObservationToken {
+    public func observeDidSave(_ handler: @escaping (SaveChanges) -> Void) -> ObservationToken {
         let id = observation.nextID()
         observation.didSaveObservers.append(.init(id: id, handler: handler))
         return token(id)
@@ -418,7 +418,7 @@ extension ObjectContext {
     }
 
     /// Saves as an asynchronous sequence of what each wrote (see ``observeDidSave(_:)``).
-    public func didSaveEvents() -> AsyncStream<SavedChanges> {
+    public func didSaveEvents() -> AsyncStream<SaveChanges> {
         ObservationStream.make { observeDidSave($0) }
     }
 }
