@@ -399,8 +399,8 @@ extension ObjectContext {
     // MARK: As asynchronous sequences
 
     /// The context's processed changes as an asynchronous sequence (see ``observeChanges(_:)``). The
-    /// sequence ends when the context goes away; a consumer that stops iterating stops the observation
-    /// at the next change.
+    /// sequence ends when the context goes away. When the consumer is done with it (its task is cancelled,
+    /// or it lets go of the sequence), the observation ends at the next change, on the context's thread.
     ///
     /// For example:
     ///

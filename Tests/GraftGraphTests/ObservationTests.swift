@@ -268,6 +268,27 @@ import Testing
         #expect(names == ["Ann", "Anne"])
     }
 
+    @Test(.timeLimit(.minutes(1))) func aConsumerThatStopsEndsTheObservationAtTheNextChange() async throws {
+        let context = ObjectContext(model: TestModels.kinds)
+        let ann = try context.insert("Person")
+        do {
+            let stream = try ann.changes(forKey: "name")
+            try ann.setValue("Ann", forKey: "name")
+            for await _ in stream { break }
+        }  // the consumer stops and lets the sequence go
+        #expect(!context.observation.keyObservers.isEmpty)  // until the next change is delivered
+        try ann.setValue("Anne", forKey: "name")
+        #expect(context.observation.keyObservers.isEmpty)
+    }
+
+    @Test func observingNeedsTheObjectsContext() throws {
+        var context: ObjectContext? = ObjectContext(model: TestModels.kinds)
+        let ann = try context!.insert("Person")
+        context = nil
+        #expect(throws: GraftError.self) { try ann.observe("name") { _ in } }
+        #expect(throws: GraftError.self) { try ann.changes(forKey: "name") }
+    }
+
     @Test(.timeLimit(.minutes(1))) func contextChangesAndSavesAsAsyncSequences() async throws {
         var context: ObjectContext? = ObjectContext(model: TestModels.kinds)
         let changes = context!.changes()
