@@ -551,8 +551,10 @@ extension ManagedObject {
     /// try employee.validateValue(&salary, forKey: "salary")   // throws: below the minimum 0 (and any custom rule)
     /// ```
     ///
-    /// - Parameter value: the proposed value; on return, the coerced value or the replacement a per-key
-    ///   rule chose.
+    /// - Parameters:
+    ///   - value: the proposed value; on return, the coerced value or the replacement a per-key rule
+    ///     chose.
+    ///   - key: an attribute or relationship of the object's entity.
     /// - Throws: `GraftError.validationFailed` naming the object and the key — with every broken rule in
     ///   `underlying` when there are several; `GraftError.notFound` for an unknown key.
     public func validateValue(_ value: inout Any?, forKey key: String) throws {
