@@ -353,7 +353,7 @@ extension ObjectContext {
     }
 
     /// Tells change observers what changed since they were last told: objects inserted, updated (with
-    /// their keys), deleted and refreshed. Saving, undo and redo call it; call it yourself to report
+    /// their keys), deleted and refreshed. Saving, undo, redo and rollback call it; call it yourself to report
     /// changes sooner (Core Data's AppKit contexts do at the end of every event).
     public func processPendingChanges() {
         deliverObservedChanges()
@@ -387,6 +387,43 @@ extension ObjectContext {
                 && observation.isActive(observer.id, keyObserverOf: objectKey)
             {
                 observer.handler(change)
+            }
+        }
+    }
+
+    /// Before a rollback: notes what it is about to change, as the primitive changes that would take
+    /// each pending object back to its saved values — new objects leave, deleted ones come back, changed
+    /// values return — so that observers hear of it when it is processed.
+    func noteRollback() {
+        guard observation.isRecording else { return }
+        for object in pending.values.sorted(by: { $0.objectID < $1.objectID }) {
+            if object.isInsertedFlag {
+                if !object.isDeletedFlag { observation.note(.inserted(object), forward: false) }
+                continue
+            }
+            if object.isDeletedFlag { observation.note(.deleted(object), forward: false) }
+            guard let current = object.storage, let saved = object.committed else { continue }
+            for index in object.entity.attributes.indices where current.attributes[index] != saved.attributes[index] {
+                observation.note(
+                    .attribute(object, index, old: current.attributes[index], new: saved.attributes[index]),
+                    forward: true)
+            }
+            for index in object.entity.relationships.indices {
+                switch (current.relationships[index], saved.relationships[index]) {
+                case (.toOne(let now), .toOne(let before)) where now !== before:
+                    observation.note(.toOne(object, index, old: now, new: before), forward: true)
+                case (.toMany(let now), .toMany(let before)):
+                    let kept = ObjectList(before.objects)
+                    for member in now where !kept.contains(member) {
+                        observation.note(
+                            .toManyRemove(object, index, member, position: 0, keepingOrder: true), forward: true)
+                    }
+                    for member in before where !now.contains(member) {
+                        observation.note(.toManyInsert(object, index, member, position: 0), forward: true)
+                    }
+                default:
+                    break
+                }
             }
         }
     }

@@ -113,6 +113,7 @@ extension ObjectContext {
     /// Discards every pending change: new objects leave the context, edited and deleted objects get their
     /// saved values back. The undo stack is cleared.
     public func rollback() {
+        noteRollback()  // for observers, told once the rollback is done
         for object in pending.values {
             if object.isInsertedFlag {
                 unregister(object)
@@ -126,6 +127,7 @@ extension ObjectContext {
         }
         pending.removeAll()
         removeAllUndoActions()
+        processPendingChanges()
     }
 
     /// Forgets every object: pending changes are discarded and every object the context handed out is

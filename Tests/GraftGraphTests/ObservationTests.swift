@@ -219,7 +219,44 @@ import Testing
         withExtendedLifetime(token) {}
     }
 
-    @Test func willSaveAndDidSaveCarryTheSaveChanges() throws {
+    @Test func aRollbackIsObservedAsTheChangesItUndoes() throws {
+        let store = InMemoryStore(model: TestModels.kinds)
+        let setup = ObjectContext(store: store)
+        let savedAnn = try setup.insert("Person")
+        try savedAnn.setValue("Ann", forKey: "name")
+        let savedBob = try setup.insert("Person")
+        try savedBob.setValue("Bob", forKey: "name")
+        try savedAnn.relatedObjects(forKey: "friends").insert(savedBob)
+        try setup.save()
+
+        let context = ObjectContext(store: store)
+        let ann = context.object(with: savedAnn.objectID)
+        let bob = context.object(with: savedBob.objectID)
+        _ = ann.related("friends")
+        let changes = Received<ContextChanges>()
+        let keys = Received<KeyChange>()
+        let token = context.observeChanges(changes.add)
+        let annToken = try ann.observe(nil, keys.add)
+        let cy = try context.insert("Person")
+        try ann.setValue("Anne", forKey: "name")
+        try ann.relatedObjects(forKey: "friends").replace(with: [cy])
+        context.processPendingChanges()
+        keys.items.removeAll()
+
+        context.rollback()
+        #expect(changes.items.count == 2)
+        let rolledBack = try #require(changes.items.last)
+        #expect(rolledBack.deleted == [cy])  // the new object leaves
+        #expect(rolledBack.updated.contains(ann))
+        #expect(rolledBack.changedKeys[ann] == ["name", "friends"])
+        #expect(keys.items.map(\.key).sorted() == ["friends", "name"])
+        #expect(keys.items.first { $0.key == "name" }?.newValue as? String == "Ann")
+        let friends = try #require(keys.items.first { $0.key == "friends" })
+        #expect(friends.inserted == [bob] && friends.removed == [cy])
+        withExtendedLifetime((token, annToken)) {}
+    }
+
+    @Test func willSaveAndDidSaveCarryTheSavedChanges() throws {
         let store = InMemoryStore(model: TestModels.kinds)
         let context = ObjectContext(store: store)
         let kept = try context.insert("Person")
