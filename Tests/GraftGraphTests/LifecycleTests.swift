@@ -30,6 +30,8 @@ final class JournaledPerson: ManagedObject {
     var refusesDeletion = false
     var restlessUntil = 0
     var heldAtDeletion: [String: Int] = [:]
+    /// An object `willSave()` deletes (as Apple's own classes do).
+    var deletesInWillSave: ManagedObject?
 
     private var name: String { (value(forKey: "name") as? String) ?? "?" }
 
@@ -45,6 +47,7 @@ final class JournaledPerson: ManagedObject {
     override func willSave() throws {
         Journal.note("willSave \(name)")
         if value(forKey: "name") == nil { try setValue("Named in willSave", forKey: "name") }
+        if let doomed = deletesInWillSave, !doomed.isDeleted { try context?.delete(doomed) }
         if restlessUntil > 0 {
             restlessUntil -= 1
             try setValue("\(name)!", forKey: "name")
@@ -218,6 +221,26 @@ final class Department: ManagedObject {}
             } throws: { error in
                 (error as? GraftError)?.code == .invalidOperation
             }
+        }
+    }
+
+    @Test func anObjectDeletedInWillSaveIsAskedTooAndLeavesWithTheSave() throws {
+        let store = InMemoryStore(model: TestModels.kinds)
+        let journal = Journal()
+        try journal.run {
+            let context = try context(store)
+            let ann = try context.insert("Person")
+            try ann.setValue("Ann", forKey: "name")
+            let old = try context.insert("Person")
+            try old.setValue("Old", forKey: "name")
+            try context.save()
+            (ann as? JournaledPerson)?.deletesInWillSave = old
+            try ann.setValue("Anne", forKey: "name")
+            journal.entries.removeAll()
+            try context.save()
+            #expect(journal.entries.filter { $0.hasPrefix("willSave") } == ["willSave Anne", "willSave Old"])
+            #expect(journal.entries.contains("prepareForDeletion Old"))
+            #expect(try ObjectContext(store: store).fetch(FetchRequest(entityName: "Person")).count == 1)
         }
     }
 
