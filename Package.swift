@@ -60,6 +60,11 @@ let package = Package(
         .target(name: "GraftCLI", dependencies: ["Graft"]),
         .executableTarget(name: "graft", dependencies: ["GraftCLI"]),
 
+        // The Swift examples (examples/…): each a library the tests run and a small program.
+        .target(name: "OfficesExample", dependencies: ["Graft"], path: "examples/Offices/Sources/OfficesExample"),
+        .executableTarget(
+            name: "offices-example", dependencies: ["OfficesExample"], path: "examples/Offices/Sources/offices-example"),
+
         // Helpers shared by the tests: where the corpus and the examples are.
         .target(name: "GraftTestSupport", path: "Tests/GraftTestSupport"),
         .testTarget(name: "GraftCoreTests", dependencies: ["GraftCore", "GraftTestSupport"]),
@@ -69,7 +74,7 @@ let package = Package(
         .testTarget(name: "GraftSQLiteTests", dependencies: ["GraftSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
         .testTarget(name: "GraftInterchangeTests", dependencies: ["GraftInterchange", "GraftTestSupport"]),
-        .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport"]),
+        .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport", "OfficesExample"]),
         .testTarget(
             name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),
     ],

@@ -54,7 +54,24 @@ enum RelationshipStorage {
 /// ```
 ///
 /// An object refers to its context weakly: it does not keep the context alive.
-public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
+///
+/// Subclass it to give an entity's objects behaviour, register the subclass with the context (see
+/// ``ObjectContext/register(_:forEntity:)``), and override the life-cycle methods — ``awakeFromInsert()``,
+/// ``awakeFromFetch()``, ``willSave()``, ``didSave()``, ``prepareForDeletion()``, ``willTurnIntoFault()``,
+/// ``didTurnIntoFault()`` — and ``propertyValidators`` for per-key validation:
+///
+/// ```swift
+/// final class Department: ManagedObject {
+///     override func awakeFromInsert() {
+///         try? setValue("Headquarters", forKey: "location")
+///     }
+/// }
+/// try context.register(Department.self)      // the model's class name for the entity is "Department"
+/// ```
+///
+/// Only a context creates objects (an object of a registered class is made through its
+/// ``init(_:)``, which takes a ``Creation`` only the context can make).
+open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     public let entity: EntityDescription
     public internal(set) var objectID: ObjectID
     public internal(set) weak var context: ObjectContext?
@@ -66,11 +83,58 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     var isInsertedFlag = false
     var isDeletedFlag = false
 
-    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext) {
-        self.entity = entity
-        self.objectID = objectID
-        self.context = context
+    /// What a context hands a new instance: its entity, its ID and the context. Only a context makes one.
+    public struct Creation {
+        let entity: EntityDescription
+        let objectID: ObjectID
+        let context: ObjectContext
     }
+
+    /// Makes the instance a context asked for. A subclass that declares its own designated initializer
+    /// overrides this one and calls `super.init(creation)`.
+    public required init(_ creation: Creation) {
+        self.entity = creation.entity
+        self.objectID = creation.objectID
+        self.context = creation.context
+    }
+
+    // MARK: Life cycle (see `ObjectContext+Lifecycle.swift` for when each is called)
+
+    /// Called once in the object's life, when it is inserted into a context, inside the insertion's undo
+    /// step: values set here are undone with the insertion. The default does nothing.
+    open func awakeFromInsert() {}
+
+    /// Called each time the object's values are read from the store (a fault fires, a fetch fills it),
+    /// with undo registration paused: changes made here are not undo steps. The default does nothing.
+    open func awakeFromFetch() {}
+
+    /// Called when the context saves, for every object inserted, changed or deleted, before validation.
+    /// An object changed here is asked again (until nothing changes), so compare before setting.
+    /// Throwing stops the save. The default does nothing.
+    open func willSave() throws {}
+
+    /// Called after a save for every object it wrote (deleted ones included). Changes made here are new
+    /// unsaved changes (and undo steps: use ``ObjectContext/withoutUndoRegistration(_:)`` to avoid that).
+    /// The default does nothing.
+    open func didSave() {}
+
+    /// Called when the object is about to be deleted, before its delete rules are applied (its
+    /// relationships still hold their objects), for each object a deletion cascades to. Throwing refuses
+    /// the deletion. The default does nothing.
+    open func prepareForDeletion() throws {}
+
+    /// Called before the object turns back into a fault (its values are released). The default does
+    /// nothing.
+    open func willTurnIntoFault() {}
+
+    /// Called after the object turned into a fault: release what was derived from its values. The
+    /// default does nothing.
+    open func didTurnIntoFault() {}
+
+    /// Per-key validation rules of this class, run by ``validateValue(_:forKey:)`` and by every save
+    /// after the model's own rules. A subclass of a subclass adds to `super.propertyValidators`. The
+    /// context reads them once, when the class is registered.
+    open class var propertyValidators: [PropertyValidator] { [] }
 
     public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
@@ -150,7 +214,7 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
         return objectID.uri(in: context.model, storeIdentifier: context.store.identifier)
     }
 
-    public var description: String {
+    open var description: String {
         let marker = isFault ? " (fault)" : ""
         return
             "<\(entity.name) \(objectID.isTemporary ? "new " : "")\(objectID.isTemporary ? "t" : "p")\(objectID.key)\(marker)>"

@@ -28,6 +28,7 @@ extension ObjectContext {
         try perform {
             let doomed = try deletionClosure(of: objects.filter { !$0.isDeletedFlag })
             try checkDenyRules(doomed)
+            try prepareForDeletion(doomed.objects)  // before the delete rules tear relationships down
             for object in doomed.objects { try detach(object, doomed: doomed) }
             for object in doomed.objects {
                 object.isDeletedFlag = true

@@ -47,6 +47,8 @@ extension ObjectContext {
     /// - Throws: `GraftError.notFound` for an unknown entity, `GraftError.evaluationFailed` for a
     ///   predicate or sort key that does not fit the objects, or the store's error.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
+        beginFetch()  // objects filled here are awoken once the results are known
+        defer { endFetch() }
         let entity = try model.requireEntity(request.entityName)
         let entities = [entity.index] + (request.includesSubentities ? entity.descendantIndices : [])
         let wanted = Set(entities)

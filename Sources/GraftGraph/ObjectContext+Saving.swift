@@ -9,9 +9,12 @@ extension ObjectContext {
     ///
     /// - Parameter validating: `false` saves without validating, for a caller that has checked the
     ///   changes itself (a paste, which may be told to keep objects that break rules as they are).
+    /// - Returns: what the save wrote, by permanent object IDs (empty when there was nothing to save).
     /// - Throws: `GraftError.validationFailed` listing every failure, or the store's error.
-    public func save(validating: Bool = true) throws {
-        guard hasChanges else { return }
+    @discardableResult
+    public func save(validating: Bool = true) throws -> SaveChanges {
+        guard hasChanges else { return SaveChanges(storeIdentifier: store.identifier) }
+        try prepareForSave()  // pending changes processed, will-save observers, `willSave()`
         if validating { try validate() }
         let inserted = insertedObjects
         let updated = updatedObjects
@@ -36,6 +39,7 @@ extension ObjectContext {
         let snapshot = { (object: ManagedObject) in self.storedSnapshot(of: object, ref: ref) }
         let changes = StoreChanges(
             inserted: inserted.map(snapshot), updated: updated.map(snapshot), deleted: deleted.map { $0.objectID.ref })
+        let changedKeys = Dictionary(uniqueKeysWithValues: updated.map { ($0.objectID, Set($0.changedValues().keys)) })
         try store.save(changes)
 
         // The store has the changes: make the context agree.
@@ -53,6 +57,11 @@ extension ObjectContext {
             object.context = nil
         }
         pending.removeAll()
+        let saved = SaveChanges(
+            storeIdentifier: store.identifier, inserted: inserted.map(\.objectID), updated: updated.map(\.objectID),
+            deleted: deleted.map(\.objectID), changedKeys: changedKeys)
+        finishSave(saved)  // `didSave()`, did-save observers
+        return saved
     }
 
     /// The object as a snapshot of its current values (transient values left out; to-manys the store has
@@ -104,6 +113,7 @@ extension ObjectContext {
     /// Discards every pending change: new objects leave the context, edited and deleted objects get their
     /// saved values back. The undo stack is cleared.
     public func rollback() {
+        noteRollback()  // for observers, told once the rollback is done
         for object in pending.values {
             if object.isInsertedFlag {
                 unregister(object)
@@ -117,6 +127,7 @@ extension ObjectContext {
         }
         pending.removeAll()
         removeAllUndoActions()
+        processPendingChanges()
     }
 
     /// Forgets every object: pending changes are discarded and every object the context handed out is

@@ -93,6 +93,7 @@ extension ObjectContext {
         guard let group = undoState.undoGroups.popLast() else { return }
         for change in group.reversed() { apply(change, forward: false) }
         undoState.redoGroups.append(group)
+        processPendingChanges()
     }
 
     /// Applies again the last group of changes that was undone.
@@ -100,6 +101,33 @@ extension ObjectContext {
         guard let group = undoState.redoGroups.popLast() else { return }
         for change in group { apply(change, forward: true) }
         undoState.undoGroups.append(group)
+        processPendingChanges()
+    }
+
+    /// Runs `body` with undo registration paused: its changes are made (and observed, and saved later) but
+    /// are not undo steps, and the undo and redo stacks are kept as they were. (Foundation's undo manager
+    /// calls this `disableUndoRegistration()` … `enableUndoRegistration()`; unlike switching
+    /// ``isUndoEnabled`` off, nothing is cleared.) Changes made before a failure in `body` stay made.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// override func awakeFromFetch() {
+    ///     guard (try? relatedObject(forKey: "office")) == nil, let context else { return }
+    ///     context.withoutUndoRegistration {
+    ///         try? setValue(context.insert("Office"), forKey: "office")   // the document stays unedited
+    ///     }
+    /// }
+    /// ```
+    public func withoutUndoRegistration<T>(_ body: () throws -> T) rethrows -> T {
+        let start = undoState.current.count
+        undoState.operationDepth += 1
+        defer {
+            // What `body` recorded stays out of the undo group being built.
+            if undoState.current.count > start { undoState.current.removeSubrange(start...) }
+            endOperation()
+        }
+        return try body()
     }
 
     /// Forgets every undo and redo step.
@@ -116,23 +144,31 @@ extension ObjectContext {
     @discardableResult
     func perform<T>(_ body: () throws -> T) rethrows -> T {
         let start = undoState.current.count
+        let observedStart = observation.buffer.count
         undoState.operationDepth += 1
-        defer {
-            undoState.operationDepth -= 1
-            if undoState.operationDepth == 0 && undoState.explicitDepth == 0 { closeUndoGroup() }
-        }
+        defer { endOperation() }
         do {
             return try body()
         } catch {
             let made = undoState.current[start...]
             for change in made.reversed() { apply(change, forward: false) }
             undoState.current.removeSubrange(start...)
+            observation.discardBuffered(from: observedStart)  // observers hear nothing of a failed operation
             throw error
         }
     }
 
+    /// Ends one (possibly nested) operation; the outermost one closes its undo group and tells observers.
+    private func endOperation() {
+        undoState.operationDepth -= 1
+        guard undoState.operationDepth == 0 else { return }
+        if undoState.explicitDepth == 0 { closeUndoGroup() }
+        deliverObservedChanges()
+    }
+
     func record(_ change: Change) {
         undoState.current.append(change)
+        if observation.isRecording { observation.note(change, forward: true) }
     }
 
     private func closeUndoGroup() {
@@ -191,6 +227,7 @@ extension ObjectContext {
 
     /// Applies a recorded change forwards (redo) or backwards (undo), without recording it again.
     private func apply(_ change: Change, forward: Bool) {
+        if observation.isRecording { observation.note(change, forward: forward) }
         switch change {
         case .attribute(let object, let index, let old, let new):
             try? fulfill(object)

@@ -175,9 +175,39 @@ extension ObjectContext {
         return found
     }
 
-    /// Every rule `object` breaks, each error naming the object and the key.
+    /// Every rule `object` breaks, each error naming the object and the key: the model's rules, then the
+    /// per-key rules of the object's class (``ManagedObject/propertyValidators``).
     public func validationErrors(for object: ManagedObject) -> [GraftError] {
-        ruleViolations(for: object).map(\.error)
+        ruleViolations(for: object).map(\.error) + propertyValidatorErrors(for: object)
+    }
+
+    /// The errors of the per-key rules of the object's class, run on its current values (replacement
+    /// values they offer are not used: a save does not change what it validates).
+    func propertyValidatorErrors(for object: ManagedObject) -> [GraftError] {
+        guard let validators = lifecycle.validators[object.entity.index], object.storage != nil else { return [] }
+        var errors: [GraftError] = []
+        for key in validators.keys.sorted() {
+            var value = object.value(forKey: key)
+            for validator in validators[key]! {
+                do {
+                    try validator.validate(object, &value)
+                } catch {
+                    errors.append(Self.validationError(error, object: object, key: key))
+                }
+            }
+        }
+        return errors
+    }
+
+    /// A per-key rule's error as a validation error naming the object and the key.
+    static func validationError(_ error: any Error, object: ManagedObject, key: String) -> GraftError {
+        var found = (error as? GraftError) ?? GraftError(.validationFailed, "\(error)")
+        if found.code != .validationFailed {
+            found = GraftError(.validationFailed, found.message, context: found.context, underlying: found.underlying)
+        }
+        if !found.context.contains(.key(key)) { found.context.insert(.key(key), at: 0) }
+        if !found.context.contains(.object(object.label)) { found.context.insert(.object(object.label), at: 0) }
+        return found
     }
 
     /// Every rule `object` breaks, each naming the object by its label (`Department p3`).
@@ -528,5 +558,88 @@ final class RegexCache: @unchecked Sendable {
         guard let regex = try? NSRegularExpression(pattern: pattern) else { return nil }
         compiled[pattern] = regex
         return regex
+    }
+}
+
+extension ManagedObject {
+    /// Checks a value for one key as a save would, without setting it: the model's rules (the value is
+    /// first coerced to the attribute's type, as `setValue(_:forKey:)` does; then optionality, range,
+    /// minimum and maximum, pattern; for relationships, the destination entity and the counts), then
+    /// the class's per-key rules (``propertyValidators``), which see the coerced value and may replace it.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// var salary: Any? = -5
+    /// try employee.validateValue(&salary, forKey: "salary")   // throws: below the minimum 0 (and any custom rule)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - value: the proposed value; on return, the coerced value or the replacement a per-key rule
+    ///     chose.
+    ///   - key: an attribute or relationship of the object's entity.
+    /// - Throws: `GraftError.validationFailed` naming the object and the key — with every broken rule in
+    ///   `underlying` when there are several; `GraftError.notFound` for an unknown key.
+    public func validateValue(_ value: inout Any?, forKey key: String) throws {
+        let context = try requireContext()
+        var errors: [GraftError] = []
+        func fail(_ broken: RuleViolation.Broken) {
+            errors.append(GraftError(.validationFailed, broken.message, context: [.object(label), .key(key)]))
+        }
+        var coerced = true
+        if let index = entity.attributeIndexByName[key] {
+            let attribute = entity.attributes[index]
+            do {
+                let converted = try ValueConversion.convert(value, to: attribute, entity: entity.name)
+                for broken in AttributeRules.broken(converted, for: attribute) { fail(broken) }
+                value = converted?.anyValue
+            } catch let error as GraftError {
+                errors.append(
+                    GraftError(.validationFailed, error.message, context: [.object(label), .key(key)]))
+                coerced = false
+            }
+        } else if let index = entity.relationshipIndexByName[key] {
+            let relationship = entity.relationships[index]
+            do {
+                let objects: [ManagedObject]
+                if relationship.isToMany {
+                    objects = try ValueConversion.objects(from: value, key: key, owner: self)
+                } else if let object = value as? ManagedObject {
+                    objects = [object]
+                } else if value == nil || (value as? Optional<ManagedObject>) != nil {
+                    objects = []
+                } else {
+                    throw GraftError(
+                        .typeMismatch, "a to-one relationship takes a managed object or nil, not \(type(of: value!))")
+                }
+                let destination = context.model.destination(of: relationship)
+                for target in objects where !context.model.isKind(target.entity, of: destination) {
+                    fail(RelationshipRules.wrongDestination(target.entity, destination))
+                }
+                if let broken = RelationshipRules.broken(count: objects.count, for: relationship.declaration) {
+                    fail(broken)
+                }
+            } catch let error as GraftError {
+                errors.append(GraftError(.validationFailed, error.message, context: [.object(label), .key(key)]))
+                coerced = false
+            }
+        } else {
+            throw unknownKey(key)
+        }
+        if coerced, let validators = context.lifecycle.validators[entity.index]?[key] {
+            for validator in validators {
+                do {
+                    try validator.validate(self, &value)
+                } catch {
+                    errors.append(ObjectContext.validationError(error, object: self, key: key))
+                }
+            }
+        }
+        if errors.count == 1 { throw errors[0] }
+        if !errors.isEmpty {
+            throw GraftError(
+                .validationFailed, "\(Wording.counted(errors.count, "validation error")) for '\(key)'",
+                context: [.object(label), .key(key)], underlying: errors)
+        }
     }
 }

@@ -30,6 +30,10 @@ public final class ObjectContext {
     var pending: [ObjectIdentifier: ManagedObject] = [:]
     private var nextTemporaryKey: Int64 = 1
     var undoState = UndoState()
+    /// Registered subclasses, their validators, awakenings put off (`ObjectContext+Lifecycle.swift`).
+    var lifecycle = LifecycleState()
+    /// Observers and the changes not yet told to them (`ObjectContext+Observation.swift`).
+    var observation = ObservationState()
     private var faultError: (any Error)?
 
     public init(store: PersistentStore) {
@@ -81,7 +85,7 @@ public final class ObjectContext {
     /// store when first used. (Core Data's `object(with:)`.)
     public func object(with id: ObjectID) -> ManagedObject {
         if let object = registry[id]?.object { return object }
-        let object = ManagedObject(entity: model.descriptions[id.entity], objectID: id, context: self)
+        let object = makeObject(model.descriptions[id.entity], id)
         register(object)
         return object
     }
@@ -146,6 +150,7 @@ public final class ObjectContext {
         let storage = ObjectStorage(attributes: snapshot.attributes, relationships: relationships)
         object.storage = storage
         object.committed = storage
+        awakeFromFetch(object)
     }
 
     /// Makes sure a to-many relationship's objects are in memory.
@@ -183,6 +188,7 @@ public final class ObjectContext {
         guard object.context === self, !object.isInsertedFlag, !object.isDeletedFlag, object.storage != nil else {
             return
         }
+        noteRefreshed(object)
         if !object.hasPersistentChanges {
             fault(object)
             return
@@ -218,9 +224,11 @@ public final class ObjectContext {
     }
 
     private func fault(_ object: ManagedObject) {
+        object.willTurnIntoFault()
         object.storage = nil
         object.committed = nil
         pending[ObjectIdentifier(object)] = nil
+        object.didTurnIntoFault()
     }
 
     // MARK: Inserting
@@ -243,14 +251,17 @@ public final class ObjectContext {
         }
         let id = ObjectID(entity: entity.index, key: nextTemporaryKey, isTemporary: true)
         nextTemporaryKey += 1
-        let object = ManagedObject(entity: entity, objectID: id, context: self)
+        let object = makeObject(entity, id)
         object.storage = ObjectStorage(
             attributes: entity.attributes.map(\.defaultValue),
             relationships: entity.relationships.map { $0.isToMany ? .toMany(ObjectList()) : .toOne(nil) })
         object.isInsertedFlag = true
         register(object)
-        perform { record(.inserted(object)) }
         pending[ObjectIdentifier(object)] = object
+        perform {
+            record(.inserted(object))
+            object.awakeFromInsert()  // in the insertion's undo step
+        }
         return object
     }
 

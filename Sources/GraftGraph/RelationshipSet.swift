@@ -71,6 +71,36 @@ public struct RelationshipSet: Sequence, KeyValueCollection, CustomStringConvert
         try context.perform { try context.removeFromToMany(owner, relationship, object) }
     }
 
+    /// Adds several objects at once (at the end of an ordered relationship, in the order given), updating
+    /// their inverses: one change for observers, one undo step.
+    public func insert(contentsOf objects: [ManagedObject]) throws {
+        let context = try context()
+        try context.perform {
+            for object in objects { try context.addToMany(owner, relationship, object) }
+        }
+    }
+
+    /// Removes several objects at once, updating their inverses: one change for observers, one undo step.
+    public func remove(contentsOf objects: [ManagedObject]) throws {
+        let context = try context()
+        try context.perform {
+            for object in objects { try context.removeFromToMany(owner, relationship, object) }
+        }
+    }
+
+    /// Moves an object of an ordered relationship to `position`.
+    ///
+    /// - Throws: `GraftError.invalidOperation` when the relationship is not ordered or does not hold
+    ///   `object`.
+    public func move(_ object: ManagedObject, to position: Int) throws {
+        guard contains(object) else {
+            throw GraftError(
+                .invalidOperation, "\(object.label) is not in '\(relationshipDescription.name)'",
+                context: [.object(owner.label), .key(relationshipDescription.name)])
+        }
+        try insert(object, at: position)
+    }
+
     /// Removes every object.
     public func removeAll() throws {
         let context = try context()
