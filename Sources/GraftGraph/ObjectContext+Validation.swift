@@ -282,10 +282,23 @@ extension RuleViolation {
                 RuleViolation(
                     entity: entity.name, object: label, property: key, rule: broken.rule, message: broken.message))
         }
-        // By index, for this runs once per object of a paste: binding each description to a name would
-        // copy it, retaining every string it holds.
+        // This runs once per object of a paste: the common cases (no value where none is required, a value
+        // of the right type where no other rule applies) are settled from the description's fields, as
+        // handing the whole description to the rules copies it, retaining every string it holds.
         for index in entity.attributes.indices where !entity.attributes[index].isTransient {
-            for broken in AttributeRules.broken(snapshot.attributes[index], for: entity.attributes[index]) {
+            let value = snapshot.attributes[index]
+            if let value {
+                if entity.attributes[index].minValue == nil, entity.attributes[index].maxValue == nil,
+                    entity.attributes[index].regularExpression == nil,
+                    entity.attributes[index].type.integerRange == nil,
+                    ValueConversion.matches(value, entity.attributes[index].type)
+                {
+                    continue
+                }
+            } else if entity.attributes[index].isOptional {
+                continue
+            }
+            for broken in AttributeRules.broken(value, for: entity.attributes[index]) {
                 fail(entity.attributes[index].name, broken)
             }
         }

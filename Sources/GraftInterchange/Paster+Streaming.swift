@@ -334,8 +334,10 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 var cursor = 0
                 for named in object.attributes {
                     guard let index = PasteEngine.match(named.name, in: attributes, cursor: &cursor) else { continue }
+                    // By type, not description, which would be copied per value.
                     snapshot.attributes[index] = try plan.convert(
-                        named.value, to: entity.attributes[index], object: object.id)
+                        named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
+                        object: object.id)
                 }
                 var start =
                     slot == 0 || layout.firstLink[slot] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[slot]) - 1])

@@ -597,10 +597,17 @@ struct PastePlan {
 
     /// A clipboard value as the target attribute holds it.
     func convert(_ value: Value, to attribute: Attribute, object: String) throws -> Value {
-        guard let converted = ValueConversion.coerce(value, to: attribute.type) else {
+        try convert(value, to: attribute.type, key: attribute.name, object: object)
+    }
+
+    /// A clipboard value as an attribute of `type` holds it; `key` names the attribute in the error.
+    func convert(
+        _ value: Value, to type: AttributeType, key: @autoclosure () -> String, object: String
+    ) throws -> Value {
+        guard let converted = ValueConversion.coerce(value, to: type) else {
             throw GraftError(
-                .typeMismatch, "\(value) cannot be held by the target's \(attribute.type.modelName) attribute",
-                context: [.object(object), .key(attribute.name)])
+                .typeMismatch, "\(value) cannot be held by the target's \(type.modelName) attribute",
+                context: [.object(object), .key(key())])
         }
         return converted
     }
