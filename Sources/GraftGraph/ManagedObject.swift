@@ -65,6 +65,12 @@ public final class ManagedObject: KeyValueCoding, Hashable, CustomStringConverti
     var committed: ObjectStorage?
     var isInsertedFlag = false
     var isDeletedFlag = false
+    /// The store's version of the object when `committed` was read or saved (see `Snapshot.version`):
+    /// what a save expects the store still to have.
+    var version: Int64?
+    /// Deleted from the store by another writer (found by a save's version check), so a deletion here
+    /// has nothing left to remove and an insertion puts it back under its key.
+    var isGoneFromStore = false
 
     init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext) {
         self.entity = entity
