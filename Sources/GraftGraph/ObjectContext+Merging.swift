@@ -317,30 +317,23 @@ extension ObjectContext {
             switch mergePolicy {
             case .error:
                 throw mergeConflictError(conflicts)
-            case .mergeByPropertyStoreTrump, .mergeByPropertyObjectTrump:
-                if object.isDeletedFlag {
-                    if mergePolicy == .mergeByPropertyStoreTrump {
-                        restoreDeleted(object)
-                    } else {
-                        object.version = storedVersion
-                    }
-                    continue
-                }
+            case .overwrite:
+                object.version = storedVersion
+            case .mergeByPropertyObjectTrump where object.isDeletedFlag:
+                object.version = storedVersion  // the deletion here stands
+            case .mergeByPropertyStoreTrump, .mergeByPropertyObjectTrump, .rollback:
                 guard let snapshot = try store.snapshot(for: object.objectID.ref) else {
                     try resolveDeletedInStore(object)
                     continue
                 }
-                try mergeStoredValues(
-                    snapshot, into: object, keepingChanges: mergePolicy == .mergeByPropertyObjectTrump)
-            case .overwrite:
-                object.version = storedVersion
-            case .rollback:
                 if object.isDeletedFlag {
                     restoreDeleted(object)
-                } else {
+                } else if mergePolicy == .rollback {
                     try discardChanges(of: object)
-                    fault(object)
                 }
+                // Rolled back (or restored), the object has no changes left: it takes every stored value.
+                try mergeStoredValues(
+                    snapshot, into: object, keepingChanges: mergePolicy == .mergeByPropertyObjectTrump)
             }
         }
     }
@@ -357,11 +350,29 @@ extension ObjectContext {
         if !object.isDeletedFlag { try delete(object) }
     }
 
-    /// Takes back this context's deletion of an object (the store's version of it stands): it becomes a
-    /// fault of the stored object again.
+    /// Takes back this context's deletion of an object (the store's version of it stands): the object
+    /// gets its read values back, and the objects in memory that let go of it when it was deleted hold it
+    /// again. (Objects its deletion cascaded to stay deleted.)
     private func restoreDeleted(_ object: ManagedObject) {
         object.isDeletedFlag = false
         register(object)
-        fault(object)
+        guard let read = object.committed else { return }
+        object.storage = read
+        for (index, relationship) in object.entity.relationships.enumerated() {
+            guard let inverse = relationship.inverseIndex else { continue }
+            for target in read.relationships[index].objects where !target.isDeletedFlag {
+                guard target.storage != nil else { continue }
+                switch target.storage!.relationships[inverse] {
+                case .toMany(var list):
+                    if !list.contains(object) { _ = list.insert(object) }
+                    target.storage!.relationships[inverse] = .toMany(list)
+                case .toOne(nil):
+                    target.storage!.relationships[inverse] = .toOne(object)
+                default:
+                    break
+                }
+                if !target.hasPersistentChanges { pending[ObjectIdentifier(target)] = nil }
+            }
+        }
     }
 }

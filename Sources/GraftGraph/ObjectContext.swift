@@ -244,10 +244,12 @@ public final class ObjectContext {
             for (index, relationship) in object.entity.relationships.enumerated() {
                 let target = committed.relationships[index]
                 if case .unloaded = target { continue }
+                // Objects deleted since cannot be related again (a merge policy may have deleted them).
+                let objects = target.objects.filter { !$0.isDeletedFlag }
                 if relationship.isToMany {
-                    try replaceToMany(object, index, with: target.objects)
+                    try replaceToMany(object, index, with: objects)
                 } else {
-                    try setToOne(object, index, target.objects.first)
+                    try setToOne(object, index, objects.first)
                 }
             }
         }
