@@ -139,11 +139,19 @@ public final class InMemoryStore: PersistentStore, StoreReader {
             failNextSave = nil
             throw error
         }
-        // A document another writer saved since it was read: its objects are the store's now, and the
-        // version of each one that writer changed has moved on.
-        if let reload = documentReload, let current = try reload() { adopt(current) }
-        if let conflicts = StoreVersionConflicts.check(changes.expectedVersions, stored: { objects[$0]?.version }) {
-            throw conflicts
+        if let expected = changes.expectedVersions {
+            // A document another writer saved since it was read: its objects are the store's now, and the
+            // version of each one that writer changed has moved on. (A save that checks no versions fails
+            // instead, as the document's guard finds it changed.)
+            if let reload = documentReload, let current = try reload() { adopt(current) }
+            var failure = StoreVersionConflicts.check(expected, stored: { objects[$0]?.version })
+            // Keys another writer has used meanwhile for its own new objects.
+            let taken = changes.inserted.map(\.ref).filter { objects[$0] != nil }
+            if failure != nil || !taken.isEmpty {
+                if failure == nil { failure = StoreVersionConflicts([]) }
+                failure!.takenKeys = taken
+                throw failure!
+            }
         }
         var next = objects
         for ref in changes.deleted { next[ref] = nil }
@@ -157,58 +165,10 @@ public final class InMemoryStore: PersistentStore, StoreReader {
             snapshot.version = (next[snapshot.ref]?.version ?? 0) + 1
             next[snapshot.ref] = snapshot
         }
-        keepInversesConsistent(&next, changes)
         if let persist {
             try persist(next.keys.sorted().map { next[$0]! }, metadata)
         }
         objects = next
-    }
-
-    /// Makes the other side of every relationship a save changed agree with it, as a SQLite store's
-    /// single column for a to-one and its to-many does by itself: a save that writes one side only (an
-    /// object a merge policy overwrites, whose related objects this context did not change) must not
-    /// leave a document whose sides disagree. Sides that already agree are left as they are; an object
-    /// changed this way counts a version.
-    private func keepInversesConsistent(_ next: inout [ObjectRef: Snapshot], _ changes: StoreChanges) {
-        let saved = Set(changes.inserted.map(\.ref) + changes.updated.map(\.ref))
-        func edit(_ target: ObjectRef, _ inverse: Int, _ ref: ObjectRef, adding: Bool) {
-            guard var other = next[target], other.relationships.indices.contains(inverse) else { return }
-            let before = other
-            switch other.relationships[inverse] {
-            case .toMany(var refs):
-                if adding {
-                    if !refs.contains(ref) { refs.append(ref) }
-                } else {
-                    refs.removeAll { $0 == ref }
-                }
-                other.relationships[inverse] = .toMany(refs)
-            case .toOne(let current):
-                if adding {
-                    other.relationships[inverse] = .toOne(ref)
-                } else if current == ref {
-                    other.relationships[inverse] = .toOne(nil)
-                }
-            case .unloaded:
-                return
-            }
-            guard other != before else { return }
-            if !saved.contains(target) { other.version = (other.version ?? 0) + 1 }
-            next[target] = other
-        }
-        let model = self.model
-        func relink(_ ref: ObjectRef, old: Snapshot?, new: Snapshot?) {
-            let entity = model.descriptions[ref.entity]
-            for relationship in entity.relationships where !relationship.isTransient {
-                guard let inverse = relationship.inverseIndex else { continue }
-                if case .unloaded? = new?.relationships[relationship.index] { continue }
-                let before = old?.relationships[relationship.index].refs ?? []
-                let after = new?.relationships[relationship.index].refs ?? []
-                for target in before where !after.contains(target) { edit(target, inverse, ref, adding: false) }
-                for target in after where !before.contains(target) { edit(target, inverse, ref, adding: true) }
-            }
-        }
-        for ref in changes.deleted { relink(ref, old: objects[ref], new: nil) }
-        for ref in saved.sorted() { relink(ref, old: objects[ref], new: next[ref]) }
     }
 
     /// For a document store (XML, binary): called first by every save; returns the document's objects

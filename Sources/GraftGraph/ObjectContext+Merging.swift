@@ -249,16 +249,17 @@ extension ObjectContext {
 
     /// The conflicts a store reported, with each object's read, stored and in-memory values.
     func mergeConflicts(for conflicts: StoreVersionConflicts) throws -> [MergeConflict] {
-        try conflicts.conflicts.compactMap { conflict in
-            let id = ObjectID(entity: conflict.ref.entity, key: conflict.ref.key)
-            guard let object = registeredObject(for: id), let read = object.committed, let current = object.storage
+        let saving = Dictionary(pending.values.map { ($0.objectID.ref, $0) }, uniquingKeysWith: { first, _ in first })
+        return try conflicts.conflicts.compactMap { conflict in
+            guard let object = saving[conflict.ref], let read = object.committed, let current = object.storage
             else { return nil }
             let stored = conflict.stored == nil ? nil : try store.snapshot(for: conflict.ref)
             var differences: [MergeConflict.Difference] = []
             for (index, attribute) in object.entity.attributes.enumerated() where !attribute.isTransient {
                 let difference = MergeConflict.Difference(
                     key: attribute.name, read: .attribute(read.attributes[index]),
-                    stored: stored.map { .attribute($0.attributes[index]) }, inMemory: .attribute(current.attributes[index]))
+                    stored: stored.map { .attribute($0.attributes[index]) },
+                    inMemory: .attribute(current.attributes[index]))
                 if difference.stored != difference.inMemory { differences.append(difference) }
             }
             for (index, relationship) in object.entity.relationships.enumerated() where !relationship.isTransient {
@@ -269,7 +270,8 @@ extension ObjectContext {
                 }
                 func value(_ slot: RelationshipStorage) -> MergeConflict.PropertyValue {
                     let ids = slot.objects.map(\.objectID)
-                    return relationship.isToMany ? .toMany(relationship.isOrdered ? ids : ids.sorted()) : .toOne(ids.first)
+                    return relationship.isToMany
+                        ? .toMany(relationship.isOrdered ? ids : ids.sorted()) : .toOne(ids.first)
                 }
                 var storedValue: MergeConflict.PropertyValue?
                 if let stored {
@@ -277,7 +279,9 @@ extension ObjectContext {
                     if case .unloaded = stored.relationships[index] {
                         refs = try store.relatedRefs(of: conflict.ref, relationship: index)
                     }
-                    storedValue = relationship.isOrdered ? .toMany(refs.map { ObjectID(entity: $0.entity, key: $0.key) }) : value(refs)
+                    storedValue =
+                        relationship.isOrdered
+                        ? .toMany(refs.map { ObjectID(entity: $0.entity, key: $0.key) }) : value(refs)
                 }
                 let difference = MergeConflict.Difference(
                     key: relationship.name, read: value(read.relationships[index]), stored: storedValue,
@@ -318,6 +322,9 @@ extension ObjectContext {
             case .error:
                 throw mergeConflictError(conflicts)
             case .overwrite:
+                if let snapshot = try store.snapshot(for: object.objectID.ref) {
+                    try claimInverses(of: object, over: snapshot)
+                }
                 object.version = storedVersion
             case .mergeByPropertyObjectTrump where object.isDeletedFlag:
                 object.version = storedVersion  // the deletion here stands
@@ -334,6 +341,49 @@ extension ObjectContext {
                 // Rolled back (or restored), the object has no changes left: it takes every stored value.
                 try mergeStoredValues(
                     snapshot, into: object, keepingChanges: mergePolicy == .mergeByPropertyObjectTrump)
+            }
+        }
+    }
+
+    /// For an object this context writes over the store's: the objects on the other side of each
+    /// relationship whose stored value differs from the one in memory are changed to agree with the
+    /// object as it is here (read from the store first, so that they are changed as they are there), and
+    /// are saved with it: the store's two sides never disagree.
+    private func claimInverses(of object: ManagedObject, over snapshot: Snapshot) throws {
+        guard !object.isDeletedFlag, let current = object.storage else { return }
+        for (index, relationship) in object.entity.relationships.enumerated() where !relationship.isTransient {
+            guard let inverse = relationship.inverseIndex else { continue }
+            if case .unloaded = current.relationships[index] { continue }
+            var storedRefs = snapshot.relationships[index].refs
+            if case .unloaded = snapshot.relationships[index] {
+                storedRefs = try store.relatedRefs(of: object.objectID.ref, relationship: index)
+            }
+            let stored = storedRefs.map { self.object(for: $0) }
+            let mine = current.relationships[index].objects
+            let leaving = stored.filter { target in !mine.contains { $0 === target } }
+            let joining = mine.filter { target in !stored.contains { $0 === target } }
+            try perform {
+                for target in leaving + joining where !target.isDeletedFlag {
+                    // A copy read before the other writer's save is read again.
+                    if target.storage != nil && !target.hasPersistentChanges { fault(target) }
+                    let joins = joining.contains { $0 === target }
+                    if target.entity.relationships[inverse].isToMany {
+                        try loadToMany(target, inverse)
+                        if joins {
+                            primitiveInsert(target, inverse, object)
+                        } else {
+                            primitiveRemove(target, inverse, object)
+                        }
+                    } else {
+                        try fulfill(target)
+                        guard case .toOne(let partner) = target.storage!.relationships[inverse] else { continue }
+                        if joins {
+                            primitiveSetToOne(target, inverse, object)
+                        } else if partner === object {
+                            primitiveSetToOne(target, inverse, nil)
+                        }
+                    }
+                }
             }
         }
     }

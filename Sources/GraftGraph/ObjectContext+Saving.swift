@@ -42,6 +42,16 @@ extension ObjectContext {
                 return try writeChangesOnce(permanent: &permanent)
             } catch let conflicts as StoreVersionConflicts {
                 attempts += 1
+                // New objects whose keys another writer took get new ones.
+                let taken = Set(conflicts.takenKeys)
+                permanent = permanent.filter { !taken.contains($0.value.ref) }
+                if conflicts.conflicts.isEmpty {
+                    guard attempts < 16 else {
+                        throw GraftError(
+                            .busy, "other writers kept taking the keys of this save's new objects; nothing was written")
+                    }
+                    continue
+                }
                 let records = try mergeConflicts(for: conflicts)
                 guard mergePolicy != .error, attempts < 16 else { throw mergeConflictError(records) }
                 try resolve(records)
@@ -102,6 +112,7 @@ extension ObjectContext {
         }
         for object in updated {
             object.version = object.version.map { $0 + 1 }
+            object.isGoneFromStore = false
         }
         for object in inserted + updated {
             object.committed = object.storage
@@ -109,6 +120,8 @@ extension ObjectContext {
         for object in pending.values where object.isDeletedFlag {
             unregister(object)
             object.context = nil
+            object.isGoneFromStore = true
+            object.version = nil
         }
         pending.removeAll()
         return SaveChanges(

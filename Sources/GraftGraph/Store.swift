@@ -88,12 +88,14 @@ public struct StoreChanges: Sendable {
     public var deleted: [ObjectRef]
     /// For optimistic locking: the version (see `Snapshot.version`) each updated or deleted object had
     /// when it was read. A store that keeps versions refuses the save when one has changed; objects not
-    /// listed are not checked.
-    public var expectedVersions: [ObjectRef: Int64]
+    /// listed are not checked. `nil` for a save that checks no versions at all: a whole-document store
+    /// then refuses it if the document changed since it was read, where a save that checks versions
+    /// takes the other writer's work in and conflicts only over the objects both changed.
+    public var expectedVersions: [ObjectRef: Int64]?
 
     public init(
         inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = [],
-        expectedVersions: [ObjectRef: Int64] = [:]
+        expectedVersions: [ObjectRef: Int64]? = nil
     ) {
         self.inserted = inserted
         self.updated = updated
@@ -124,8 +126,15 @@ public struct StoreVersionConflicts: Error, Sendable, Hashable {
     }
 
     public var conflicts: [Conflict]
+    /// Keys the save gave new objects that another writer has used meanwhile for its own (a whole-
+    /// document store, whose keys are handed out in memory): the context gives those objects new keys and
+    /// saves again.
+    public var takenKeys: [ObjectRef]
 
-    public init(_ conflicts: [Conflict]) { self.conflicts = conflicts }
+    public init(_ conflicts: [Conflict], takenKeys: [ObjectRef] = []) {
+        self.conflicts = conflicts
+        self.takenKeys = takenKeys
+    }
 
     /// The conflicts among `expected` given each object's version in the store now (`nil`: gone), in
     /// reference order: what a store's save checks first.

@@ -24,7 +24,9 @@ extension SQLiteStore: StreamingInserts {
         holdsExclusiveAccess = false
         let schemaBefore = schema
         do {
-            if let conflicts = try StoreVersionConflicts.check(changes.expectedVersions, stored: storedVersion) {
+            if let expected = changes.expectedVersions,
+                let conflicts = try StoreVersionConflicts.check(expected, stored: storedVersion)
+            {
                 throw conflicts
             }
             var writer = RowWriter(store: self)

@@ -185,7 +185,8 @@ import Testing
         let cy = try office.b.insert("Employee")
         try cy.setValue("Cy", forKey: "name")
         try cy.setValue(office.b.object(with: office.salesID), forKey: "department")
-        let bea = try #require(office.b.object(with: office.salesID).related("employees").first { $0.string("name") == "Bea" })
+        let bea = try #require(
+            office.b.object(with: office.salesID).related("employees").first { $0.string("name") == "Bea" })
         let beaID = bea.objectID
         let beaInA = try office.a.existingObject(with: beaID)
         try office.b.delete(bea)

@@ -51,7 +51,10 @@ import Testing
         let context = ObjectContext(store: try StoreFormat.openForReading(url, model: Self.model))
         let employee = try #require(Self.model.entity(named: "Employee"))
         let alan = try context.existingObject(with: ObjectID(entity: employee.index, key: 1))
-        return (alan.value(forKey: "name") as? String, (try alan.relatedObject(forKey: "department"))?.value(forKey: "name") as? String)
+        return (
+            alan.value(forKey: "name") as? String,
+            (try alan.relatedObject(forKey: "department"))?.value(forKey: "name") as? String
+        )
     }
 
     static let outcomes: [(MergePolicy, String, String)] = [

@@ -90,7 +90,8 @@ import Testing
         try store.database.execute("UPDATE ZEMPLOYEE SET ZNAME = 'Alan (Core Data)', Z_OPT = Z_OPT + 1")
         try alan.setValue("Alan (Graft)", forKey: "name")
         let error = try #require(throws: GraftError.self) { try context.save() }
-        #expect(error.underlying.first?.message.contains("stored \"Alan (Core Data)\", in memory \"Alan (Graft)\"") == true)
+        #expect(
+            error.underlying.first?.message.contains("stored \"Alan (Core Data)\", in memory \"Alan (Graft)\"") == true)
         context.mergePolicy = .rollback
         try context.save()
         #expect(alan.value(forKey: "name") as? String == "Alan (Core Data)")
