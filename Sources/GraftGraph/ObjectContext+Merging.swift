@@ -147,8 +147,8 @@ extension ObjectContext {
 
     /// Takes the store's values into an object: each property this context has not changed takes the
     /// stored value; one it has changed keeps its value when `keepingChanges` (or when the store did not
-    /// change it), else takes the stored one (an unordered to-many changed on both sides gets both sides'
-    /// additions and removals). The values read become the stored ones, and the version the store's, so
+    /// change it), else takes the stored one. A to-many changed on both sides gets both sides' additions
+    /// and removals (which never contradict each other), in the order of the side that wins. The values read become the stored ones, and the version the store's, so
     /// that the next save counts changes against what the store has now. Objects in memory on the other
     /// side of a relationship that changes follow it.
     func mergeStoredValues(_ snapshot: Snapshot, into object: ManagedObject, keepingChanges: Bool) throws {
@@ -180,17 +180,22 @@ extension ObjectContext {
             var result = current.objects
             if !changedHere {
                 result = stored
-            } else if changedInStore && !keepingChanges {
-                if relationship.isToMany && !ordered {
-                    // Both sides' additions and removals (for a set they never contradict each other).
-                    let removedInStore = read.objects.filter { member in !stored.contains { $0 === member } }
-                    result.removeAll { member in removedInStore.contains { $0 === member } }
-                    for member in stored where !read.objects.contains(where: { $0 === member }) {
-                        if !result.contains(where: { $0 === member }) { result.append(member) }
-                    }
+            } else if changedInStore && relationship.isToMany {
+                // Both sides' additions and removals (for members they never contradict each other), in
+                // the order of the side that wins.
+                func has(_ list: [ManagedObject], _ member: ManagedObject) -> Bool { list.contains { $0 === member } }
+                let addedHere = current.objects.filter { !has(read.objects, $0) }
+                let removedHere = read.objects.filter { !has(current.objects, $0) }
+                if keepingChanges {
+                    result = current.objects.filter { has(stored, $0) || !has(read.objects, $0) }
+                    let addedInStore = stored.filter { !has(read.objects, $0) && !has(result, $0) }
+                    result += addedInStore
                 } else {
-                    result = stored
+                    result = stored.filter { !has(removedHere, $0) }
+                    result += addedHere.filter { !has(result, $0) }
                 }
+            } else if changedInStore && !keepingChanges {
+                result = stored
             }
             if let inverse = relationship.inverseIndex {
                 for member in current.objects where !result.contains(where: { $0 === member }) {

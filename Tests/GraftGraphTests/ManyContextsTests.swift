@@ -176,6 +176,28 @@ import Testing
         try office.a.checkInvariants()
     }
 
+    @Test(arguments: [MergePolicy.mergeByPropertyStoreTrump, .mergeByPropertyObjectTrump])
+    func aToManyChangedOnBothSidesGetsBothSidesChanges(policy: MergePolicy) throws {
+        let office = try Office()
+        // B moves Bea out of Sales; A, holding Sales from before, hires Cy into it.
+        let salesB = office.b.object(with: office.salesID)
+        let beaB = try #require(salesB.related("employees").first { $0.string("name") == "Bea" })
+        try beaB.setValue(office.b.object(with: office.supportID), forKey: "department")
+        try office.b.save()
+        let cy = try office.a.insert("Employee")
+        try cy.setValue("Cy", forKey: "name")
+        try cy.setValue(office.a.object(with: office.salesID), forKey: "department")
+        #expect(throws: GraftError.self) { try office.a.save() }  // Sales changed on both sides
+        office.a.mergePolicy = policy
+        try office.a.save()
+        let reader = ObjectContext(store: office.store)
+        let sales = try reader.existingObject(with: office.salesID)
+        #expect(sales.related("employees").compactMap { $0.string("name") }.sorted() == ["Alan", "Cy"])
+        let support = try reader.existingObject(with: office.supportID)
+        #expect(support.related("employees").compactMap { $0.string("name") } == ["Bea"])
+        try office.a.checkInvariants()
+    }
+
     // MARK: Merging another context's save
 
     @Test func mergingASaveShowsItsChangesAndKeepsOwnOnes() throws {
