@@ -11,7 +11,8 @@ extension ObjectContext {
     /// (optimistic locking). When another context or writer has saved one of them since, the
     /// ``mergePolicy`` decides: by default the save fails with a `GraftError.mergeConflict` listing each
     /// object, its differing keys and their stored and in-memory values; the other policies change the
-    /// objects in conflict (as ``MergePolicy`` describes) and save again.
+    /// objects in conflict (as ``MergePolicy`` describes) and save again. (Should that save fail too, the
+    /// changes the policy made to the objects in conflict stay.)
     ///
     /// For example:
     ///

@@ -86,6 +86,25 @@ import Testing
         #expect(office.a.hasChanges)  // the context is as before
     }
 
+    @Test func theConflictErrorListsEveryObject() throws {
+        let office = try Office()
+        let staffA = office.a.object(with: office.salesID).related("employees")
+        for person in staffA { _ = person.string("name") }  // A reads them before B saves
+        let staffB = office.b.object(with: office.salesID).related("employees")
+        for person in staffB { try person.setValue(1, forKey: "salary") }
+        try office.b.save()
+        for person in office.a.object(with: office.salesID).related("employees") {
+            try person.setValue(2, forKey: "salary")
+        }
+        let error = try #require(throws: GraftError.self) { try office.a.save() }
+        #expect(error.message.hasPrefix("2 objects changed in the store since this context read them"))
+        #expect(error.underlying.map(\.context) == [[.object("Employee p1")], [.object("Employee p2")]])
+        #expect(
+            error.underlying.allSatisfy {
+                $0.message.contains("salary: stored 1, in memory 2 (changed here and in the store)")
+            })
+    }
+
     /// B renames Alan and moves him to Support; A, holding Alan from before, renames him too.
     @Test(arguments: [
         (MergePolicy.mergeByPropertyStoreTrump, "Alan B", "Support"),

@@ -64,6 +64,49 @@ import Testing
         (.rollback, "Alan B", "Support"),
     ]
 
+    /// B renames Bea and hires Cy into Support; A, from before, renames Alan and hires Dee into Sales: no
+    /// object changed on both sides, so both saves keep everything, under the default policy, and the new
+    /// objects get distinct keys.
+    @Test(arguments: StoreFormat.allCases)
+    func savesOfDifferentObjectsKeepBothWriters(format: StoreFormat) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("graft-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try document(format, in: folder)
+        let employee = try #require(Self.model.entity(named: "Employee"))
+        let department = try #require(Self.model.entity(named: "Department"))
+        let a = ObjectContext(store: try StoreFormat.open(url, model: Self.model))
+        let b = ObjectContext(store: try StoreFormat.open(url, model: Self.model))
+        func hire(_ name: String, into key: Int64, in context: ObjectContext) throws {
+            let person = try context.insert("Employee")
+            try person.setValue(name, forKey: "name")
+            try person.setValue(
+                context.object(with: ObjectID(entity: department.index, key: key)), forKey: "department")
+        }
+        let alan = try a.existingObject(with: ObjectID(entity: employee.index, key: 1))
+        let bea = try b.existingObject(with: ObjectID(entity: employee.index, key: 2))
+        try bea.setValue("Bea B", forKey: "name")
+        try hire("Cy", into: 2, in: b)
+        try b.save()
+        try alan.setValue("Alan A", forKey: "name")
+        try hire("Dee", into: 1, in: a)
+        try a.save()
+
+        let reader = ObjectContext(store: try StoreFormat.openForReading(url, model: Self.model))
+        let names = try reader.fetch(FetchRequest(entityName: "Employee")).compactMap {
+            $0.value(forKey: "name") as? String
+        }
+        #expect(names.sorted() == ["Alan A", "Bea B", "Cy", "Dee"])
+        for (key, staff) in [(Int64(1), ["Alan A", "Bea B", "Dee"]), (2, ["Cy"])] {
+            let unit = try reader.existingObject(with: ObjectID(entity: department.index, key: key))
+            let names = try unit.relatedObjects(forKey: "employees").allObjects().compactMap {
+                $0.value(forKey: "name") as? String
+            }
+            #expect(names.sorted() == staff)
+        }
+        try reader.checkInvariants()
+    }
+
     /// B renames Alan and moves him to Support and saves; A, holding Alan from before, renames him.
     @Test(arguments: StoreFormat.allCases, [MergePolicy.error] + outcomes.map(\.0))
     func aStaleSaveConflictsOrResolves(format: StoreFormat, policy: MergePolicy) throws {
