@@ -80,6 +80,28 @@ import Testing
         #expect(try alan.relatedObject(forKey: "department")?.objectID == supportID)
     }
 
+    @Test func aContextMergingAnothersSaveSavesWithoutConflict() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, alanID, supportID) = try office(in: folder)
+        let a = ObjectContext(store: store)
+        let b = ObjectContext(store: try SQLiteStore.open(store.url, model: Self.model))  // another connection
+        let alanA = try a.existingObject(with: alanID)
+        try alanA.setValue("Alan A", forKey: "name")
+        let alanB = try b.existingObject(with: alanID)
+        try alanB.setValue(b.object(with: supportID), forKey: "department")
+        let saved = try b.save()
+        #expect(saved.updated.contains(alanID))
+        try a.merge(changesFrom: saved)
+        #expect(try alanA.relatedObject(forKey: "department")?.objectID == supportID)
+        try a.save()
+        #expect(try zOPT(store, alanID) == 3)
+        let reader = ObjectContext(store: store)
+        let alan = try reader.existingObject(with: alanID)
+        #expect(alan.value(forKey: "name") as? String == "Alan A")
+        #expect(try alan.relatedObject(forKey: "department")?.objectID == supportID)
+    }
+
     @Test func aRowChangedByAnotherProgramConflictsToo() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
