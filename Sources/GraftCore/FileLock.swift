@@ -210,6 +210,18 @@ package final class DocumentGuard {
         }
     }
 
+    /// The document read again through `read` when another writer has replaced it since it was read
+    /// (or last saved) here; `nil` when it has not, when it is gone, or when the guard holds it locked
+    /// (no one else can have changed it). Afterwards a save expects the document as read now, so that a
+    /// store that takes the other writer's work in can save over it; a writer that replaces it again
+    /// meanwhile still makes the save fail.
+    package func readIfChanged<T>(_ read: () throws -> T) throws -> T? {
+        guard lock == nil, let expected, let now = FileAccess.version(of: url), now != expected else { return nil }
+        let value = try read()
+        self.expected = now
+        return value
+    }
+
     /// Saves through `write`, which writes the whole document (replacing the file only when given
     /// `true`) and returns the lock on the file it placed.
     ///

@@ -50,6 +50,9 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Another writer holds the file or database a write needs (longer than the writer waits), or
         /// changed it since it was read: try again.
         public static let busy = Code(rawValue: "busy")
+        /// A save would overwrite changes another context or writer saved since the objects were read
+        /// (an optimistic-locking failure; Core Data's `NSManagedObjectMergeError`, 133020).
+        public static let mergeConflict = Code(rawValue: "mergeConflict")
     }
 
     /// What kind of failure this is.

@@ -84,6 +84,9 @@ public final class InMemoryStore: PersistentStore, StoreReader {
             throw GraftError(
                 .malformedInput, "snapshot does not fit entity \(entity.name)", context: [.entity(entity.name)])
         }
+        var snapshot = snapshot
+        // Versions count saves from 1 (Core Data's Z_OPT does the same), for optimistic locking.
+        snapshot.version = max(snapshot.version ?? 1, 1)
         objects[snapshot.ref] = snapshot
         lastKeys[entity.rootIndex] = max(lastKeys[entity.rootIndex] ?? 0, snapshot.ref.key)
     }
@@ -136,6 +139,20 @@ public final class InMemoryStore: PersistentStore, StoreReader {
             failNextSave = nil
             throw error
         }
+        if let expected = changes.expectedVersions {
+            // A document another writer saved since it was read: its objects are the store's now, and the
+            // version of each one that writer changed has moved on. (A save that checks no versions fails
+            // instead, as the document's guard finds it changed.)
+            if let reload = documentReload, let current = try reload() { adopt(current) }
+            var failure = StoreVersionConflicts.check(expected, stored: { objects[$0]?.version })
+            // Keys another writer has used meanwhile for its own new objects.
+            let taken = changes.inserted.map(\.ref).filter { objects[$0] != nil }
+            if failure != nil || !taken.isEmpty {
+                if failure == nil { failure = StoreVersionConflicts([]) }
+                failure!.takenKeys = taken
+                throw failure!
+            }
+        }
         var next = objects
         for ref in changes.deleted { next[ref] = nil }
         for var snapshot in changes.inserted + changes.updated {
@@ -145,10 +162,34 @@ public final class InMemoryStore: PersistentStore, StoreReader {
                     snapshot.relationships[index] = existing.relationships[index]
                 }
             }
+            snapshot.version = (next[snapshot.ref]?.version ?? 0) + 1
             next[snapshot.ref] = snapshot
         }
         if let persist {
             try persist(next.keys.sorted().map { next[$0]! }, metadata)
+        }
+        objects = next
+    }
+
+    /// For a document store (XML, binary): called first by every save; returns the document's objects
+    /// when another writer has saved the document since this store read (or last saved) it, and `nil`
+    /// when it has not. The store then takes them as its contents, so that the save keeps the other
+    /// writer's work and its version check sees which objects that writer changed.
+    public var documentReload: (() throws -> [Snapshot]?)?
+
+    /// Takes a document's objects as the store's contents: an object whose values differ from the ones
+    /// held gets the next version, one that is new gets version 1.
+    private func adopt(_ snapshots: [Snapshot]) {
+        var next: [ObjectRef: Snapshot] = [:]
+        for var snapshot in snapshots {
+            if let held = objects[snapshot.ref] {
+                snapshot.version = (held.version ?? 1) + (held == snapshot ? 0 : 1)
+            } else {
+                snapshot.version = 1
+            }
+            next[snapshot.ref] = snapshot
+            let root = model.descriptions[snapshot.ref.entity].rootIndex
+            lastKeys[root] = max(lastKeys[root] ?? 0, snapshot.ref.key)
         }
         objects = next
     }

@@ -82,6 +82,12 @@ open class ManagedObject: KeyValueCoding, Hashable, CustomStringConvertible {
     var committed: ObjectStorage?
     var isInsertedFlag = false
     var isDeletedFlag = false
+    /// The store's version of the object when `committed` was read or saved (see `Snapshot.version`):
+    /// what a save expects the store still to have.
+    var version: Int64?
+    /// Deleted from the store by another writer (found by a save's version check), so a deletion here
+    /// has nothing left to remove and an insertion puts it back under its key.
+    var isGoneFromStore = false
 
     /// What a context hands a new instance: its entity, its ID and the context. Only a context makes one.
     public struct Creation {

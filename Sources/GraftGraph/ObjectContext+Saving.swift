@@ -7,22 +7,76 @@ extension ObjectContext {
     /// New objects get permanent IDs; afterwards every object is unchanged and deleted objects leave the
     /// context. If validation or the store fails, nothing is written and the context is as before.
     ///
+    /// The save expects the store still to hold each changed or deleted object as this context read it
+    /// (optimistic locking). When another context or writer has saved one of them since, the
+    /// ``mergePolicy`` decides: by default the save fails with a `GraftError.mergeConflict` listing each
+    /// object, its differing keys and their stored and in-memory values; the other policies change the
+    /// objects in conflict (as ``MergePolicy`` describes) and save again. (Should that save fail too, the
+    /// changes the policy made to the objects in conflict stay.)
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let saved = try context.save()
+    /// try otherContext.merge(changesFrom: saved)
+    /// ```
+    ///
     /// - Parameter validating: `false` saves without validating, for a caller that has checked the
     ///   changes itself (a paste, which may be told to keep objects that break rules as they are).
     /// - Returns: what the save wrote, by permanent object IDs (empty when there was nothing to save).
-    /// - Throws: `GraftError.validationFailed` listing every failure, or the store's error.
+    /// - Throws: `GraftError.validationFailed` listing every failure, `GraftError.mergeConflict`, or the
+    ///   store's error.
     @discardableResult
     public func save(validating: Bool = true) throws -> SaveChanges {
         guard hasChanges else { return SaveChanges(storeIdentifier: store.identifier) }
         try prepareForSave()  // pending changes processed, will-save observers, `willSave()`
         if validating { try validate() }
+        let saved = try writeChanges(validating: validating)
+        finishSave(saved)  // `didSave()`, did-save observers
+        return saved
+    }
+
+    /// Writes the pending changes, resolving optimistic-locking conflicts by the merge policy and trying
+    /// again (a bounded number of times: each try follows a newer save by someone else).
+    private func writeChanges(validating: Bool) throws -> SaveChanges {
+        var permanent: [ObjectIdentifier: ObjectID] = [:]
+        var attempts = 0
+        while true {
+            do {
+                return try writeChangesOnce(permanent: &permanent)
+            } catch let conflicts as StoreVersionConflicts {
+                attempts += 1
+                // New objects whose keys another writer took get new ones.
+                let taken = Set(conflicts.takenKeys)
+                permanent = permanent.filter { !taken.contains($0.value.ref) }
+                if conflicts.conflicts.isEmpty {
+                    guard attempts < 16 else {
+                        throw GraftError(
+                            .busy, "other writers kept taking the keys of this save's new objects; nothing was written")
+                    }
+                    continue
+                }
+                let records = try mergeConflicts(for: conflicts)
+                guard mergePolicy != .error, attempts < 16 else { throw mergeConflictError(records) }
+                try resolve(records)
+                guard hasChanges else { return SaveChanges(storeIdentifier: store.identifier) }
+                if validating { try validate() }
+            }
+        }
+    }
+
+    private func writeChangesOnce(permanent: inout [ObjectIdentifier: ObjectID]) throws -> SaveChanges {
         let inserted = insertedObjects
         let updated = updatedObjects
         let deleted = deletedObjects
 
-        // Permanent keys, allocated per inheritance tree.
-        var permanent: [ObjectIdentifier: ObjectID] = [:]
-        let byRoot = Dictionary(grouping: inserted) { $0.entity.rootIndex }
+        // Permanent keys, allocated per inheritance tree (once: a save tried again keeps them).
+        // (An object inserted again by the overwrite policy, after another writer deleted it, keeps its key.)
+        let byRoot = Dictionary(
+            grouping: inserted.filter { $0.objectID.isTemporary && permanent[ObjectIdentifier($0)] == nil }
+        ) {
+            $0.entity.rootIndex
+        }
         for root in byRoot.keys.sorted() {
             let objects = byRoot[root]!
             let keys = try store.allocateKeys(rootEntity: root, count: objects.count)
@@ -33,21 +87,36 @@ extension ObjectContext {
                 permanent[ObjectIdentifier(object)] = ObjectID(entity: object.entity.index, key: key)
             }
         }
+        let permanentIDs = permanent
         func ref(_ object: ManagedObject) -> ObjectRef {
-            (permanent[ObjectIdentifier(object)] ?? object.objectID).ref
+            (permanentIDs[ObjectIdentifier(object)] ?? object.objectID).ref
         }
         let snapshot = { (object: ManagedObject) in self.storedSnapshot(of: object, ref: ref) }
+        // Objects another writer deleted that a merge policy then deleted here are gone already.
+        let stored = deleted.filter { !$0.isGoneFromStore }
+        var expected: [ObjectRef: Int64] = [:]
+        for object in updated + stored {
+            if let version = object.version { expected[object.objectID.ref] = version }
+        }
         let changes = StoreChanges(
-            inserted: inserted.map(snapshot), updated: updated.map(snapshot), deleted: deleted.map { $0.objectID.ref })
-        let changedKeys = Dictionary(uniqueKeysWithValues: updated.map { ($0.objectID, Set($0.changedValues().keys)) })
+            inserted: inserted.map(snapshot), updated: updated.map(snapshot), deleted: stored.map(\.objectID.ref),
+            expectedVersions: expected)
+        let changedKeys = Dictionary(
+            uniqueKeysWithValues: updated.map { ($0.objectID, Set($0.changedValues().keys)) })
         try store.save(changes)
 
         // The store has the changes: make the context agree.
         for object in inserted {
             unregister(object)
-            object.objectID = permanent[ObjectIdentifier(object)]!
+            object.objectID = permanent[ObjectIdentifier(object)] ?? object.objectID
             object.isInsertedFlag = false
+            object.isGoneFromStore = false
+            object.version = 1
             register(object)
+        }
+        for object in updated {
+            object.version = object.version.map { $0 + 1 }
+            object.isGoneFromStore = false
         }
         for object in inserted + updated {
             object.committed = object.storage
@@ -55,13 +124,13 @@ extension ObjectContext {
         for object in pending.values where object.isDeletedFlag {
             unregister(object)
             object.context = nil
+            object.isGoneFromStore = true
+            object.version = nil
         }
         pending.removeAll()
-        let saved = SaveChanges(
+        return SaveChanges(
             storeIdentifier: store.identifier, inserted: inserted.map(\.objectID), updated: updated.map(\.objectID),
             deleted: deleted.map(\.objectID), changedKeys: changedKeys)
-        finishSave(saved)  // `didSave()`, did-save observers
-        return saved
     }
 
     /// The object as a snapshot of its current values (transient values left out; to-manys the store has

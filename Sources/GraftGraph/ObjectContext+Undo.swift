@@ -25,13 +25,16 @@ struct UndoState {
     var explicitDepth = 0
     var isEnabled = true
     var levelsOfUndo = 0
+    /// Nesting of `withoutUndoRegistration` calls: while above 0, changes are not kept for undo.
+    var pausedDepth = 0
 }
 
 extension ObjectContext {
     // MARK: Public undo interface
 
     /// Whether changes are recorded for undo. Switch it off for bulk work (imports, pastes) to save memory;
-    /// switching it off clears the undo and redo stacks.
+    /// switching it off clears the undo and redo stacks. To make changes that are not undone while
+    /// keeping the stacks, use ``withoutUndoRegistration(_:)``.
     public var isUndoEnabled: Bool {
         get { undoState.isEnabled }
         set {
@@ -40,10 +43,49 @@ extension ObjectContext {
         }
     }
 
-    /// How many groups are kept for undo (0: no limit).
+    /// How many groups are kept for undo (0, the default: no limit), as Foundation's undo manager
+    /// counts them: when a new group passes the limit, the oldest is forgotten; lowering the limit
+    /// forgets the oldest groups at once.
     public var levelsOfUndo: Int {
         get { undoState.levelsOfUndo }
-        set { undoState.levelsOfUndo = max(0, newValue) }
+        set {
+            undoState.levelsOfUndo = max(0, newValue)
+            trimUndoGroups()
+        }
+    }
+
+    /// How many steps ``undo()`` can take back now.
+    public var undoCount: Int {
+        undoState.undoGroups.count + (!undoState.current.isEmpty && undoState.explicitDepth == 0 ? 1 : 0)
+    }
+
+    /// Runs `body` without keeping its changes for undo, and without clearing what is kept: the changes
+    /// are made (and saved) like any others, but ``undo()`` passes over them, as it does in Core Data
+    /// between `disableUndoRegistration()` and `enableUndoRegistration()`. For changes a document makes
+    /// on its own (an object created when an old document is opened) that must not make it look edited
+    /// by the user.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try context.withoutUndoRegistration {
+    ///     let settings = try context.insert("Settings")
+    ///     try document.setValue(settings, forKey: "settings")
+    /// }
+    /// context.undo()   // takes back the user's last change, not the settings
+    /// ```
+    public func withoutUndoRegistration<T>(_ body: () throws -> T) rethrows -> T {
+        // Changes before the pause form their own step (unless an explicit group is open).
+        if undoState.explicitDepth == 0 && undoState.operationDepth == 0 { closeUndoGroup() }
+        let start = undoState.current.count
+        undoState.pausedDepth += 1
+        undoState.operationDepth += 1
+        defer {
+            undoState.pausedDepth -= 1
+            if undoState.current.count > start { undoState.current.removeSubrange(start...) }
+            endOperation()  // observers hear of the changes; changes made before a failure in `body` stay made
+        }
+        return try body()
     }
 
     public var canUndo: Bool {
@@ -104,32 +146,6 @@ extension ObjectContext {
         processPendingChanges()
     }
 
-    /// Runs `body` with undo registration paused: its changes are made (and observed, and saved later) but
-    /// are not undo steps, and the undo and redo stacks are kept as they were. (Foundation's undo manager
-    /// calls this `disableUndoRegistration()` … `enableUndoRegistration()`; unlike switching
-    /// ``isUndoEnabled`` off, nothing is cleared.) Changes made before a failure in `body` stay made.
-    ///
-    /// For example:
-    ///
-    /// ```swift
-    /// override func awakeFromFetch() {
-    ///     guard (try? relatedObject(forKey: "office")) == nil, let context else { return }
-    ///     context.withoutUndoRegistration {
-    ///         try? setValue(context.insert("Office"), forKey: "office")   // the document stays unedited
-    ///     }
-    /// }
-    /// ```
-    public func withoutUndoRegistration<T>(_ body: () throws -> T) rethrows -> T {
-        let start = undoState.current.count
-        undoState.operationDepth += 1
-        defer {
-            // What `body` recorded stays out of the undo group being built.
-            if undoState.current.count > start { undoState.current.removeSubrange(start...) }
-            endOperation()
-        }
-        return try body()
-    }
-
     /// Forgets every undo and redo step.
     public func removeAllUndoActions() {
         undoState.undoGroups.removeAll()
@@ -173,14 +189,18 @@ extension ObjectContext {
 
     private func closeUndoGroup() {
         guard !undoState.current.isEmpty else { return }
-        if undoState.isEnabled {
+        if undoState.isEnabled && undoState.pausedDepth == 0 {
             undoState.undoGroups.append(undoState.current)
             undoState.redoGroups.removeAll()
-            if undoState.levelsOfUndo > 0 && undoState.undoGroups.count > undoState.levelsOfUndo {
-                undoState.undoGroups.removeFirst(undoState.undoGroups.count - undoState.levelsOfUndo)
-            }
+            trimUndoGroups()
         }
         undoState.current.removeAll()
+    }
+
+    private func trimUndoGroups() {
+        if undoState.levelsOfUndo > 0 && undoState.undoGroups.count > undoState.levelsOfUndo {
+            undoState.undoGroups.removeFirst(undoState.undoGroups.count - undoState.levelsOfUndo)
+        }
     }
 
     // MARK: Primitives

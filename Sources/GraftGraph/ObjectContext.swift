@@ -35,6 +35,26 @@ public final class ObjectContext {
     /// Observers and the changes not yet told to them (`ObjectContext+Observation.swift`).
     var observation = ObservationState()
     private var faultError: (any Error)?
+    /// Every registered object, held strongly while ``retainsRegisteredObjects`` is on.
+    private var retained: [ObjectID: ManagedObject] = [:]
+
+    /// What a save does when objects it changes or deletes were saved by someone else since this context
+    /// read them (see ``MergePolicy``). The default, as in Core Data, is ``MergePolicy/error``.
+    public var mergePolicy: MergePolicy = .error
+
+    /// Whether the context keeps every object it has handed out alive (Core Data's
+    /// `retainsRegisteredObjects`). Off by default: an unchanged object nobody holds goes away and is
+    /// read again when asked for. Turning it off lets go of the objects it held.
+    public var retainsRegisteredObjects = false {
+        didSet {
+            guard retainsRegisteredObjects != oldValue else { return }
+            if retainsRegisteredObjects {
+                for (id, entry) in registry { if let object = entry.object { retained[id] = object } }
+            } else {
+                retained.removeAll()
+            }
+        }
+    }
 
     public init(store: PersistentStore) {
         self.store = store
@@ -55,6 +75,10 @@ public final class ObjectContext {
             object.storage = nil
             object.committed = nil
         }
+        for object in retained.values {
+            object.storage = nil
+            object.committed = nil
+        }
     }
 
     // MARK: Registry
@@ -71,6 +95,7 @@ public final class ObjectContext {
 
     func register(_ object: ManagedObject) {
         registry[object.objectID] = WeakObject(object)
+        if retainsRegisteredObjects { retained[object.objectID] = object }
         if registry.count > registrySweepThreshold {
             registry = registry.filter { $0.value.object != nil }
             registrySweepThreshold = max(1024, registry.count * 2)
@@ -79,6 +104,7 @@ public final class ObjectContext {
 
     func unregister(_ object: ManagedObject) {
         if registry[object.objectID]?.object === object { registry[object.objectID] = nil }
+        if retained[object.objectID] === object { retained[object.objectID] = nil }
     }
 
     /// The object for an ID: the registered instance, or a new fault that reads its values from the
@@ -150,6 +176,7 @@ public final class ObjectContext {
         let storage = ObjectStorage(attributes: snapshot.attributes, relationships: relationships)
         object.storage = storage
         object.committed = storage
+        object.version = snapshot.version
         awakeFromFetch(object)
     }
 
@@ -178,12 +205,22 @@ public final class ObjectContext {
         }
     }
 
-    /// Turns an object back into a fault, so its values no longer take memory.
+    /// Brings an object up to date with its store, or turns it back into a fault (Core Data's
+    /// `refresh(_:mergeChanges:)`).
     ///
-    /// - Parameter mergeChanges: `true` keeps the object's pending changes (an object with changes stays in
-    ///   memory, its unchanged attributes re-read from the store); `false` discards them first — undoing
-    ///   relationship edits on both sides — and then turns it into a fault. New and deleted objects are left
-    ///   as they are.
+    /// - `mergeChanges: true`: an object without pending changes turns into a fault (its values are read
+    ///   again on next use); an object with pending changes takes the store's current values for every
+    ///   attribute *and relationship* it has not changed here, keeps the ones it has changed, and from then
+    ///   on counts its changes against the store's current values (so its next save expects the store's
+    ///   current version). The other side of a relationship the store changed follows, for objects in
+    ///   memory that have not changed that side themselves.
+    /// - `mergeChanges: false`: pending changes are discarded — relationship edits undone on both sides —
+    ///   and the object turns into a fault, letting go of the objects it held, so a large graph can be
+    ///   shrunk in memory.
+    ///
+    /// New and deleted objects are left as they are.
+    ///
+    /// - Throws: the store's error when it cannot be read.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) throws {
         guard object.context === self, !object.isInsertedFlag, !object.isDeletedFlag, object.storage != nil else {
             return
@@ -195,15 +232,15 @@ public final class ObjectContext {
         }
         if mergeChanges {
             guard let snapshot = try store.snapshot(for: object.objectID.ref) else { return }
-            for (index, attribute) in object.entity.attributes.enumerated()
-            where object.storage!.attributes[index] == object.committed?.attributes[index] && !attribute.isTransient {
-                object.storage!.attributes[index] = snapshot.attributes[index]
-            }
-            for index in object.entity.attributes.indices {
-                object.committed?.attributes[index] = snapshot.attributes[index]
-            }
+            try mergeStoredValues(snapshot, into: object, keepingChanges: true)
             return
         }
+        try discardChanges(of: object)
+        if !object.hasPersistentChanges { fault(object) }
+    }
+
+    /// Reverts an object's pending edits to the values it was read with, both sides of each relationship.
+    func discardChanges(of object: ManagedObject) throws {
         try perform {
             let committed = object.committed!
             for index in object.entity.attributes.indices
@@ -213,20 +250,22 @@ public final class ObjectContext {
             for (index, relationship) in object.entity.relationships.enumerated() {
                 let target = committed.relationships[index]
                 if case .unloaded = target { continue }
+                // Objects deleted since cannot be related again (a merge policy may have deleted them).
+                let objects = target.objects.filter { !$0.isDeletedFlag }
                 if relationship.isToMany {
-                    try replaceToMany(object, index, with: target.objects)
+                    try replaceToMany(object, index, with: objects)
                 } else {
-                    try setToOne(object, index, target.objects.first)
+                    try setToOne(object, index, objects.first)
                 }
             }
         }
-        if !object.hasPersistentChanges { fault(object) }
     }
 
-    private func fault(_ object: ManagedObject) {
+    func fault(_ object: ManagedObject) {
         object.willTurnIntoFault()
         object.storage = nil
         object.committed = nil
+        object.version = nil
         pending[ObjectIdentifier(object)] = nil
         object.didTurnIntoFault()
     }

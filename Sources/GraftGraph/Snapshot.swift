@@ -21,11 +21,27 @@ public struct Snapshot: Hashable, Sendable {
     public var attributes: [Value?]
     /// One entry per relationship of the entity, in `EntityDescription.relationships` order.
     public var relationships: [RelationshipValue]
+    /// The version of the object the store read these values from, for optimistic locking (a SQLite
+    /// store's `Z_OPT`; a count of saves in stores that keep their objects in memory); `nil` when the
+    /// store keeps no versions. Bookkeeping, not data: two snapshots with the same values are equal
+    /// whatever their versions.
+    public var version: Int64?
 
-    public init(ref: ObjectRef, attributes: [Value?], relationships: [RelationshipValue]) {
+    public init(ref: ObjectRef, attributes: [Value?], relationships: [RelationshipValue], version: Int64? = nil) {
         self.ref = ref
         self.attributes = attributes
         self.relationships = relationships
+        self.version = version
+    }
+
+    public static func == (lhs: Snapshot, rhs: Snapshot) -> Bool {
+        lhs.ref == rhs.ref && lhs.attributes == rhs.attributes && lhs.relationships == rhs.relationships
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ref)
+        hasher.combine(attributes)
+        hasher.combine(relationships)
     }
 
     /// An empty snapshot (no values, empty relationships) for an object of `entity`.
@@ -70,6 +86,7 @@ public struct Snapshot: Hashable, Sendable {
     /// can reuse one snapshot per entity.
     public mutating func reset(to ref: ObjectRef, entity: EntityDescription) {
         self.ref = ref
+        version = nil
         for index in attributes.indices where attributes[index] != nil { attributes[index] = nil }
         for index in relationships.indices {
             switch relationships[index] {

@@ -25,6 +25,11 @@ public protocol PersistentStore: AnyObject {
     func allocateKeys(rootEntity: Int, count: Int) throws -> [Int64]
 
     /// Applies a context's changes all at once: every change is written, or none is.
+    ///
+    /// A store that keeps versions (see `Snapshot.version`) first checks, as part of the same all-or-
+    /// nothing step, that every object in `changes.expectedVersions` still has that version, and throws
+    /// ``StoreVersionConflicts`` listing every object that does not, writing nothing. A saved object's
+    /// version then counts the save: 1 for a new object, one more for an updated one.
     func save(_ changes: StoreChanges) throws
 
     /// Things worth telling the user that did not stop the store from opening or a value from being read
@@ -81,14 +86,68 @@ public struct StoreChanges: Sendable {
     /// Full snapshots of changed objects.
     public var updated: [Snapshot]
     public var deleted: [ObjectRef]
+    /// For optimistic locking: the version (see `Snapshot.version`) each updated or deleted object had
+    /// when it was read. A store that keeps versions refuses the save when one has changed; objects not
+    /// listed are not checked. `nil` for a save that checks no versions at all: a whole-document store
+    /// then refuses it if the document changed since it was read, where a save that checks versions
+    /// takes the other writer's work in and conflicts only over the objects both changed.
+    public var expectedVersions: [ObjectRef: Int64]?
 
-    public init(inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = []) {
+    public init(
+        inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = [],
+        expectedVersions: [ObjectRef: Int64]? = nil
+    ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
+        self.expectedVersions = expectedVersions
     }
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }
+}
+
+/// What a store throws from `save` when objects changed in the store since they were read: the
+/// optimistic-locking check failed and nothing was written. ``ObjectContext`` resolves it by its
+/// ``ObjectContext/mergePolicy`` or reports it as a `GraftError.mergeConflict`.
+public struct StoreVersionConflicts: Error, Sendable, Hashable {
+    /// One object whose stored version is not the one it was read at.
+    public struct Conflict: Hashable, Sendable {
+        public var ref: ObjectRef
+        /// The version the object had when it was read.
+        public var expected: Int64
+        /// The version the store has now; `nil` when the store no longer has the object.
+        public var stored: Int64?
+
+        public init(ref: ObjectRef, expected: Int64, stored: Int64?) {
+            self.ref = ref
+            self.expected = expected
+            self.stored = stored
+        }
+    }
+
+    public var conflicts: [Conflict]
+    /// Keys the save gave new objects that another writer has used meanwhile for its own (a whole-
+    /// document store, whose keys are handed out in memory): the context gives those objects new keys and
+    /// saves again.
+    public var takenKeys: [ObjectRef]
+
+    public init(_ conflicts: [Conflict], takenKeys: [ObjectRef] = []) {
+        self.conflicts = conflicts
+        self.takenKeys = takenKeys
+    }
+
+    /// The conflicts among `expected` given each object's version in the store now (`nil`: gone), in
+    /// reference order: what a store's save checks first.
+    public static func check(
+        _ expected: [ObjectRef: Int64], stored: (ObjectRef) throws -> Int64?
+    ) rethrows -> StoreVersionConflicts? {
+        var conflicts: [Conflict] = []
+        for ref in expected.keys.sorted() {
+            let now = try stored(ref)
+            if now != expected[ref] { conflicts.append(Conflict(ref: ref, expected: expected[ref]!, stored: now)) }
+        }
+        return conflicts.isEmpty ? nil : StoreVersionConflicts(conflicts)
+    }
 }
 
 /// Reads a whole document as a stream of snapshots (used by conversion, which builds no context).

@@ -152,13 +152,26 @@ extension StoreDriver {
                 try writeHoldingLock(snapshots, to: url, model: model, metadata: metadata, overwrite: overwrite)
             }
         }
+        // The document as another writer saved it, read again with the same model (see `documentReload`).
+        let reload = { () throws -> [Snapshot]? in
+            try guarding.readIfChanged {
+                var snapshots: [Snapshot] = []
+                try self.reader(at: url, model: model, options: StoreReadOptions()).forEachSnapshot {
+                    snapshots.append($0)
+                }
+                return snapshots
+            }
+        }
         guard let reader else {
             let store = InMemoryStore(model: model)
             store.metadata = StoreMetadata.make(for: model, storeType: storeType, identifier: store.identifier)
             store.persist = persist
+            store.documentReload = reload
             return store
         }
-        return try InMemoryStore(reading: reader, persist: persist)
+        let store = try InMemoryStore(reading: reader, persist: persist)
+        store.documentReload = reload
+        return store
     }
 }
 

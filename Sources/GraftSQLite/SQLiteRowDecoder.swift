@@ -123,6 +123,8 @@ struct SQLiteRowDecoder {
         let (key, entityIndex) = try entity(of: row)
         let entity = schema.model.descriptions[entityIndex]
         var snapshot = Snapshot(entity: entity, key: key)
+        // The row's version, for optimistic locking: Core Data counts every save of a row in Z_OPT.
+        if let column = position["Z_OPT"], !row.isNull(column) { snapshot.version = row.int64(column) }
         try read(row, key: key, plan: plan(for: entityIndex), into: &snapshot, missing: missing) {
             relationship, key, refs in
             guard let found = try toMany(entity.relationships[relationship], entity, key) else { return false }

@@ -8,6 +8,11 @@ extension SQLiteStore: StreamingInserts {
     /// change), deleted rows and their join rows, to-many join rows and order keys, and each tree's
     /// highest key in `Z_PRIMARYKEY`. On any failure the transaction is rolled back and the store is as
     /// it was.
+    ///
+    /// Optimistic locking, as Core Data's SQLite store does it: inside the transaction, before anything
+    /// is written, each object of `changes.expectedVersions` must still have that `Z_OPT`; if any has
+    /// another (another connection saved it) or its row is gone, nothing is written and the save throws
+    /// ``StoreVersionConflicts`` listing them all.
     public func save(_ changes: StoreChanges) throws {
         guard !changes.isEmpty else { return }
         guard !isReadOnly else {
@@ -19,6 +24,11 @@ extension SQLiteStore: StreamingInserts {
         holdsExclusiveAccess = false
         let schemaBefore = schema
         do {
+            if let expected = changes.expectedVersions,
+                let conflicts = try StoreVersionConflicts.check(expected, stored: storedVersion)
+            {
+                throw conflicts
+            }
             var writer = RowWriter(store: self)
             // Deleted and changed rows first, so that the values they give up (under a uniqueness
             // constraint's index) are free for the new rows that take them.
@@ -35,9 +45,20 @@ extension SQLiteStore: StreamingInserts {
         } catch {
             try? database.execute("ROLLBACK")
             schema = schemaBefore
+            if let conflicts = error as? StoreVersionConflicts { throw conflicts }
             let error = GraftError.wrap(error)
             throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
+    }
+
+    /// The `Z_OPT` of an object's row now, or `nil` when the table has no row of that entity with its key.
+    private func storedVersion(of ref: ObjectRef) throws -> Int64? {
+        let table = schema.tables[schema.tableOfEntity[ref.entity]].name
+        let statement = try cachedStatement("SELECT Z_OPT, Z_ENT FROM \(SQLiteName.quoted(table)) WHERE Z_PK = ?")
+        defer { statement.reset() }
+        try statement.bind(ref.key, at: 1)
+        guard try statement.step(), statement.int64(1) == Int64(schema.entityNumbers[ref.entity]) else { return nil }
+        return statement.int64(0)
     }
 
     /// A writer that inserts new objects into this store in one transaction, as they come: nothing is
