@@ -37,10 +37,15 @@ public struct CommandContext {
     /// Reads standard input to its end, failing once more than the given number of bytes have come
     /// (`nil`: no limit).
     public var readInput: (_ maxSize: Int?) throws -> Data
+    /// Reads standard input to its end in chunks, handing each to `body` as it comes, with the same
+    /// limit: for input too large to hold (a clipboard piped into `paste`, spooled to a file).
+    public var readInputChunks: (_ maxSize: Int?, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
 
+    /// - Parameter readInputChunks: nil to hand on what `readInput` reads, in one chunk.
     public init(
         output: any TextSink, errorOutput: any TextSink, isErrorTerminal: Bool = false, isOutputTerminal: Bool = false,
-        isInputTerminal: Bool = false, readInput: @escaping (_ maxSize: Int?) throws -> Data = { _ in Data() }
+        isInputTerminal: Bool = false, readInput: @escaping (_ maxSize: Int?) throws -> Data = { _ in Data() },
+        readInputChunks: ((_ maxSize: Int?, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Void)? = nil
     ) {
         self.output = output
         self.errorOutput = errorOutput
@@ -48,6 +53,8 @@ public struct CommandContext {
         self.isOutputTerminal = isOutputTerminal
         self.isInputTerminal = isInputTerminal
         self.readInput = readInput
+        self.readInputChunks =
+            readInputChunks ?? { maxSize, body in try readInput(maxSize).withUnsafeBytes { try body($0) } }
     }
 
     /// The process's standard input, standard output (buffered unless it is a terminal) and standard
@@ -58,7 +65,10 @@ public struct CommandContext {
         return CommandContext(
             output: output, errorOutput: errorOutput, isErrorTerminal: errorOutput.isTerminal,
             isOutputTerminal: output.isTerminal, isInputTerminal: isTerminal(0),
-            readInput: { try FileAccess.read(fileDescriptor: 0, maxSize: $0, name: "standard input") })
+            readInput: { try FileAccess.read(fileDescriptor: 0, maxSize: $0, name: "standard input") },
+            readInputChunks: {
+                try FileAccess.forEachChunk(fileDescriptor: 0, maxSize: $0, name: "standard input", $1)
+            })
     }
 
     /// A context that keeps what is written, for ``capturedOutput`` and ``capturedErrorOutput``, and

@@ -12,4 +12,13 @@ extension GraftError {
         if case .file? = context.first { return self }
         return inFile(path)
     }
+
+    /// The same error with the file `path` called `name` wherever it is named (a temporary copy of
+    /// standard input called "standard input"), its underlying errors included.
+    func replacingFile(_ path: String, with name: String) -> GraftError {
+        var error = self
+        error.context = context.map { if case .file(path) = $0 { .file(name) } else { $0 } }
+        error.underlying = underlying.map { $0.replacingFile(path, with: name) }
+        return error
+    }
 }

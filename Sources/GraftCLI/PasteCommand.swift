@@ -1,5 +1,6 @@
 import Foundation
 import Graft
+import GraftCore
 
 /// `graft paste`: a clipboard document, as new objects in a store.
 struct PasteCommand: ParsableCommand {
@@ -132,10 +133,10 @@ struct PasteCommand: ParsableCommand {
                     context: [.file(idMap.path)])
             }
         }
-        // A clipboard file is read as it is pasted (into a new or empty store it streams); anything else
-        // (standard input, a pipe, a file too large or empty) is read whole first.
-        let file = streamableClipboard()
-        let clipboard = file == nil ? try readClipboard(context) : nil
+        // The clipboard is read from a file as it is pasted (into a new or empty store it streams): the file
+        // named, or what comes on standard input or from a pipe, spooled into a temporary file first.
+        let clipboard = try clipboardFile(context)
+        defer { clipboard.spill?.remove() }
         // An existing store is read with the version of the model it was written with; a new one gets the
         // file's current version.
         let chosenModel = try model.map {
@@ -146,14 +147,12 @@ struct PasteCommand: ParsableCommand {
             let progress = ProgressLine("pasting", context: context, shown: !quiet && !json)
             defer { progress.finish() }
             let paster = Paster(options: options)
-            if let file {
-                report = try paster.paste(clipboardAt: file, intoStoreAt: storeURL, model: chosenModel) {
+            do {
+                report = try paster.paste(clipboardAt: clipboard.url, intoStoreAt: storeURL, model: chosenModel) {
                     progress.update($0, of: $1)
                 }
-            } else {
-                report = try paster.paste(clipboard!, intoStoreAt: storeURL, model: chosenModel) {
-                    progress.update($0, of: $1)
-                }
+            } catch let error as GraftError where clipboard.spill != nil {
+                throw error.replacingFile(clipboard.url.relativePath, with: clipboard.origin)
             }
         } catch var error as GraftError where error.code == .invalidOperation && error.message.hasSuffix("; name one") {
             // A new store without a model: the option that gives one.
@@ -196,43 +195,47 @@ struct PasteCommand: ParsableCommand {
         try FileAccess.writeAtomically(Data((map.text(pretty: true) + "\n").utf8), to: URL(fileURLWithPath: path.path))
     }
 
-    /// The clipboard's file, when it is a regular file of at most `--max-size` bytes, and not empty.
-    private func streamableClipboard() -> URL? {
-        guard let input, !input.isStandardStream else { return nil }
-        let url = URL(fileURLWithPath: input.path)
-        guard FileAccess.fileKind(of: url) == .regular,
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int,
-            size > 0, size <= maxSize.bytes
-        else { return nil }
-        return url
-    }
-
-    private func readClipboard(_ context: CommandContext) throws -> Clipboard {
-        var data = Data()
-        let origin: String
+    /// The clipboard as a file that can be read more than once: the file named, when it is a regular file,
+    /// or else what standard input (or the pipe named) brings, spooled into a temporary file; `origin` is
+    /// what messages call it. Either holds at most `--max-size` bytes, and not none.
+    private func clipboardFile(_ context: CommandContext) throws -> (url: URL, origin: String, spill: SpillFile?) {
+        let origin = input.map { $0.isStandardStream ? "standard input" : $0.path } ?? "standard input"
         do {
             if let input, !input.isStandardStream {
-                origin = input.path
-                data = try FileAccess.read(URL(fileURLWithPath: input.path), maxSize: maxSize.bytes)
-            } else {
-                if context.isInputTerminal {
-                    throw UsageError("no clipboard: name a file, or pipe one in (graft copy … | graft paste --into …)")
+                let url = URL(fileURLWithPath: input.path)
+                if FileAccess.fileKind(of: url) == .regular, let size = FileAccess.version(of: url)?.size {
+                    guard size > 0 else {
+                        throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)])
+                    }
+                    guard size <= maxSize.bytes else { throw FileAccess.tooLarge(origin, limit: maxSize.bytes) }
+                    return (url, origin, nil)
                 }
-                origin = "standard input"
-                data = try context.readInput(maxSize.bytes)
+                return try spool(origin) { try FileAccess.forEachChunk(of: url, maxSize: maxSize.bytes, $0) }
             }
+            if context.isInputTerminal {
+                throw UsageError("no clipboard: name a file, or pipe one in (graft copy … | graft paste --into …)")
+            }
+            return try spool(origin) { try context.readInputChunks(maxSize.bytes, $0) }
         } catch let error as GraftError where error.code == .invalidOperation {
             // Too large: say how to allow more.
             throw GraftError(error.code, error.message + " (--max-size sets the limit)", context: error.context)
         }
-        guard !data.isEmpty else {
-            throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)])
-        }
+    }
+
+    private func spool(
+        _ origin: String, _ read: (_ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> (url: URL, origin: String, spill: SpillFile?) {
+        let spill = try SpillFile(prefix: "graft-paste")
         do {
-            return try ClipboardEncoding.decode(data)
-        } catch let error as GraftError {
-            throw error.inFile(origin)
+            try read { try spill.write($0) }
+            guard spill.size > 0 else {
+                throw GraftError(.malformedInput, "the clipboard is empty", context: [.file(origin)])
+            }
+        } catch {
+            spill.remove()
+            throw error
         }
+        return (spill.url, origin, spill)
     }
 
     static func summary(_ report: PasteReport, store: String) -> String {

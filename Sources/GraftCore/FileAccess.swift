@@ -24,6 +24,27 @@ package enum FileAccess {
     /// - Throws: `GraftError.fileNotFound` when nothing is at `url`; `GraftError.io` when it is a folder or
     ///   cannot be read; `GraftError.invalidOperation` when it holds more than `maxSize` bytes.
     package static func read(_ url: URL, maxSize: Int? = nil) throws -> Data {
+        try reading(url, maxSize: maxSize) { descriptor, expected in
+            try read(fileDescriptor: descriptor, maxSize: maxSize, expectedSize: expected, name: url.relativePath)
+        }
+    }
+
+    /// Reads the file at `url` (a regular file, a pipe, a device) to its end in chunks of 1 MiB, handing
+    /// each to `body`; returns the number of bytes read. Throws as ``read(_:maxSize:)`` does.
+    @discardableResult
+    package static func forEachChunk(
+        of url: URL, maxSize: Int?, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
+        try reading(url, maxSize: maxSize) { descriptor, _ in
+            try forEachChunk(fileDescriptor: descriptor, maxSize: maxSize, name: url.relativePath, body)
+        }
+    }
+
+    /// Opens `url` for reading and runs `body` with the descriptor and, for a regular file, its size; a
+    /// regular file larger than `maxSize` fails before anything is read.
+    private static func reading<T>(
+        _ url: URL, maxSize: Int?, _ body: (_ descriptor: Int32, _ size: Int?) throws -> T
+    ) throws -> T {
         let name = url.relativePath
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -42,7 +63,7 @@ package enum FileAccess {
         }
         let expected = FileKind(mode: info.st_mode) == .regular ? Int(info.st_size) : nil
         if let maxSize, let expected, expected > maxSize { throw tooLarge(name, limit: maxSize) }
-        return try read(fileDescriptor: descriptor, maxSize: maxSize, expectedSize: expected, name: name)
+        return try body(descriptor, expected)
     }
 
     /// Everything left to read from an open descriptor (standard input, say), up to `maxSize` bytes.
@@ -79,6 +100,32 @@ package enum FileAccess {
             } else if count == 0 {
                 data.count = filled
                 return data
+            } else if errno != EINTR {
+                throw GraftError(.io, "cannot be read: \(systemError())", context: [.file(name)])
+            }
+        }
+    }
+
+    /// Reads `descriptor` to its end in chunks of 1 MiB, handing each to `body`, without holding more than
+    /// one; returns the number of bytes read.
+    ///
+    /// - Throws: what ``read(fileDescriptor:maxSize:expectedSize:name:)`` throws, and what `body` throws.
+    @discardableResult
+    package static func forEachChunk(
+        fileDescriptor descriptor: Int32, maxSize: Int?, name: String, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Int {
+        let limit = maxSize ?? Int.max
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var total = 0
+        while true {
+            let count = systemRead(descriptor, buffer.baseAddress!, buffer.count)
+            if count > 0 {
+                total += count
+                if total > limit { throw tooLarge(name, limit: limit) }
+                try body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            } else if count == 0 {
+                return total
             } else if errno != EINTR {
                 throw GraftError(.io, "cannot be read: \(systemError())", context: [.file(name)])
             }

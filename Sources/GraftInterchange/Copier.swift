@@ -314,7 +314,7 @@ public struct Copier {
             // The objects go to a temporary file, written by a writer whose header (with every entity
             // and no roots) is thrown away; the real header follows the read, then the objects' bytes,
             // then that writer's end.
-            let spill = try SpillFile()
+            let spill = try SpillFile(prefix: "graft-copy")
             defer { spill.remove() }
             let target = SwitchedSink()
             let objectsOutput = ByteBuffer(sink: { try target.forward($0) })
@@ -576,38 +576,5 @@ extension Copier {
     /// A sink whose destination changes.
     private final class SwitchedSink {
         var forward: (UnsafeRawBufferPointer) throws -> Void = { _ in }
-    }
-
-    /// A temporary file that objects are written to and read back from.
-    private final class SpillFile {
-        let url: URL
-        let handle: FileHandle
-
-        init() throws {
-            url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-copy-\(UUID().uuidString).spill")
-            guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-                throw GraftError(.io, "cannot create a temporary file", context: [.file(url.path)])
-            }
-            handle = try FileHandle(forUpdating: url)
-        }
-
-        func write(_ chunk: UnsafeRawBufferPointer) throws {
-            guard let base = chunk.baseAddress, !chunk.isEmpty else { return }
-            try handle.write(
-                contentsOf: Data(
-                    bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: chunk.count, deallocator: .none))
-        }
-
-        func copy(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
-            try handle.seek(toOffset: 0)
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-                try chunk.withUnsafeBytes { try sink($0) }
-            }
-        }
-
-        func remove() {
-            try? handle.close()
-            try? FileManager.default.removeItem(at: url)
-        }
     }
 }
