@@ -80,6 +80,29 @@ extension GraftPredicate.Expression: CustomStringConvertible {
             var rightText = right.description
             if let inner = right.arithmeticPrecedence, inner <= precedence { rightText = "(\(rightText))" }
             return leftText + " " + op.rawValue + " " + rightText
+        case .function(let function, let arguments):
+            return function.name + "(" + arguments.map(\.description).joined(separator: ", ") + ")"
+        case .method(let receiver, let selector, let arguments):
+            return "FUNCTION(" + ([receiver.description, Self.quote(selector)] + arguments.map(\.description))
+                .joined(separator: ", ") + ")"
+        case .subquery(let collection, let variable, let predicate):
+            return "SUBQUERY(\(collection), $\(variable), \(predicate))"
+        case .index(let base, let selector):
+            let baseText: String
+            switch base {
+            case .arithmetic: baseText = "(\(base.description))"
+            default: baseText = base.description
+            }
+            switch selector {
+            case .first: return baseText + "[FIRST]"
+            case .last: return baseText + "[LAST]"
+            case .size: return baseText + "[SIZE]"
+            case .at(let index): return baseText + "[\(index)]"
+            }
+        case .cast(let inner, let typeName):
+            return "CAST(\(inner), \(Self.quote(typeName)))"
+        case .ternary(let condition, let whenTrue, let whenFalse):
+            return "TERNARY(\(condition), \(whenTrue), \(whenFalse))"
         }
     }
 
@@ -147,6 +170,7 @@ extension GraftPredicate.ArithmeticOperator {
         switch self {
         case .add, .subtract: return 1
         case .multiply, .divide: return 2
+        case .power: return 3
         }
     }
 }
@@ -157,7 +181,7 @@ enum PredicateKeyword {
         "AND", "OR", "NOT", "IN", "ALL", "ANY", "SOME", "NONE", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH",
         "ENDSWITH", "BETWEEN", "NULL", "NIL", "SELF", "TRUE", "YES", "FALSE", "NO", "FIRST", "LAST", "SIZE",
         "ANYKEY", "SUBQUERY", "FUNCTION", "CAST", "FETCH", "TRUEPREDICATE", "FALSEPREDICATE", "CASEINSENSITIVE",
-        "CI", "UTI-CONFORMS-TO", "UTI-EQUALS",
+        "CI", "UTI-CONFORMS-TO", "UTI-EQUALS", "TERNARY",
     ]
 
     static func isReserved(_ word: String) -> Bool {
