@@ -196,20 +196,13 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
                 values.reserveCapacity(elements.count)
                 if op.unitesCollections {
                     for element in elements {
-                        guard case .collection(let inner) = element else {
-                            if element.isNull { continue }
+                        let joined = rest.isEmpty ? element : Operand(try resolve(rest, on: element.anyValue))
+                        switch joined {
+                        case .collection(let inner): values.append(contentsOf: inner)
+                        case .null: continue
+                        default:
                             throw evaluationError(
-                                "\(op) needs a collection of collections, but one element is \(element.kindDescription)")
-                        }
-                        for member in inner {
-                            if rest.isEmpty {
-                                values.append(member)
-                                continue
-                            }
-                            switch Operand(try resolve(rest, on: member.anyValue)) {
-                            case .collection(let nested): values.append(contentsOf: nested)
-                            case let single: values.append(single)
-                            }
+                                "\(op) needs collections to join, but one element gives \(joined.kindDescription)")
                         }
                     }
                     return op.union(values)

@@ -75,10 +75,16 @@ extension GraftPredicate.Expression: CustomStringConvertible {
             return "{" + elements.map(\.description).joined(separator: ", ") + "}"
         case .arithmetic(let op, let left, let right):
             let precedence = op.precedence
+            // `**` groups to the right, the others to the left.
+            let rightAssociative = op == .power
             var leftText = left.description
-            if let inner = left.arithmeticPrecedence, inner < precedence { leftText = "(\(leftText))" }
+            if let inner = left.arithmeticPrecedence, inner < precedence || (rightAssociative && inner == precedence) {
+                leftText = "(\(leftText))"
+            }
             var rightText = right.description
-            if let inner = right.arithmeticPrecedence, inner <= precedence { rightText = "(\(rightText))" }
+            if let inner = right.arithmeticPrecedence, inner < precedence || (!rightAssociative && inner == precedence) {
+                rightText = "(\(rightText))"
+            }
             return leftText + " " + op.rawValue + " " + rightText
         case .function(let function, let arguments):
             return function.name + "(" + arguments.map(\.description).joined(separator: ", ") + ")"
@@ -181,7 +187,7 @@ enum PredicateKeyword {
         "AND", "OR", "NOT", "IN", "ALL", "ANY", "SOME", "NONE", "LIKE", "MATCHES", "CONTAINS", "BEGINSWITH",
         "ENDSWITH", "BETWEEN", "NULL", "NIL", "SELF", "TRUE", "YES", "FALSE", "NO", "FIRST", "LAST", "SIZE",
         "ANYKEY", "SUBQUERY", "FUNCTION", "CAST", "FETCH", "TRUEPREDICATE", "FALSEPREDICATE", "CASEINSENSITIVE",
-        "CI", "UTI-CONFORMS-TO", "UTI-EQUALS", "TERNARY",
+        "CI", "UTI-CONFORMS-TO", "UTI-EQUALS",
     ]
 
     static func isReserved(_ word: String) -> Bool {
