@@ -25,6 +25,20 @@ public struct FetchRequest: Sendable {
     public var includesSubentities: Bool
     /// Values for `$VARIABLE`s in the predicate.
     public var variables: [String: any Sendable]
+    /// Whether the objects come back as faults, their values read from the store when first used
+    /// (Core Data's `returnsObjectsAsFaults`).
+    ///
+    /// Graft's default is `false`: the rows a fetch reads are kept, so the objects come back with their
+    /// values, and using them reads nothing more. (Core Data's default is `true`, but its faults are
+    /// filled from the rows the fetch left in its row cache, so using them reads nothing more either;
+    /// Graft keeps no row cache, so a fault reads its row again.) With `true`, a store that applies the
+    /// whole predicate reads only the objects' keys; objects whose rows had to be read to evaluate a
+    /// predicate in memory come back filled all the same.
+    public var returnsObjectsAsFaults: Bool
+    /// When positive, the objects come back as faults, and the first one of each run of this many to be
+    /// used fills the whole run with one read (Core Data's `fetchBatchSize`): a large result takes memory
+    /// only for the objects used. `0`, the default, reads every object's values with the fetch.
+    public var fetchBatchSize: Int
 
     public init(
         entityName: String, predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [],
@@ -37,6 +51,8 @@ public struct FetchRequest: Sendable {
         self.fetchOffset = fetchOffset
         self.includesSubentities = includesSubentities
         self.variables = [:]
+        self.returnsObjectsAsFaults = false
+        self.fetchBatchSize = 0
     }
 }
 
@@ -56,11 +72,22 @@ extension ObjectContext {
         // Objects whose in-memory state differs from the store are judged here, not by the store.
         let changed = pending.values.filter { wanted.contains($0.entity.index) }
         let limit = request.fetchLimit.map { $0 + request.fetchOffset }
+        let batchSize = max(0, request.fetchBatchSize)
         let storeResult = try store.fetch(
             StoreFetch(
                 entities: entities, predicate: predicate, sortDescriptors: request.sortDescriptors,
-                limit: changed.isEmpty ? limit : nil))
-        for snapshot in storeResult.snapshots { fill(object(for: snapshot.ref), from: snapshot) }
+                limit: changed.isEmpty ? limit : nil,
+                includesValues: !request.returnsObjectsAsFaults && batchSize == 0))
+        // The rows read are kept: the objects are held until the results hold them.
+        var loaded: [ManagedObject] = []
+        if batchSize == 0 {
+            loaded.reserveCapacity(storeResult.snapshots.count)
+            for snapshot in storeResult.snapshots {
+                let object = self.object(for: snapshot.ref)
+                fill(object, from: snapshot)
+                loaded.append(object)
+            }
+        }
 
         var results: [ManagedObject] = []
         var seen = Set<ObjectIdentifier>()
@@ -91,7 +118,35 @@ extension ObjectContext {
         if let fetchLimit = request.fetchLimit, results.count > fetchLimit {
             results = Array(results.prefix(fetchLimit))
         }
+        withExtendedLifetime(loaded) {}
+        if batchSize > 0 { makeBatches(of: results, size: batchSize) }
         return results
+    }
+
+    /// Registers the faults among `results` in runs of `size`, each filled at once when one is used.
+    private func makeBatches(of results: [ManagedObject], size: Int) {
+        var start = 0
+        while start < results.count {
+            let run = results[start..<min(start + size, results.count)].filter {
+                $0.storage == nil && !$0.objectID.isTemporary
+            }
+            start += size
+            guard run.count > 1 else { continue }
+            let batch = FetchBatch(ids: run.map(\.objectID))
+            for object in run { batchedFaults[object.objectID] = batch }
+        }
+    }
+
+    /// Fills every fault of a batch that is still a fault, with one read.
+    func fill(_ batch: FetchBatch) throws {
+        for id in batch.ids { batchedFaults[id] = nil }
+        let faults = batch.ids.compactMap { registeredObject(for: $0) }.filter { $0.storage == nil }
+        guard !faults.isEmpty else { return }
+        for snapshot in try store.snapshots(for: faults.map(\.objectID.ref)) {
+            if let object = registeredObject(for: ObjectID(entity: snapshot.ref.entity, key: snapshot.ref.key)) {
+                fill(object, from: snapshot)
+            }
+        }
     }
 
     /// How many objects `fetch(_:)` would return.
@@ -116,5 +171,14 @@ extension ObjectContext {
         guard let predicate else { return candidates }
         let variables: [String: Any] = ["FETCH_SOURCE": object, "FETCHED_PROPERTY": property.name]
         return try candidates.filter { try predicate.evaluate(with: $0, variables: variables) }
+    }
+}
+
+/// A run of faults returned by a fetch with a batch size.
+final class FetchBatch {
+    let ids: [ObjectID]
+
+    init(ids: [ObjectID]) {
+        self.ids = ids
     }
 }

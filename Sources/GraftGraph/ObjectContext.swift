@@ -31,6 +31,9 @@ public final class ObjectContext {
     private var nextTemporaryKey: Int64 = 1
     var undoState = UndoState()
     private var faultError: (any Error)?
+    /// Faults returned by a fetch with a batch size, by ID: the first of a batch to be used fills the
+    /// whole batch (see `FetchRequest.fetchBatchSize`).
+    var batchedFaults: [ObjectID: FetchBatch] = [:]
 
     public init(store: PersistentStore) {
         self.store = store
@@ -125,6 +128,10 @@ public final class ObjectContext {
         guard object.context === self else {
             throw GraftError(
                 .invalidOperation, "the object belongs to another context", context: [.object(object.label)])
+        }
+        if let batch = batchedFaults[object.objectID] {
+            try fill(batch)
+            if object.storage != nil { return }
         }
         guard !object.objectID.isTemporary, let snapshot = try store.snapshot(for: object.objectID.ref) else {
             throw GraftError(

@@ -317,12 +317,8 @@ extension GraftPredicate.Comparison {
             guard case .string(let text) = lhs, case .string(let pattern) = rhs else {
                 throw mismatch(lhs, rhs, needs: "strings")
             }
-            switch self.operator {
-            case .beginsWith: return options.fold(text).hasPrefix(options.fold(pattern))
-            case .endsWith: return options.fold(text).hasSuffix(options.fold(pattern))
-            case .like: return LikePattern(options.fold(pattern)).matches(options.fold(text))
-            default: return try matchesRegularExpression(text, pattern)
-            }
+            if self.operator == .matches { return try matchesRegularExpression(text, pattern) }
+            return self.operator.matchesStrings(text, pattern, options: options)
         case .contains:
             try requireSingle(rhs, right)
             if case .collection(let elements) = lhs {
@@ -404,21 +400,59 @@ extension GraftPredicate.Comparison {
     }
 
     private func matchesRegularExpression(_ text: String, _ pattern: String) throws -> Bool {
-        let diacritics: ComparisonOptions = options.intersection(.diacriticInsensitive)
-        let regex: NSRegularExpression
         do {
-            regex = try RegularExpressionCache.shared.expression(diacritics.fold(pattern), options: options)
+            return try GraftPredicate.Operator.matchesRegularExpression(text, pattern, options: options)
         } catch let problem as RegularExpressionProblem {
             throw failure(problem.description, right)
         }
+    }
+}
+
+extension GraftPredicate.Operator {
+    /// `text BEGINSWITH/ENDSWITH/CONTAINS/LIKE/== pattern` with the options, exactly as evaluation in
+    /// memory decides it: for stores that run these comparisons in their own engine (SQLite calls it
+    /// as a registered function), so that both give the same answer.
+    package func matchesStrings(_ text: String, _ pattern: String, options: ComparisonOptions) -> Bool {
+        switch self {
+        case .beginsWith: return options.fold(text).hasPrefix(options.fold(pattern))
+        case .endsWith: return options.fold(text).hasSuffix(options.fold(pattern))
+        case .like: return LikePattern(options.fold(pattern)).matches(options.fold(text))
+        case .contains, .in: return stringContains(options.fold(text), options.fold(pattern))
+        case .equalTo: return compareStrings(text, pattern, options: options) == .orderedSame
+        case .notEqualTo: return compareStrings(text, pattern, options: options) != .orderedSame
+        default: return false
+        }
+    }
+
+    /// `text MATCHES pattern` with the options, as evaluation in memory decides it.
+    ///
+    /// - Throws: ``RegularExpressionProblem`` (whose description says what is wrong) for a pattern ICU
+    ///   does not accept.
+    package static func matchesRegularExpression(
+        _ text: String, _ pattern: String, options: ComparisonOptions
+    ) throws -> Bool {
+        let diacritics: ComparisonOptions = options.intersection(.diacriticInsensitive)
+        let regex = try RegularExpressionCache.shared.expression(diacritics.fold(pattern), options: options)
         let subject = diacritics.fold(text)
         let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
         return regex.firstMatch(in: subject, options: [], range: range) != nil
     }
 }
 
+extension ValueComparison {
+    /// How two strings order with the options, as sorts and comparisons in memory order them: for
+    /// stores that sort in their own engine (SQLite calls it as a registered collation).
+    package static func compareText(_ a: String, _ b: String, options: ComparisonOptions) -> ComparisonResult {
+        compareStrings(a, b, options: options)
+    }
+}
+
 /// Whether `part` occurs in `text` (the empty string occurs in every string).
 private func contains(_ text: String, _ part: String) -> Bool {
+    stringContains(text, part)
+}
+
+private func stringContains(_ text: String, _ part: String) -> Bool {
     part.isEmpty || text.firstRange(of: part) != nil
 }
 
@@ -518,10 +552,10 @@ final class RegularExpressionCache: @unchecked Sendable {
 
 /// An ICU regular expression that does not compile, with what is wrong with it and where: Foundation
 /// only says "NSCocoaErrorDomain Code=2048", so the common mistakes are found here.
-struct RegularExpressionProblem: Error, CustomStringConvertible {
-    var pattern: String
+package struct RegularExpressionProblem: Error, CustomStringConvertible {
+    package var pattern: String
 
-    var description: String {
+    package var description: String {
         "MATCHES needs an ICU regular expression, but \(GraftPredicate.Expression.quote(pattern)) is not one: "
             + (diagnosis ?? "ICU rejects it")
     }
