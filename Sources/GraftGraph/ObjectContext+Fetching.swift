@@ -67,6 +67,7 @@ extension ObjectContext {
         let entities = [entity.index] + (request.includesSubentities ? entity.descendantIndices : [])
         let wanted = Set(entities)
         let predicate = try request.predicate.map { try $0.substituting(request.variables) }
+        try predicate?.checkKinds(for: entity, in: model)
         let variables: [String: Any] = request.variables
 
         // Objects whose in-memory state differs from the store are judged here, not by the store.
@@ -80,13 +81,11 @@ extension ObjectContext {
                 includesValues: !request.returnsObjectsAsFaults && batchSize == 0))
         // The rows read are kept: the objects are held until the results hold them.
         var loaded: [ManagedObject] = []
-        if batchSize == 0 {
-            loaded.reserveCapacity(storeResult.snapshots.count)
-            for snapshot in storeResult.snapshots {
-                let object = self.object(for: snapshot.ref)
-                fill(object, from: snapshot)
-                loaded.append(object)
-            }
+        loaded.reserveCapacity(storeResult.snapshots.count)
+        for snapshot in storeResult.snapshots {
+            let object = self.object(for: snapshot.ref)
+            fill(object, from: snapshot)
+            loaded.append(object)
         }
 
         var results: [ManagedObject] = []
@@ -180,5 +179,95 @@ final class FetchBatch {
 
     init(ids: [ObjectID]) {
         self.ids = ids
+    }
+}
+
+extension GraftPredicate {
+    /// Throws for a comparison that can never be decided, found from the model before any object is
+    /// read: an attribute ordered against, or matched as a string with, a constant of another kind
+    /// (`name > 5` where `name` is a string). Evaluation fails on such a comparison with the first object;
+    /// this makes the fetch fail the same way when no object is there to evaluate it on.
+    func checkKinds(for entity: EntityDescription, in model: Model) throws {
+        switch self {
+        case .truePredicate, .falsePredicate: return
+        case .not(let inner): try inner.checkKinds(for: entity, in: model)
+        case .and(let parts), .or(let parts): for part in parts { try part.checkKinds(for: entity, in: model) }
+        case .comparison(let comparison): try comparison.checkKinds(for: entity, in: model)
+        }
+    }
+}
+
+extension GraftPredicate.Comparison {
+    fileprivate func checkKinds(for entity: EntityDescription, in model: Model) throws {
+        var (attributeSide, constantSide) = (left, right)
+        if case .keyPath = right, case .constant = left { (attributeSide, constantSide) = (right, left) }
+        guard case .keyPath(let path) = attributeSide, let attribute = Self.attribute(at: path, from: entity, in: model)
+        else { return }
+        let constants: [Value]
+        switch (self.operator, constantSide) {
+        case (.between, .aggregate(let bounds)):
+            constants = bounds.compactMap { if case .constant(let value) = $0 { return value } else { return nil } }
+        case (_, .constant(let value)): constants = [value]
+        default: return
+        }
+        guard let kind = Self.kind(of: attribute.type) else { return }
+        for constant in constants {
+            let constantKind = Self.kind(of: constant)
+            let problem: String?
+            switch self.operator {
+            case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo, .between:
+                problem = kind == constantKind ? nil : "two values of one kind"
+            case .beginsWith, .endsWith, .like, .matches, .contains:
+                problem = kind == "a String" && constantKind == "a String" ? nil : "strings"
+            default:
+                problem = nil
+            }
+            guard let problem else { continue }
+            throw GraftError(
+                .evaluationFailed,
+                "\(self.operator.formatText)\(options.formatSuffix) needs \(problem), but \(path) is \(kind) "
+                    + "(a \(attribute.type.modelName) attribute of \(entity.name)) and "
+                    + "\(GraftPredicate.Expression.constant(constant)) is \(constantKind), in \(description)",
+                context: [.entity(entity.name), .key(path.description)])
+        }
+    }
+
+    /// The attribute a path of keys ends at, through relationships of either kind.
+    private static func attribute(
+        at path: KeyValuePath, from entity: EntityDescription, in model: Model
+    ) -> Attribute? {
+        var current = entity
+        for (position, component) in path.components.enumerated() {
+            guard case .key(let key) = component else { return nil }
+            if position == path.components.count - 1 {
+                return current.attributeIndexByName[key].map { current.attributes[$0] }
+            }
+            guard let relationship = current.relationship(named: key) else { return nil }
+            current = model.descriptions[relationship.destinationIndex]
+        }
+        return nil
+    }
+
+    private static func kind(of type: AttributeType) -> String? {
+        switch type {
+        case .integer16, .integer32, .integer64, .decimal, .double, .float, .boolean: return "a number"
+        case .string: return "a String"
+        case .date: return "a Date"
+        case .uuid: return "a UUID"
+        case .uri: return "a URL"
+        case .binary: return "Data"
+        default: return nil
+        }
+    }
+
+    private static func kind(of value: Value) -> String {
+        switch value {
+        case .integer, .double, .decimal, .bool: return "a number"
+        case .string: return "a String"
+        case .date: return "a Date"
+        case .uuid: return "a UUID"
+        case .uri: return "a URL"
+        case .data: return "Data"
+        }
     }
 }

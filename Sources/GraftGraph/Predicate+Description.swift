@@ -82,14 +82,16 @@ extension GraftPredicate.Expression: CustomStringConvertible {
                 leftText = "(\(leftText))"
             }
             var rightText = right.description
-            if let inner = right.arithmeticPrecedence, inner < precedence || (!rightAssociative && inner == precedence) {
+            if let inner = right.arithmeticPrecedence, inner < precedence || (!rightAssociative && inner == precedence)
+            {
                 rightText = "(\(rightText))"
             }
             return leftText + " " + op.rawValue + " " + rightText
         case .function(let function, let arguments):
             return function.name + "(" + arguments.map(\.description).joined(separator: ", ") + ")"
         case .method(let receiver, let selector, let arguments):
-            return "FUNCTION(" + ([receiver.description, Self.quote(selector)] + arguments.map(\.description))
+            return "FUNCTION("
+                + ([receiver.description, Self.quote(selector)] + arguments.map(\.description))
                 .joined(separator: ", ") + ")"
         case .subquery(let collection, let variable, let predicate):
             return "SUBQUERY(\(collection), $\(variable), \(predicate))"

@@ -15,10 +15,13 @@ import GraftCore
 /// - **nil.** `nil == nil` is true and `nil == x` false; `<`, `<=`, `>`, `>=`, `BETWEEN` and the string
 ///   operators are false when either side is nil.
 /// - **Types.** Values compare as ``ValueComparison`` says: numbers across types, a `Bool` as 1 or 0.
-///   Values that cannot be compared (a string and a number) are unequal, and ordering comparisons of
-///   them are false — not errors.
-/// - **Strings.** `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` and `IN` on a string are false
-///   when either side is not a string. The empty string begins, ends and is contained in every string.
+///   Values that cannot be compared (a string and a number) are unequal; ordering them (`name > 5`)
+///   is an error naming both sides and their kinds, as is ordering two objects (Foundation raises an
+///   exception for both). NaN is ordered against nothing: such comparisons are false.
+/// - **Strings.** `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` and `IN` on a string are
+///   errors when a side is neither a string nor `nil` (with `nil` they are false). The empty string
+///   begins, ends and is contained in every string. A `MATCHES` pattern ICU rejects is an error saying
+///   what is wrong and where (``RegularExpressionProblem``).
 /// - **Variables.** `$NAME` is looked up in `variables`; a missing variable is an error.
 extension GraftPredicate {
     /// Whether `object` satisfies the predicate.
@@ -35,8 +38,9 @@ extension GraftPredicate {
     ///     value works (`SELF BEGINSWITH "a"` tests strings).
     ///   - variables: values for `$NAME` variables, by name without the `$`.
     /// - Throws: `GraftError.evaluationFailed`, naming the key path or variable, for a collection
-    ///   compared without a modifier, a missing variable, arithmetic on non-numbers, or a key read from
-    ///   something that has no keys.
+    ///   compared without a modifier, a missing variable, arithmetic on non-numbers, values of different
+    ///   kinds ordered or matched as strings, an invalid regular expression, a function given the wrong
+    ///   kind of argument, or a key read from something that has no keys.
     public func evaluate(with object: Any?, variables: [String: Any] = [:]) throws -> Bool {
         try evaluate(in: EvaluationContext(object: object, variables: variables))
     }
@@ -203,7 +207,8 @@ extension GraftPredicate.Expression {
                 }
                 guard offset >= 0, offset < elements.count else {
                     throw fail(
-                        "the index \(offset) is outside \(base), which has \(Wording.counted(elements.count, "element"))")
+                        "the index \(offset) is outside \(base), which has \(Wording.counted(elements.count, "element"))"
+                    )
                 }
                 return elements[Int(offset)]
             }

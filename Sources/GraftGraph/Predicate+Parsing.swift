@@ -39,9 +39,12 @@ extension GraftPredicate {
     ///   nil), `%K` (a key path), `%d` `%i` `%u` `%ld` `%lld` (integers), `%f` `%lf` `%g` `%e`
     ///   (doubles), `%s` (a string).
     ///
-    /// Keywords are case-insensitive. Function expressions (`FUNCTION(…)`, `now()`, `count:(…)`),
-    /// `SUBQUERY`, index expressions (`[FIRST]`, `[SIZE]`) and `**` are not supported and give a
-    /// syntax error saying so.
+    /// - function expressions: the built-in functions `name:(arguments)` and `now()` (``PredicateFunction``),
+    ///   `FUNCTION(receiver, "selector", arguments…)`, `SUBQUERY(collection, $x, predicate)`, index forms
+    ///   `collection[FIRST]`, `[LAST]`, `[SIZE]`, `[n]`, `CAST(expression, "type")` of a key path,
+    ///   `TERNARY(predicate, a, b)`, and `**` (a power).
+    ///
+    /// Keywords are case-insensitive; function names are matched exactly, as Foundation's selectors are.
     ///
     /// - Throws: `GraftError.syntaxError` whose context holds `.offset(n)`, the offset in characters of
     ///   the problem, and whose message shows the text with a caret under it.
@@ -308,7 +311,8 @@ struct PredicateParser {
         while case .symbol(let symbol) = token.kind, symbol == "*" || symbol == "/" {
             advance()
             if symbol == "*" && token.isSymbol("*") {
-                throw error("expected an expression after '*', found '*' (write ** without a space for a power)", at: token)
+                throw error(
+                    "expected an expression after '*', found '*' (write ** without a space for a power)", at: token)
             }
             left = .arithmetic(symbol == "*" ? .multiply : .divide, left, try parsePower())
         }
@@ -545,7 +549,8 @@ struct PredicateParser {
         let receiver = try parseExpression()
         try expectPunctuation(",", "between FUNCTION's receiver and its selector")
         guard case .string(let selector) = token.kind, !selector.isEmpty else {
-            throw error("expected a selector name such as \"uppercaseString\" in quotes, found \(token.quoted)", at: token)
+            throw error(
+                "expected a selector name such as \"uppercaseString\" in quotes, found \(token.quoted)", at: token)
         }
         advance()
         var arguments: [GraftPredicate.Expression] = []
@@ -566,7 +571,8 @@ struct PredicateParser {
         let collection = try parseExpression()
         try expectPunctuation(",", "after SUBQUERY's collection")
         guard case .variable(let variable) = token.kind else {
-            throw error("expected a variable such as $x as SUBQUERY's second argument, found \(token.quoted)", at: token)
+            throw error(
+                "expected a variable such as $x as SUBQUERY's second argument, found \(token.quoted)", at: token)
         }
         advance()
         try expectPunctuation(",", "after SUBQUERY's variable")

@@ -58,7 +58,8 @@ extension GraftPredicate.Expression {
             var outer = variables
             outer[variable] = nil
             return .subquery(
-                try collection.substituting(variables), variable: variable, predicate: try predicate.substituting(outer))
+                try collection.substituting(variables), variable: variable, predicate: try predicate.substituting(outer)
+            )
         case .index(let base, let selector):
             if case .at(let index) = selector {
                 return .index(try base.substituting(variables), .at(try index.substituting(variables)))

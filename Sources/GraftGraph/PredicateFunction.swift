@@ -268,7 +268,9 @@ extension PredicateFunction {
     /// string holding one); `count`, `firstObject`, `lastObject`, `anyObject`, `allObjects` of a
     /// collection; `timeIntervalSinceReferenceDate`, `timeIntervalSince1970` of a date; and, with no
     /// argument, any key of an object or dictionary.
-    static func method(_ selector: String, receiver: Operand, arguments: [Operand], written: String) throws
+    static func method(
+        _ selector: String, receiver: Operand, arguments: [Operand], written: String
+    ) throws
         -> Operand
     {
         func fail(_ message: String) -> GraftError {

@@ -56,9 +56,12 @@ enum SQLiteFunctions {
         sqlite3_create_function_v2(handle, "regexp", 2, flags, nil, regexpFunction, nil, nil, nil)
         sqlite3_create_function_v2(handle, "regexp", 3, flags, nil, regexpFunction, nil, nil, nil)
         sqlite3_create_function_v2(handle, "graft_match", 4, flags, nil, matchFunction, nil, nil, nil)
-        for options in [ComparisonOptions(), [.caseInsensitive], [.diacriticInsensitive], [
-            .caseInsensitive, .diacriticInsensitive,
-        ]] {
+        for options in [
+            ComparisonOptions(), [.caseInsensitive], [.diacriticInsensitive],
+            [
+                .caseInsensitive, .diacriticInsensitive,
+            ],
+        ] {
             // The options travel in the collation's context pointer (never 0, which would be nil).
             sqlite3_create_collation_v2(
                 handle, collation(options), SQLITE_UTF8, UnsafeMutableRawPointer(bitPattern: 0x100 | options.rawValue),

@@ -182,7 +182,9 @@ struct SQLPredicateTranslator {
                 let lowBinding = Self.binding(low, for: attribute.type),
                 let highBinding = Self.binding(high, for: attribute.type)
             else { return nil }
-            if isString { return ("(\(column) >= ?\(collate) AND \(column) <= ?\(collate))", [lowBinding, highBinding]) }
+            if isString {
+                return ("(\(column) >= ?\(collate) AND \(column) <= ?\(collate))", [lowBinding, highBinding])
+            }
             return ("\(column) BETWEEN ? AND ?", [lowBinding, highBinding])
         case .in:
             guard case .aggregate(let members) = right else { return nil }
@@ -324,7 +326,9 @@ struct SQLPredicateTranslator {
         }
     }
 
-    private static func rebind(_ expression: GraftPredicate.Expression, _ variable: String) -> GraftPredicate.Expression? {
+    private static func rebind(
+        _ expression: GraftPredicate.Expression, _ variable: String
+    ) -> GraftPredicate.Expression? {
         switch expression {
         case .variable(let name) where name == variable: return .evaluatedObject
         case .member(.variable(let name), let path) where name == variable: return .keyPath(path)

@@ -268,7 +268,8 @@ import Testing
         expectEvaluationError("age / CAST('0', 'NSDecimalNumber') == 1", on: graph.ann, "division by zero")
         let error2 = expectEvaluationError(
             "name MATCHES $PATTERN", on: graph.ann, variables: ["PATTERN": "["],
-            "MATCHES needs an ICU regular expression, but \"[\" is not one: the '[' at offset 0 opens a character class")
+            "MATCHES needs an ICU regular expression, but \"[\" is not one: the '[' at offset 0 opens a character class"
+        )
         #expect(error2?.message.contains("NSCocoaErrorDomain") == false)
         #expect(error2?.context == [.key("$PATTERN")])
     }

@@ -127,8 +127,10 @@ import Testing
         expectEvaluation("lowercase:(name) BEGINSWITH 'b'", on: graph.bob, is: true)
         expectEvaluation("count:(employees) == 3", on: graph.sales, is: true)
         expectEvaluation("sum:(employees.age) > 100", on: graph.sales, is: true)
-        expectEvaluation("SUBQUERY(employees, $x, $x.name == 'Ann' && $x.isManager == YES).@count != 0", on: graph.sales, is: true)
-        expectEvaluation("SUBQUERY(employees, $x, $x.name == 'Ann' && $x.isManager == NO).@count != 0", on: graph.sales, is: false)
+        expectEvaluation(
+            "SUBQUERY(employees, $x, $x.name == 'Ann' && $x.isManager == YES).@count != 0", on: graph.sales, is: true)
+        expectEvaluation(
+            "SUBQUERY(employees, $x, $x.name == 'Ann' && $x.isManager == NO).@count != 0", on: graph.sales, is: false)
         expectEvaluation("employees[SIZE] == 2", on: graph.engineering, is: true)
         expectEvaluation("CAST(hireDate, 'NSNumber') > 250", on: graph.bob, is: true)
         expectEvaluation("modulus:by:(age, 2) == 1", on: graph.bob, is: true)
@@ -179,18 +181,23 @@ import Testing
         expectEvaluationError("modulus:by:(age, 0) == 1", on: graph.bob, "cannot take a remainder by zero")
         expectEvaluationError("SUBQUERY(name, $x, $x == 'a').@count == 1", on: graph.bob, "SUBQUERY needs a collection")
         expectEvaluationError("name[FIRST] == 'B'", on: graph.bob, "has no elements to select from")
-        expectEvaluationError("reports[5] == nil", on: graph.ann, "the index 5 is outside reports, which has 2 elements")
+        expectEvaluationError(
+            "reports[5] == nil", on: graph.ann, "the index 5 is outside reports, which has 2 elements")
         expectEvaluationError("reports['x'] == nil", on: graph.ann, "must be an integer")
         expectEvaluationError("CAST(name, 'NSDate') == nil", on: graph.bob, "CAST to NSDate needs a number of seconds")
         expectEvaluationError("FUNCTION(age, 'frobnicate') == 1", on: graph.bob, "has no method 'frobnicate'")
         expectEvaluationError("name.@unionOfArrays.x == 1", on: graph.bob, "@unionOfArrays needs a collection")
-        expectEvaluationError("employees.@unionOfArrays.name == 1", on: graph.sales, "@unionOfArrays needs collections to join")
+        expectEvaluationError(
+            "employees.@unionOfArrays.name == 1", on: graph.sales, "@unionOfArrays needs collections to join")
     }
 
     /// Ordering or string-matching values of different kinds is an error naming both sides, as
     /// Foundation raises rather than answer; equality of different kinds is simply false.
     @Test(arguments: [
-        ("name > 5", "> needs two values of one kind (numbers, strings, dates, …), but name is a String and 5 is an integer"),
+        (
+            "name > 5",
+            "> needs two values of one kind (numbers, strings, dates, …), but name is a String and 5 is an integer"
+        ),
         ("hireDate > 3", "hireDate is a Date and 3 is an integer"),
         ("age < 'x'", "age is an integer and \"x\" is a String"),
         ("age BEGINSWITH '2'", "BEGINSWITH needs strings, but age is an integer"),

@@ -204,7 +204,9 @@ import Testing
             entity: "Apartment", format: "residents.firstName CONTAINS 'Jane' && residents.lastName CONTAINS 'Doe'",
             inSQL: false),
         Example(entity: "Apartment", format: "SUBQUERY(residents, $r, $r.age > 30)[SIZE] >= 1", inSQL: true),
-        Example(entity: "Apartment", format: "SUBQUERY(residents, $r, $r.age > 30 AND $r.age < 40).@count == 2", inSQL: true),
+        Example(
+            entity: "Apartment", format: "SUBQUERY(residents, $r, $r.age > 30 AND $r.age < 40).@count == 2", inSQL: true
+        ),
         // NSExpression's functions.
         Example(format: "uppercase:(firstName) == 'ADAM'", inSQL: false),
         Example(format: "lowercase:(lastName) BEGINSWITH 'ad'", inSQL: false),
@@ -249,7 +251,8 @@ import Testing
     func sameAnswerInMemoryAndInSQLite(example: Example) throws {
         let stores = try Stores()
         var request = FetchRequest(
-            entityName: example.entity, predicate: try GraftPredicate.parse(example.format, arguments: example.arguments.map { $0 as Any? }))
+            entityName: example.entity,
+            predicate: try GraftPredicate.parse(example.format, arguments: example.arguments.map { $0 as Any? }))
         request.variables = example.variables
         let inMemory = try ObjectContext(store: stores.memory).fetch(request).map(\.objectID)
         let inSQLite = try ObjectContext(store: stores.sqlite).fetch(request).map(\.objectID)
@@ -262,7 +265,9 @@ import Testing
         let answer = try stores.sqlite.fetch(
             StoreFetch(entities: [entity.index] + entity.descendantIndices, predicate: predicate))
         #expect(answer.predicateApplied == example.inSQL)
-        if answer.predicateApplied { #expect(Set(answer.refs.map { ObjectID(entity: $0.entity, key: $0.key) }) == Set(inMemory)) }
+        if answer.predicateApplied {
+            #expect(Set(answer.refs.map { ObjectID(entity: $0.entity, key: $0.key) }) == Set(inMemory))
+        }
     }
 
     @Test func theExamplesSelectSomethingAndNotEverything() throws {
@@ -287,8 +292,14 @@ import Testing
     @Test(arguments: [
         [GraftSortDescriptor(keyPath: "lastName")],
         [GraftSortDescriptor(keyPath: "lastName", options: .caseInsensitive)],
-        [GraftSortDescriptor(keyPath: "lastName", ascending: false, options: [.caseInsensitive, .diacriticInsensitive])],
-        [GraftSortDescriptor(keyPath: "firstName", options: .diacriticInsensitive), GraftSortDescriptor(keyPath: "age")],
+        [
+            GraftSortDescriptor(
+                keyPath: "lastName", ascending: false, options: [.caseInsensitive, .diacriticInsensitive])
+        ],
+        [
+            GraftSortDescriptor(keyPath: "firstName", options: .diacriticInsensitive),
+            GraftSortDescriptor(keyPath: "age"),
+        ],
         [GraftSortDescriptor(keyPath: "nickname", ascending: false), GraftSortDescriptor(keyPath: "firstName")],
         [GraftSortDescriptor(keyPath: "isActive"), GraftSortDescriptor(keyPath: "lastName", ascending: false)],
     ])
@@ -321,6 +332,18 @@ import Testing
         let stores = try Stores()
         let request = FetchRequest(entityName: "Person", predicate: try GraftPredicate(format: "firstName > 5"))
         let error = #expect(throws: GraftError.self) { try ObjectContext(store: stores.sqlite).fetch(request) }
-        #expect(error?.message.contains("firstName is a String and 5 is an integer") == true)
+        #expect(error?.message.hasPrefix("> needs two values of one kind, but firstName is a String") == true)
+        #expect(error?.context == [.entity("Person"), .key("firstName")])
+        // Found from the model, so also when there is no object to evaluate it on.
+        let empty = ObjectContext(store: InMemoryStore(model: Self.model))
+        for format in ["firstName > 5", "ANY children.age BEGINSWITH 'x'", "group.name < CAST(0, 'NSDate')"] {
+            let request = FetchRequest(entityName: "Person", predicate: try GraftPredicate(format: format))
+            let error = #expect(throws: GraftError.self, "\(format)") { try empty.fetch(request) }
+            #expect(error?.code == .evaluationFailed)
+            #expect(error?.message.contains("in \(format.prefix(6))") == true, "\(String(describing: error))")
+        }
+        // Equality of different kinds is simply false.
+        let equal = FetchRequest(entityName: "Person", predicate: try GraftPredicate(format: "firstName == 5"))
+        #expect(try ObjectContext(store: stores.sqlite).fetch(equal).isEmpty)
     }
 }

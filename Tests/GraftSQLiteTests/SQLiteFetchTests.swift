@@ -42,7 +42,8 @@ import Testing
         #expect(found.allSatisfy { !$0.isFault })
         // Also when the predicate is evaluated in memory.
         let inMemory = try context.fetch(
-            FetchRequest(entityName: "Person", predicate: try GraftPredicate(format: "uppercase:(lastName) BEGINSWITH 'ZED'")))
+            FetchRequest(
+                entityName: "Person", predicate: try GraftPredicate(format: "uppercase:(lastName) BEGINSWITH 'ZED'")))
         #expect(inMemory.count == 20)
         #expect(inMemory.allSatisfy { !$0.isFault })
     }
@@ -54,7 +55,8 @@ import Testing
         let store = try SQLiteStore.open(url, model: PredicateGuideTests.model)
         let person = try #require(store.model.entity(named: "Person"))
         let keysOnly = try store.fetch(
-            StoreFetch(entities: [person.index], predicate: try GraftPredicate(format: "age < 20"), includesValues: false))
+            StoreFetch(
+                entities: [person.index], predicate: try GraftPredicate(format: "age < 20"), includesValues: false))
         #expect(keysOnly.snapshots.isEmpty)
         #expect(keysOnly.refs.count == 20)
 
