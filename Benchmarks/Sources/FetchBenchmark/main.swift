@@ -52,7 +52,9 @@ var request = FetchRequest(entityName: "Employee", predicate: predicate)
 request.sortDescriptors = [try GraftSortDescriptor("employeeID")]
 request.fetchLimit = limit
 
-func fetchAndFault() throws -> (rows: Int, related: Int) {
+func fetchAndFault(
+    _ store: SQLiteStore, _ request: FetchRequest, startingAt firstID: Int64
+) throws -> (rows: Int, related: Int) {
     let context = ObjectContext(store: store)
     let employees = try context.fetch(request)
     var related = Set<ObjectIdentifier>()
@@ -69,11 +71,11 @@ func fetchAndFault() throws -> (rows: Int, related: Int) {
     return (employees.count, related.count)
 }
 
-_ = try fetchAndFault()  // warm the page cache and the prepared statements, as the baseline's own runs do
+_ = try fetchAndFault(store, request, startingAt: firstID)  // warm the page cache and the prepared statements, as the baseline's own runs do
 var graftTimes: [Double] = []
 var answer = (rows: 0, related: 0)
 for _ in 0..<runs {
-    let (result, seconds) = try time { try fetchAndFault() }
+    let (result, seconds) = try time { try fetchAndFault(store, request, startingAt: firstID) }
     answer = result
     graftTimes.append(seconds * 1e6)
 }
