@@ -82,6 +82,7 @@ extension ObjectContext {
         // The rows read are kept: the objects are held until the results hold them.
         var loaded: [ManagedObject] = []
         loaded.reserveCapacity(storeResult.snapshots.count)
+        prepareToRegister(storeResult.refs.count)
         for snapshot in storeResult.snapshots {
             let object = self.object(for: snapshot.ref)
             fill(object, from: snapshot)
@@ -89,15 +90,20 @@ extension ObjectContext {
         }
 
         var results: [ManagedObject] = []
+        results.reserveCapacity(storeResult.refs.count)
+        // Objects with pending changes are judged below, from memory; only then is `seen` needed.
+        let judgesPending = !pending.isEmpty
         var seen = Set<ObjectIdentifier>()
-        for ref in storeResult.refs {
-            let object = self.object(for: ref)
-            if object.isDeletedFlag || pending[ObjectIdentifier(object)] != nil { continue }
+        // The snapshots usually are the refs, in order: their objects are at hand.
+        let inOrder = loaded.count == storeResult.refs.count
+        for (position, ref) in storeResult.refs.enumerated() {
+            let object = inOrder && loaded[position].objectID.ref == ref ? loaded[position] : self.object(for: ref)
+            if judgesPending && (object.isDeletedFlag || pending[ObjectIdentifier(object)] != nil) { continue }
             if !storeResult.predicateApplied, let predicate {
                 try fulfill(object)
                 guard try predicate.evaluate(with: object, variables: variables) else { continue }
             }
-            seen.insert(ObjectIdentifier(object))
+            if !changed.isEmpty { seen.insert(ObjectIdentifier(object)) }
             results.append(object)
         }
         var addedHere = false

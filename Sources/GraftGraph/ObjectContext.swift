@@ -76,6 +76,13 @@ public final class ObjectContext {
         }
     }
 
+    /// Makes room for `count` more objects at once (a fetch's), so that registering them neither grows
+    /// the registry step by step nor sweeps it in the middle.
+    func prepareToRegister(_ count: Int) {
+        registry.reserveCapacity(registry.count + count)
+        registrySweepThreshold = max(registrySweepThreshold, 2 * (registry.count + count))
+    }
+
     func unregister(_ object: ManagedObject) {
         if registry[object.objectID]?.object === object { registry[object.objectID] = nil }
     }
