@@ -27,13 +27,13 @@ public protocol PersistentStore: AnyObject {
     /// Applies a context's changes all at once: every change is written, or none is.
     func save(_ changes: StoreChanges) throws
 
-    /// The snapshots of several objects, in the order asked, leaving out those the store does not have
-    /// (a batch of faults filled at once).
-    func snapshots(for refs: [ObjectRef]) throws -> [Snapshot]
-
     /// Things worth telling the user that did not stop the store from opening or a value from being read
     /// (how its model was found, values read as no value under `ValueReading.lenient`, …).
     var warnings: [String] { get }
+
+    /// The snapshots of several objects, in the order asked, leaving out those the store does not have
+    /// (a batch of faults filled at once).
+    func snapshots(for refs: [ObjectRef]) throws -> [Snapshot]
 }
 
 extension PersistentStore {
