@@ -130,6 +130,10 @@ extension ObjectContext {
 
     /// Registers the faults among `results` in runs of `size`, each filled at once when one is used.
     private func makeBatches(of results: [ManagedObject], size: Int) {
+        // Batches whose objects all went away unused are forgotten now and then.
+        if batchedFaults.count > 4 * results.count + 10_000 {
+            batchedFaults = batchedFaults.filter { registeredObject(for: $0.key).map { $0.storage == nil } ?? false }
+        }
         var start = 0
         while start < results.count {
             let run = results[start..<min(start + size, results.count)].filter {
