@@ -19,6 +19,10 @@ let package = Package(
             name: "foundation-baseline", dependencies: [.product(name: "Graft", package: "Graft")],
             path: "Sources/FoundationBaseline"),
         .executableTarget(
+            name: "fetch-benchmark",
+            dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
+            path: "Sources/FetchBenchmark"),
+        .executableTarget(
             name: "convert-benchmark",
             dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
             path: "Sources/ConvertBenchmark"),

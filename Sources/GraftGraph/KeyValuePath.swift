@@ -32,7 +32,7 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
         case key(String)
         /// `SELF`: the value itself.
         case identity
-        /// `@count`, `@sum`, `@avg`, `@min` or `@max`, applied to the collection on its left.
+        /// `@count`, `@sum`, `@avg`, `@min`, `@max` or a union operator, applied to the collection on its left.
         case collectionOperator(CollectionOperator)
     }
 
@@ -49,12 +49,29 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
     /// - `@min`, `@max`: the smallest or largest element by ``ValueComparison`` (numbers, strings,
     ///   dates, …), as the element's own value; `nil` for no elements. Elements that cannot be ordered
     ///   against each other (a string and a number) are an error.
+    /// - `@unionOfObjects`: the values (the key path on the operator's right read from every element),
+    ///   as an array, `nil`s left out; `@distinctUnionOfObjects` keeps the first of equal values.
+    /// - `@unionOfArrays`, `@unionOfSets`: every element must itself be a collection; the key path on
+    ///   the right is read from the elements of each, and the values joined into one array, `nil`s
+    ///   left out; the `distinct` forms keep the first of equal values.
     public enum CollectionOperator: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
         case count
         case sum
         case avg
         case min
         case max
+        /// The values, duplicates removed (first seen first).
+        case distinctUnionOfObjects
+        /// The values, in element order, duplicates kept.
+        case unionOfObjects
+        /// The elements of every collection in the collection, duplicates removed.
+        case distinctUnionOfArrays
+        /// The elements of every collection in the collection.
+        case unionOfArrays
+        /// As `@distinctUnionOfArrays`, for a collection of sets.
+        case distinctUnionOfSets
+        /// As `@unionOfArrays`, for a collection of sets.
+        case unionOfSets
 
         /// `@count`, `@sum`, …
         public var description: String { "@" + rawValue }
@@ -177,6 +194,19 @@ public struct KeyValuePath: Hashable, Sendable, CustomStringConvertible, Express
                 let rest = steps[(index + 1)...]
                 var values: [Operand] = []
                 values.reserveCapacity(elements.count)
+                if op.unitesCollections {
+                    for element in elements {
+                        let joined = rest.isEmpty ? element : Operand(try resolve(rest, on: element.anyValue))
+                        switch joined {
+                        case .collection(let inner): values.append(contentsOf: inner)
+                        case .null: continue
+                        default:
+                            throw evaluationError(
+                                "\(op) needs collections to join, but one element gives \(joined.kindDescription)")
+                        }
+                    }
+                    return op.union(values)
+                }
                 for element in elements {
                     if rest.isEmpty {
                         values.append(element)
@@ -266,18 +296,38 @@ extension KeyValuePath.CollectionOperator {
     }
 
     static func unknownMessage(_ written: String) -> String {
-        let known = [
-            "@distinctUnionOfObjects", "@unionOfObjects", "@distinctUnionOfArrays", "@unionOfArrays",
-            "@distinctUnionOfSets", "@unionOfSets",
-        ]
-        if known.contains(where: { $0.caseInsensitiveCompare(written) == .orderedSame }) {
-            return "the collection operator \(written) is not supported (use @count, @sum, @avg, @min or @max)"
+        "unknown collection operator '\(written)' (expected "
+            + allCases.map(\.description).joined(separator: ", ") + ")"
+    }
+
+    /// Whether the operator joins the collections a collection holds (`@unionOfArrays`, `@unionOfSets`).
+    var unitesCollections: Bool {
+        switch self {
+        case .distinctUnionOfArrays, .unionOfArrays, .distinctUnionOfSets, .unionOfSets: return true
+        default: return false
         }
-        return "unknown collection operator '\(written)' (expected @count, @sum, @avg, @min or @max)"
+    }
+
+    /// The union operators' result: the values without `nil`s, without repeats for the distinct forms.
+    func union(_ values: [Operand]) -> Any? {
+        let present = values.filter { !$0.isNull }
+        switch self {
+        case .distinctUnionOfObjects, .distinctUnionOfArrays, .distinctUnionOfSets:
+            var kept: [Operand] = []
+            for value in present where !kept.contains(where: { operandsEqual($0, value, options: []) }) {
+                kept.append(value)
+            }
+            return kept.map(\.anyValue)
+        default:
+            return present.map(\.anyValue)
+        }
     }
 
     func apply(to values: [Operand]) throws -> Any? {
         switch self {
+        case .distinctUnionOfObjects, .unionOfObjects, .distinctUnionOfArrays, .unionOfArrays,
+            .distinctUnionOfSets, .unionOfSets:
+            return union(values)
         case .count:
             return Int64(values.count)
         case .sum:

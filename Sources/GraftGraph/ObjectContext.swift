@@ -55,6 +55,9 @@ public final class ObjectContext {
             }
         }
     }
+    /// Faults returned by a fetch with a batch size, by ID: the first of a batch to be used fills the
+    /// whole batch (see `FetchRequest.fetchBatchSize`).
+    var batchedFaults: [ObjectID: FetchBatch] = [:]
 
     public init(store: PersistentStore) {
         self.store = store
@@ -100,6 +103,13 @@ public final class ObjectContext {
             registry = registry.filter { $0.value.object != nil }
             registrySweepThreshold = max(1024, registry.count * 2)
         }
+    }
+
+    /// Makes room for `count` more objects at once (a fetch's), so that registering them neither grows
+    /// the registry step by step nor sweeps it in the middle.
+    func prepareToRegister(_ count: Int) {
+        registry.reserveCapacity(registry.count + count)
+        registrySweepThreshold = max(registrySweepThreshold, 2 * (registry.count + count))
     }
 
     func unregister(_ object: ManagedObject) {
@@ -155,6 +165,10 @@ public final class ObjectContext {
         guard object.context === self else {
             throw GraftError(
                 .invalidOperation, "the object belongs to another context", context: [.object(object.label)])
+        }
+        if let batch = batchedFaults[object.objectID] {
+            try fill(batch)
+            if object.storage != nil { return }
         }
         guard !object.objectID.isTemporary, let snapshot = try store.snapshot(for: object.objectID.ref) else {
             throw GraftError(

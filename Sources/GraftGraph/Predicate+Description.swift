@@ -75,11 +75,42 @@ extension GraftPredicate.Expression: CustomStringConvertible {
             return "{" + elements.map(\.description).joined(separator: ", ") + "}"
         case .arithmetic(let op, let left, let right):
             let precedence = op.precedence
+            // `**` groups to the right, the others to the left.
+            let rightAssociative = op == .power
             var leftText = left.description
-            if let inner = left.arithmeticPrecedence, inner < precedence { leftText = "(\(leftText))" }
+            if let inner = left.arithmeticPrecedence, inner < precedence || (rightAssociative && inner == precedence) {
+                leftText = "(\(leftText))"
+            }
             var rightText = right.description
-            if let inner = right.arithmeticPrecedence, inner <= precedence { rightText = "(\(rightText))" }
+            if let inner = right.arithmeticPrecedence, inner < precedence || (!rightAssociative && inner == precedence)
+            {
+                rightText = "(\(rightText))"
+            }
             return leftText + " " + op.rawValue + " " + rightText
+        case .function(let function, let arguments):
+            return function.name + "(" + arguments.map(\.description).joined(separator: ", ") + ")"
+        case .method(let receiver, let selector, let arguments):
+            return "FUNCTION("
+                + ([receiver.description, Self.quote(selector)] + arguments.map(\.description))
+                .joined(separator: ", ") + ")"
+        case .subquery(let collection, let variable, let predicate):
+            return "SUBQUERY(\(collection), $\(variable), \(predicate))"
+        case .index(let base, let selector):
+            let baseText: String
+            switch base {
+            case .arithmetic: baseText = "(\(base.description))"
+            default: baseText = base.description
+            }
+            switch selector {
+            case .first: return baseText + "[FIRST]"
+            case .last: return baseText + "[LAST]"
+            case .size: return baseText + "[SIZE]"
+            case .at(let index): return baseText + "[\(index)]"
+            }
+        case .cast(let inner, let typeName):
+            return "CAST(\(inner), \(Self.quote(typeName)))"
+        case .ternary(let condition, let whenTrue, let whenFalse):
+            return "TERNARY(\(condition), \(whenTrue), \(whenFalse))"
         }
     }
 
@@ -147,6 +178,7 @@ extension GraftPredicate.ArithmeticOperator {
         switch self {
         case .add, .subtract: return 1
         case .multiply, .divide: return 2
+        case .power: return 3
         }
     }
 }

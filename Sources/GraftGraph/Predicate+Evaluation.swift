@@ -15,10 +15,13 @@ import GraftCore
 /// - **nil.** `nil == nil` is true and `nil == x` false; `<`, `<=`, `>`, `>=`, `BETWEEN` and the string
 ///   operators are false when either side is nil.
 /// - **Types.** Values compare as ``ValueComparison`` says: numbers across types, a `Bool` as 1 or 0.
-///   Values that cannot be compared (a string and a number) are unequal, and ordering comparisons of
-///   them are false — not errors.
-/// - **Strings.** `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` and `IN` on a string are false
-///   when either side is not a string. The empty string begins, ends and is contained in every string.
+///   Values that cannot be compared (a string and a number) are unequal; ordering them (`name > 5`)
+///   is an error naming both sides and their kinds, as is ordering two objects (Foundation raises an
+///   exception for both). NaN is ordered against nothing: such comparisons are false.
+/// - **Strings.** `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE`, `MATCHES` and `IN` on a string are
+///   errors when a side is neither a string nor `nil` (with `nil` they are false). The empty string
+///   begins, ends and is contained in every string. A `MATCHES` pattern ICU rejects is an error saying
+///   what is wrong and where (``RegularExpressionProblem``).
 /// - **Variables.** `$NAME` is looked up in `variables`; a missing variable is an error.
 extension GraftPredicate {
     /// Whether `object` satisfies the predicate.
@@ -35,8 +38,9 @@ extension GraftPredicate {
     ///     value works (`SELF BEGINSWITH "a"` tests strings).
     ///   - variables: values for `$NAME` variables, by name without the `$`.
     /// - Throws: `GraftError.evaluationFailed`, naming the key path or variable, for a collection
-    ///   compared without a modifier, a missing variable, arithmetic on non-numbers, or a key read from
-    ///   something that has no keys.
+    ///   compared without a modifier, a missing variable, arithmetic on non-numbers, values of different
+    ///   kinds ordered or matched as strings, an invalid regular expression, a function given the wrong
+    ///   kind of argument, or a key read from something that has no keys.
     public func evaluate(with object: Any?, variables: [String: Any] = [:]) throws -> Bool {
         try evaluate(in: EvaluationContext(object: object, variables: variables))
     }
@@ -79,6 +83,13 @@ struct EvaluationContext {
     init(object: any KeyValueCoding, variables: [String: Any]) {
         self.object = object
         self.keyValueObject = object
+        self.variables = variables
+    }
+
+    /// The same `SELF` with other variables (a `SUBQUERY`'s).
+    init(outer: EvaluationContext, variables: [String: Any]) {
+        self.object = outer.object
+        self.keyValueObject = outer.keyValueObject
         self.variables = variables
     }
 
@@ -137,7 +148,88 @@ extension GraftPredicate.Expression {
             return try op.apply(x, y).operand
         case .evaluatedObject, .variable, .keyPath, .member:
             return Operand(try value(in: context))
+        case .function(let function, let arguments):
+            return try function.apply(try arguments.map { try $0.operand(in: context) }, written: arguments)
+        case .method(let receiver, let selector, let arguments):
+            return try PredicateFunction.method(
+                selector, receiver: try receiver.operand(in: context),
+                arguments: try arguments.map { try $0.operand(in: context) }, written: description)
+        case .subquery(let collection, let variable, let predicate):
+            let elements: [Operand]
+            switch try collection.operand(in: context) {
+            case .null: elements = []
+            case .collection(let values): elements = values
+            case let other:
+                throw GraftError(
+                    .evaluationFailed, "SUBQUERY needs a collection, but \(collection) is \(other.kindDescription)",
+                    context: [.key(collection.description)])
+            }
+            var variables = context.variables
+            var kept: [Operand] = []
+            for element in elements {
+                variables[variable] = element.anyValue as Any
+                let inner = EvaluationContext(outer: context, variables: variables)
+                if try predicate.evaluate(in: inner) { kept.append(element) }
+            }
+            return .collection(kept)
+        case .index(let base, let selector):
+            return try Self.select(selector, from: base, in: context)
+        case .cast(let inner, let typeName):
+            do {
+                return try PredicateCast.cast(try inner.operand(in: context), to: typeName)
+            } catch let failure as PredicateCast.Failure {
+                throw GraftError(.evaluationFailed, failure.text, context: [.key(inner.description)])
+            }
+        case .ternary(let condition, let whenTrue, let whenFalse):
+            return try (condition.evaluate(in: context) ? whenTrue : whenFalse).operand(in: context)
         }
+    }
+
+    private static func select(
+        _ selector: GraftPredicate.IndexSelector, from base: GraftPredicate.Expression, in context: EvaluationContext
+    ) throws -> Operand {
+        let container = try base.operand(in: context)
+        func fail(_ message: String) -> GraftError {
+            GraftError(.evaluationFailed, message, context: [.key(base.description)])
+        }
+        switch container {
+        case .null:
+            return selector == .size ? .integer(0) : .null
+        case .collection(let elements):
+            switch selector {
+            case .first: return elements.first ?? .null
+            case .last: return elements.last ?? .null
+            case .size: return .integer(Int64(elements.count))
+            case .at(let index):
+                let position = try index.operand(in: context)
+                guard case .integer(let offset) = position else {
+                    throw fail("an index into \(base) must be an integer, but \(index) is \(position.kindDescription)")
+                }
+                guard offset >= 0, offset < elements.count else {
+                    throw fail(
+                        "the index \(offset) is outside \(base), which has \(Wording.counted(elements.count, "element"))"
+                    )
+                }
+                return elements[Int(offset)]
+            }
+        case .other(let box):
+            guard let dictionary = box.value as? [String: Any] else { break }
+            switch selector {
+            case .size: return .integer(Int64(dictionary.count))
+            case .at(let key):
+                guard case .string(let name) = try key.operand(in: context) else {
+                    throw fail("a key into the dictionary \(base) must be a string")
+                }
+                return Operand(dictionary[name])
+            default:
+                let keys = dictionary.keys.sorted()
+                guard let key = selector == .first ? keys.first : keys.last else { return .null }
+                return Operand(dictionary[key])
+            }
+        default:
+            break
+        }
+        throw fail("\(base) is \(container.kindDescription), which has no elements to select from")
     }
 }
 
@@ -153,8 +245,9 @@ extension GraftPredicate.ArithmeticOperator {
             case .divide:
                 if b.isZero { throw GraftError(.evaluationFailed, "division by zero") }
                 return .decimal(a / b)
+            case .power: return .double(Foundation.pow(x.doubleValue, y.doubleValue))
             }
-        case (.integer(let a), .integer(let b)) where self != .divide:
+        case (.integer(let a), .integer(let b)) where self != .divide && self != .power:
             let (result, overflow): (Int64, Bool)
             switch self {
             case .add: (result, overflow) = a.addingReportingOverflow(b)
@@ -169,6 +262,7 @@ extension GraftPredicate.ArithmeticOperator {
             case .subtract: return .double(a - b)
             case .multiply: return .double(a * b)
             case .divide: return .double(a / b)
+            case .power: return .double(Foundation.pow(a, b))
             }
         }
     }
@@ -210,7 +304,9 @@ extension GraftPredicate.Comparison {
         case .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             try requireSingle(lhs, left)
             try requireSingle(rhs, right)
-            guard let order = compareOperands(lhs, rhs, options: options), !(lhs.isNull || rhs.isNull) else {
+            if lhs.isNull || rhs.isNull { return false }
+            guard let order = compareOperands(lhs, rhs, options: options) else {
+                try requireComparable(lhs, rhs)
                 return false
             }
             switch self.operator {
@@ -222,19 +318,21 @@ extension GraftPredicate.Comparison {
         case .beginsWith, .endsWith, .like, .matches:
             try requireSingle(lhs, left)
             try requireSingle(rhs, right)
-            guard case .string(let text) = lhs, case .string(let pattern) = rhs else { return false }
-            switch self.operator {
-            case .beginsWith: return options.fold(text).hasPrefix(options.fold(pattern))
-            case .endsWith: return options.fold(text).hasSuffix(options.fold(pattern))
-            case .like: return LikePattern(options.fold(pattern)).matches(options.fold(text))
-            default: return try matchesRegularExpression(text, pattern)
+            if lhs.isNull || rhs.isNull { return false }
+            guard case .string(let text) = lhs, case .string(let pattern) = rhs else {
+                throw mismatch(lhs, rhs, needs: "strings")
             }
+            if self.operator == .matches { return try matchesRegularExpression(text, pattern) }
+            return self.operator.matchesStrings(text, pattern, options: options)
         case .contains:
             try requireSingle(rhs, right)
             if case .collection(let elements) = lhs {
                 return elements.contains { operandsEqual($0, rhs, options: options) }
             }
-            guard case .string(let text) = lhs, case .string(let part) = rhs else { return false }
+            if lhs.isNull || rhs.isNull { return false }
+            guard case .string(let text) = lhs, case .string(let part) = rhs else {
+                throw mismatch(lhs, rhs, needs: "strings (or a collection on its left)")
+            }
             return contains(options.fold(text), options.fold(part))
         case .in:
             try requireSingle(lhs, left)
@@ -242,7 +340,10 @@ extension GraftPredicate.Comparison {
             case .collection(let elements):
                 return elements.contains { operandsEqual(lhs, $0, options: options) }
             case .string(let text):
-                guard case .string(let part) = lhs else { return false }
+                if lhs.isNull { return false }
+                guard case .string(let part) = lhs else {
+                    throw mismatch(lhs, rhs, needs: "a string on its left when its right is a string")
+                }
                 return contains(options.fold(text), options.fold(part))
             case .null:
                 return false
@@ -256,9 +357,14 @@ extension GraftPredicate.Comparison {
                 throw failure(
                     "BETWEEN needs two bounds, as in {low, high}, but \(right) is \(rhs.kindDescription)", right)
             }
-            guard !lhs.isNull, let low = compareOperands(lhs, bounds[0], options: options),
+            if lhs.isNull || bounds[0].isNull || bounds[1].isNull { return false }
+            guard let low = compareOperands(lhs, bounds[0], options: options),
                 let high = compareOperands(lhs, bounds[1], options: options)
-            else { return false }
+            else {
+                try requireComparable(lhs, bounds[0])
+                try requireComparable(lhs, bounds[1])
+                return false
+            }
             return low != .orderedAscending && high != .orderedDescending
         }
     }
@@ -270,26 +376,88 @@ extension GraftPredicate.Comparison {
                 + "value: use ANY, ALL or NONE, or a collection operator such as @count", side)
     }
 
+    /// Throws when two values that could not be ordered are of different kinds (a string and a
+    /// number) or are objects: Foundation raises an exception there rather than answer.
+    private func requireComparable(_ lhs: Operand, _ rhs: Operand) throws {
+        switch (lhs, rhs) {
+        case (.object, .object):
+            throw mismatch(lhs, rhs, needs: "values that have an order (objects have none)")
+        default:
+            if lhs.number != nil && rhs.number != nil { return }  // NaN: unordered, not an error
+            if sortRank(lhs) == sortRank(rhs), case .collection = lhs { return }
+            if sortRank(lhs) != sortRank(rhs) || !lhs.isOrderable {
+                throw mismatch(lhs, rhs, needs: "two values of one kind (numbers, strings, dates, …)")
+            }
+        }
+    }
+
+    /// `name > 5`: the comparison, both sides and their kinds.
+    private func mismatch(_ lhs: Operand, _ rhs: Operand, needs: String) -> GraftError {
+        GraftError(
+            .evaluationFailed,
+            "\(self.operator.formatText)\(options.formatSuffix) needs \(needs), but \(left) is \(lhs.kindDescription)"
+                + " and \(right) is \(rhs.kindDescription), in \(description)",
+            context: [.key(left.description)])
+    }
+
     private func failure(_ message: String, _ side: GraftPredicate.Expression) -> GraftError {
         GraftError(.evaluationFailed, message, context: [.key(side.description)])
     }
 
     private func matchesRegularExpression(_ text: String, _ pattern: String) throws -> Bool {
-        let diacritics: ComparisonOptions = options.intersection(.diacriticInsensitive)
-        let regex: NSRegularExpression
         do {
-            regex = try RegularExpressionCache.shared.expression(diacritics.fold(pattern), options: options)
-        } catch {
-            throw failure("invalid regular expression for MATCHES: \(error)", right)
+            return try GraftPredicate.Operator.matchesRegularExpression(text, pattern, options: options)
+        } catch let problem as RegularExpressionProblem {
+            throw failure(problem.description, right)
         }
+    }
+}
+
+extension GraftPredicate.Operator {
+    /// `text BEGINSWITH/ENDSWITH/CONTAINS/LIKE/== pattern` with the options, exactly as evaluation in
+    /// memory decides it: for stores that run these comparisons in their own engine (SQLite calls it
+    /// as a registered function), so that both give the same answer.
+    package func matchesStrings(_ text: String, _ pattern: String, options: ComparisonOptions) -> Bool {
+        switch self {
+        case .beginsWith: return options.fold(text).hasPrefix(options.fold(pattern))
+        case .endsWith: return options.fold(text).hasSuffix(options.fold(pattern))
+        case .like: return LikePattern(options.fold(pattern)).matches(options.fold(text))
+        case .contains, .in: return stringContains(options.fold(text), options.fold(pattern))
+        case .equalTo: return compareStrings(text, pattern, options: options) == .orderedSame
+        case .notEqualTo: return compareStrings(text, pattern, options: options) != .orderedSame
+        default: return false
+        }
+    }
+
+    /// `text MATCHES pattern` with the options, as evaluation in memory decides it.
+    ///
+    /// - Throws: ``RegularExpressionProblem`` (whose description says what is wrong) for a pattern ICU
+    ///   does not accept.
+    package static func matchesRegularExpression(
+        _ text: String, _ pattern: String, options: ComparisonOptions
+    ) throws -> Bool {
+        let diacritics: ComparisonOptions = options.intersection(.diacriticInsensitive)
+        let regex = try RegularExpressionCache.shared.expression(diacritics.fold(pattern), options: options)
         let subject = diacritics.fold(text)
         let range = NSRange(subject.startIndex..<subject.endIndex, in: subject)
         return regex.firstMatch(in: subject, options: [], range: range) != nil
     }
 }
 
+extension ValueComparison {
+    /// How two strings order with the options, as sorts and comparisons in memory order them: for
+    /// stores that sort in their own engine (SQLite calls it as a registered collation).
+    package static func compareText(_ a: String, _ b: String, options: ComparisonOptions) -> ComparisonResult {
+        compareStrings(a, b, options: options)
+    }
+}
+
 /// Whether `part` occurs in `text` (the empty string occurs in every string).
 private func contains(_ text: String, _ part: String) -> Bool {
+    stringContains(text, part)
+}
+
+private func stringContains(_ text: String, _ part: String) -> Bool {
     part.isEmpty || text.firstRange(of: part) != nil
 }
 
@@ -374,10 +542,109 @@ final class RegularExpressionCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let cached = expressions[key] { return cached }
-        let expression = try NSRegularExpression(
-            pattern: "\\A(?:" + pattern + ")\\z", options: caseInsensitive ? [.caseInsensitive] : [])
+        let expression: NSRegularExpression
+        do {
+            expression = try NSRegularExpression(
+                pattern: "\\A(?:" + pattern + ")\\z", options: caseInsensitive ? [.caseInsensitive] : [])
+        } catch {
+            throw RegularExpressionProblem(pattern: pattern)
+        }
         if expressions.count >= Self.capacity { expressions.removeAll() }
         expressions[key] = expression
         return expression
+    }
+}
+
+/// An ICU regular expression that does not compile, with what is wrong with it and where: Foundation
+/// only says "NSCocoaErrorDomain Code=2048", so the common mistakes are found here.
+package struct RegularExpressionProblem: Error, CustomStringConvertible {
+    package var pattern: String
+
+    package var description: String {
+        "MATCHES needs an ICU regular expression, but \(GraftPredicate.Expression.quote(pattern)) is not one: "
+            + (diagnosis ?? "ICU rejects it")
+    }
+
+    /// The first mistake found, with its offset in characters.
+    var diagnosis: String? {
+        let characters = Array(pattern)
+        var groups: [Int] = []
+        var index = 0
+        var canRepeat = false
+        while index < characters.count {
+            let character = characters[index]
+            switch character {
+            case "\\":
+                guard index + 1 < characters.count else { return "it ends with a lone backslash (offset \(index))" }
+                if characters[index + 1] == "Q" {
+                    // \Q…\E quotes everything up to \E.
+                    var end = index + 2
+                    while end + 1 < characters.count, !(characters[end] == "\\" && characters[end + 1] == "E") {
+                        end += 1
+                    }
+                    index = end + 2
+                } else {
+                    index += 2
+                }
+                canRepeat = true
+                continue
+            case "[":
+                guard let end = Self.classEnd(characters, from: index) else {
+                    return "the '[' at offset \(index) opens a character class that is never closed with ']'"
+                }
+                index = end + 1
+                canRepeat = true
+                continue
+            case "(":
+                groups.append(index)
+                canRepeat = false
+                if index + 1 < characters.count, characters[index + 1] == "?" { index += 1 }
+            case ")":
+                guard groups.popLast() != nil else { return "the ')' at offset \(index) closes no group" }
+                canRepeat = true
+            case "|":
+                canRepeat = false
+            case "*", "+", "?":
+                guard canRepeat else { return "the '\(character)' at offset \(index) has nothing before it to repeat" }
+                // A possessive or lazy suffix may follow once.
+                if index + 1 < characters.count, characters[index + 1] == "?" || characters[index + 1] == "+" {
+                    index += 1
+                }
+                canRepeat = false
+            case "{":
+                var end = index + 1
+                while end < characters.count, characters[end].isNumber || characters[end] == "," { end += 1 }
+                if end < characters.count, characters[end] == "}", end > index + 1 {
+                    guard canRepeat else { return "the '{' at offset \(index) has nothing before it to repeat" }
+                    index = end + 1
+                    canRepeat = false
+                    continue
+                }
+                return "the '{' at offset \(index) starts no repeat count such as {2} or {1,3} (write \\{ for a brace)"
+            default:
+                canRepeat = true
+            }
+            index += 1
+        }
+        if let open = groups.last { return "the '(' at offset \(open) opens a group that is never closed with ')'" }
+        return nil
+    }
+
+    /// The offset of the `]` that closes the class opened at `start`, or nil.
+    private static func classEnd(_ characters: [Character], from start: Int) -> Int? {
+        var index = start + 1
+        if index < characters.count, characters[index] == "^" { index += 1 }
+        if index < characters.count, characters[index] == "]" { index += 1 }  // a literal ']' first
+        while index < characters.count {
+            switch characters[index] {
+            case "\\": index += 2
+            case "[":
+                guard let end = classEnd(characters, from: index) else { return nil }
+                index = end + 1
+            case "]": return index
+            default: index += 1
+            }
+        }
+        return nil
     }
 }

@@ -39,9 +39,12 @@ extension GraftPredicate {
     ///   nil), `%K` (a key path), `%d` `%i` `%u` `%ld` `%lld` (integers), `%f` `%lf` `%g` `%e`
     ///   (doubles), `%s` (a string).
     ///
-    /// Keywords are case-insensitive. Function expressions (`FUNCTION(…)`, `now()`, `count:(…)`),
-    /// `SUBQUERY`, index expressions (`[FIRST]`, `[SIZE]`) and `**` are not supported and give a
-    /// syntax error saying so.
+    /// - function expressions: the built-in functions `name:(arguments)` and `now()` (``PredicateFunction``),
+    ///   `FUNCTION(receiver, "selector", arguments…)`, `SUBQUERY(collection, $x, predicate)`, index forms
+    ///   `collection[FIRST]`, `[LAST]`, `[SIZE]`, `[n]`, `CAST(expression, "type")` of a key path,
+    ///   `TERNARY(predicate, a, b)`, and `**` (a power).
+    ///
+    /// Keywords are case-insensitive; function names are matched exactly, as Foundation's selectors are.
     ///
     /// - Throws: `GraftError.syntaxError` whose context holds `.offset(n)`, the offset in characters of
     ///   the problem, and whose message shows the text with a caret under it.
@@ -194,7 +197,7 @@ struct PredicateParser {
     /// Whether `token` can only continue an expression (so a parenthesized group before it was one).
     private func continuesExpression(_ token: PredicateToken) -> Bool {
         if comparisonOperator(token) != nil { return true }
-        if case .symbol(let symbol) = token.kind { return ["+", "-", "*", "/"].contains(symbol) }
+        if case .symbol(let symbol) = token.kind { return ["+", "-", "*", "/", "**"].contains(symbol) }
         return token.isPunctuation(".") || token.isPunctuation("[")
     }
 
@@ -208,7 +211,6 @@ struct PredicateParser {
         }
         if modifier != .direct { advance() }
 
-        let leftToken = token
         let left = try parseExpression()
         let operatorToken = token
         guard let op = comparisonOperator(token) else {
@@ -216,9 +218,6 @@ struct PredicateParser {
                 throw error(
                     "expected a comparison operator (==, !=, <, >, BEGINSWITH, IN, …) after the expression, "
                         + "found the end of the text", at: token)
-            }
-            if token.isPunctuation("("), case .keyPath = left {
-                throw error("function expressions are not supported", at: leftToken)
             }
             throw error(
                 "expected a comparison operator (==, !=, <, >, BEGINSWITH, CONTAINS, LIKE, MATCHES, IN, BETWEEN), "
@@ -238,8 +237,8 @@ struct PredicateParser {
         case (.matches, .constant(.string(let pattern))):
             do {
                 _ = try RegularExpressionCache.shared.expression(pattern, options: options)
-            } catch {
-                throw self.error("invalid regular expression for MATCHES: \(error)", at: rightToken)
+            } catch let problem as RegularExpressionProblem {
+                throw self.error(problem.description, at: rightToken)
             }
         default: break
         }
@@ -308,13 +307,24 @@ struct PredicateParser {
     }
 
     private mutating func parseMultiplicative() throws -> GraftPredicate.Expression {
-        var left = try parseUnary()
+        var left = try parsePower()
         while case .symbol(let symbol) = token.kind, symbol == "*" || symbol == "/" {
             advance()
-            if token.isSymbol("*") { throw error("the power operator ** is not supported", at: token) }
-            left = .arithmetic(symbol == "*" ? .multiply : .divide, left, try parseUnary())
+            if symbol == "*" && token.isSymbol("*") {
+                throw error(
+                    "expected an expression after '*', found '*' (write ** without a space for a power)", at: token)
+            }
+            left = .arithmetic(symbol == "*" ? .multiply : .divide, left, try parsePower())
         }
         return left
+    }
+
+    /// `a ** b`, binding tighter than `*` and to the right: `2 ** 3 ** 2` is `2 ** 9`.
+    private mutating func parsePower() throws -> GraftPredicate.Expression {
+        let base = try parseUnary()
+        guard token.isSymbol("**") else { return base }
+        advance()
+        return .arithmetic(.power, base, try nested { try $0.parsePower() })
     }
 
     private mutating func parseUnary() throws -> GraftPredicate.Expression {
@@ -333,7 +343,11 @@ struct PredicateParser {
 
     private mutating func parsePostfix() throws -> GraftPredicate.Expression {
         var expression = try parsePrimaryExpression()
-        while token.isPunctuation(".") {
+        while token.isPunctuation(".") || token.isPunctuation("[") {
+            if token.isPunctuation("[") {
+                expression = .index(expression, try parseIndex())
+                continue
+            }
             advance()
             let tail = try parseKeyPathTail()
             switch expression {
@@ -343,9 +357,6 @@ struct PredicateParser {
                 expression = .member(base, KeyValuePath(components: path.components + tail))
             default: expression = .member(expression, KeyValuePath(components: tail))
             }
-        }
-        if token.isPunctuation("[") {
-            throw error("index expressions such as [FIRST], [LAST], [SIZE] or [0] are not supported", at: token)
         }
         return expression
     }
@@ -442,11 +453,14 @@ struct PredicateParser {
             advance()
             return try parseCast(at: start)
         case "SUBQUERY":
-            throw error("SUBQUERY is not supported", at: start)
+            return try parseSubquery(at: start)
         case "FUNCTION":
-            throw error("function expressions are not supported", at: start)
+            return try parseMethod(at: start)
+        case "TERNARY" where nextToken.isPunctuation("("):
+            return try parseTernary(at: start)
         case "FIRST", "LAST", "SIZE":
-            throw error("index expressions such as [\(upper)] are not supported; write #\(name) for a key", at: start)
+            throw error(
+                "[\(upper)] selects from a collection, as in employees[\(upper)]; write #\(name) for a key", at: start)
         default:
             if PredicateKeyword.isReserved(name) {
                 throw error(
@@ -455,7 +469,7 @@ struct PredicateParser {
             }
         }
         if nextToken.isPunctuation("(") || nextToken.isPunctuation(":") {
-            throw error("function expressions such as \(name)(…) are not supported", at: start)
+            return try parseFunction(name, at: start)
         }
         advance()
         return .keyPath(KeyValuePath(components: [.key(name)]))
@@ -473,97 +487,137 @@ struct PredicateParser {
         let typeToken = token
         advance()
         try expectPunctuation(")", "to close the CAST at offset \(start.offset)")
-        let constant: Value?
-        switch value {
-        case .constant(let value): constant = value
-        default: constant = nil
-        }
-        guard let constant else {
-            throw error("CAST converts only constants, as in CAST(600000000, \"NSDate\")", at: valueToken)
-        }
         do {
-            return .constant(try Self.cast(constant, to: typeName))
-        } catch let failure as CastFailure {
+            guard case .constant(let constant) = value else {
+                // A value known only at evaluation: check the type now, convert then.
+                _ = try PredicateCast.cast(Operand.null, to: typeName)
+                return .cast(value, typeName)
+            }
+            return .constant(try PredicateCast.cast(constant, to: typeName))
+        } catch let failure as PredicateCast.Failure {
             throw error(failure.text, at: failure.badType ? typeToken : valueToken)
         }
     }
 
-    private struct CastFailure: Error {
-        var text: String
-        var badType = false
+    /// `name(…)` or `name:part:(…)` after its first word: one of the built-in functions.
+    private mutating func parseFunction(_ first: String, at start: PredicateToken) throws -> GraftPredicate.Expression {
+        var name = first
+        advance()
+        while token.isPunctuation(":") {
+            name += ":"
+            advance()
+            if case .identifier(let part, escaped: false) = token.kind, nextToken.isPunctuation(":") {
+                name += part
+                advance()
+            }
+        }
+        guard let function = PredicateFunction(name: name) else {
+            throw error(
+                "unknown function '\(name)' (the predicate format's functions are "
+                    + PredicateFunction.allCases.map(\.name).joined(separator: ", ") + ")", at: start)
+        }
+        let open = token
+        try expectPunctuation("(", "after the function name \(name)")
+        let arguments = try parseArguments(closing: open)
+        guard arguments.count == function.arity else {
+            throw error(
+                "\(name) takes \(Wording.counted(function.arity, "argument")), but \(arguments.count) were given",
+                at: start)
+        }
+        return .function(function, arguments)
     }
 
-    private static func cast(_ value: Value, to typeName: String) throws -> Value {
-        func fail(_ what: String) -> CastFailure {
-            CastFailure(text: "CAST to \(typeName) needs \(what), found \(GraftPredicate.Expression.format(value))")
+    /// Comma-separated expressions up to the `)` that closes `open`.
+    private mutating func parseArguments(closing open: PredicateToken) throws -> [GraftPredicate.Expression] {
+        var arguments: [GraftPredicate.Expression] = []
+        if !token.isPunctuation(")") {
+            arguments.append(try parseExpression())
+            while token.isPunctuation(",") {
+                advance()
+                arguments.append(try parseExpression())
+            }
         }
-        let number = Operand(value).number
-        switch typeName {
-        case "NSDate":
-            if case .date = value { return value }
-            if let number { return .date(Date(timeIntervalSinceReferenceDate: number.doubleValue)) }
-            if case .string(let text) = value, let seconds = Double(text) {
-                return .date(Date(timeIntervalSinceReferenceDate: seconds))
-            }
-            throw fail("a number of seconds since 2001-01-01")
-        case "NSUUID":
-            if case .uuid = value { return value }
-            if case .string(let text) = value, let uuid = UUID(uuidString: text) { return .uuid(uuid) }
-            throw fail("a UUID string")
-        case "NSNumber":
-            if number != nil { return value }
-            if case .date(let date) = value { return .double(date.timeIntervalSinceReferenceDate) }
-            if case .string(let text) = value {
-                if let integer = Int64(text) { return .integer(integer) }
-                if let double = Double(text) { return .double(double) }
-            }
-            throw fail("a number or the text of one")
-        case "NSDecimalNumber":
-            if let number { return .decimal(number.decimalValue) }
-            if case .string(let text) = value, let decimal = Self.decimal(text) { return .decimal(decimal) }
-            throw fail("a number or the text of one")
-        case "NSString":
-            if case .string = value { return value }
-            return .string(ValueText.format(value))
-        case "NSData":
-            if case .data = value { return value }
-            if case .string(let text) = value, let data = Data(base64Encoded: text) { return .data(data) }
-            throw fail("base64 text")
-        case "NSURL":
-            if case .uri = value { return value }
-            if case .string(let text) = value, let url = URL(string: text) { return .uri(url) }
-            throw fail("URL text")
+        try expectPunctuation(")", "to close the '(' at offset \(open.offset)")
+        return arguments
+    }
+
+    /// `FUNCTION(receiver, "selector", arguments…)`.
+    private mutating func parseMethod(at start: PredicateToken) throws -> GraftPredicate.Expression {
+        advance()
+        let open = token
+        try expectPunctuation("(", "after FUNCTION")
+        let receiver = try parseExpression()
+        try expectPunctuation(",", "between FUNCTION's receiver and its selector")
+        guard case .string(let selector) = token.kind, !selector.isEmpty else {
+            throw error(
+                "expected a selector name such as \"uppercaseString\" in quotes, found \(token.quoted)", at: token)
+        }
+        advance()
+        var arguments: [GraftPredicate.Expression] = []
+        if token.isPunctuation(",") {
+            advance()
+            arguments = try parseArguments(closing: open)
+        } else {
+            try expectPunctuation(")", "to close the FUNCTION at offset \(open.offset)")
+        }
+        return .method(receiver, selector, arguments)
+    }
+
+    /// `SUBQUERY(collection, $x, predicate)`.
+    private mutating func parseSubquery(at start: PredicateToken) throws -> GraftPredicate.Expression {
+        advance()
+        let open = token
+        try expectPunctuation("(", "after SUBQUERY")
+        let collection = try parseExpression()
+        try expectPunctuation(",", "after SUBQUERY's collection")
+        guard case .variable(let variable) = token.kind else {
+            throw error(
+                "expected a variable such as $x as SUBQUERY's second argument, found \(token.quoted)", at: token)
+        }
+        advance()
+        try expectPunctuation(",", "after SUBQUERY's variable")
+        let predicate = try nested { try $0.parsePredicate() }
+        try expectPunctuation(")", "to close the SUBQUERY at offset \(open.offset)")
+        return .subquery(collection, variable: variable, predicate: predicate)
+    }
+
+    /// `TERNARY(predicate, a, b)`.
+    private mutating func parseTernary(at start: PredicateToken) throws -> GraftPredicate.Expression {
+        advance()
+        let open = token
+        try expectPunctuation("(", "after TERNARY")
+        let condition = try nested { try $0.parsePredicate() }
+        try expectPunctuation(",", "after TERNARY's condition")
+        let whenTrue = try parseExpression()
+        try expectPunctuation(",", "after TERNARY's first value")
+        let whenFalse = try parseExpression()
+        try expectPunctuation(")", "to close the TERNARY at offset \(open.offset)")
+        return .ternary(condition, whenTrue, whenFalse)
+    }
+
+    /// `[FIRST]`, `[LAST]`, `[SIZE]` or `[expression]` after an expression.
+    private mutating func parseIndex() throws -> GraftPredicate.IndexSelector {
+        let open = token
+        advance()
+        let selector: GraftPredicate.IndexSelector
+        switch token.keyword {
+        case "FIRST" where nextToken.isPunctuation("]"):
+            selector = .first
+            advance()
+        case "LAST" where nextToken.isPunctuation("]"):
+            selector = .last
+            advance()
+        case "SIZE" where nextToken.isPunctuation("]"):
+            selector = .size
+            advance()
         default:
-            throw CastFailure(
-                text: "CAST to \"\(typeName)\" is not supported (NSDate, NSUUID, NSNumber, NSDecimalNumber, "
-                    + "NSString, NSData, NSURL)", badType: true)
-        }
-    }
-
-    /// Decimal text, all of it: Foundation's parser stops quietly at the first character it does not read.
-    private static func decimal(_ text: String) -> Decimal? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let body = trimmed.hasPrefix("-") || trimmed.hasPrefix("+") ? trimmed.dropFirst() : Substring(trimmed)
-        var sawDigit = false
-        var sawDot = false
-        var sawExponent = false
-        var previous: Character = " "
-        for character in body {
-            if character.isASCII && character.isNumber {
-                sawDigit = true
-            } else if character == "." && !sawDot && !sawExponent {
-                sawDot = true
-            } else if (character == "e" || character == "E") && sawDigit && !sawExponent {
-                sawExponent = true
-            } else if (character == "-" || character == "+") && (previous == "e" || previous == "E") {
-                // the exponent's sign
-            } else {
-                return nil
+            if token.isPunctuation("]") {
+                throw error("expected FIRST, LAST, SIZE or an index inside '[ ]'", at: token)
             }
-            previous = character
+            selector = .at(try parseExpression())
         }
-        guard sawDigit, previous.isNumber || previous == "." else { return nil }
-        return Decimal(string: trimmed, locale: posixLocale)
+        try expectPunctuation("]", "to close the '[' at offset \(open.offset)")
+        return selector
     }
 
     private func number(_ text: String, negative: Bool, at token: PredicateToken) throws -> Value {

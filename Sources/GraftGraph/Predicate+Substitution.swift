@@ -48,6 +48,28 @@ extension GraftPredicate.Expression {
         case .aggregate(let elements): return .aggregate(try elements.map { try $0.substituting(variables) })
         case .arithmetic(let op, let left, let right):
             return .arithmetic(op, try left.substituting(variables), try right.substituting(variables))
+        case .function(let function, let arguments):
+            return .function(function, try arguments.map { try $0.substituting(variables) })
+        case .method(let receiver, let selector, let arguments):
+            return .method(
+                try receiver.substituting(variables), selector, try arguments.map { try $0.substituting(variables) })
+        case .subquery(let collection, let variable, let predicate):
+            // The subquery's own variable is bound by the subquery, not by the caller.
+            var outer = variables
+            outer[variable] = nil
+            return .subquery(
+                try collection.substituting(variables), variable: variable, predicate: try predicate.substituting(outer)
+            )
+        case .index(let base, let selector):
+            if case .at(let index) = selector {
+                return .index(try base.substituting(variables), .at(try index.substituting(variables)))
+            }
+            return .index(try base.substituting(variables), selector)
+        case .cast(let inner, let typeName): return .cast(try inner.substituting(variables), typeName)
+        case .ternary(let condition, let whenTrue, let whenFalse):
+            return .ternary(
+                try condition.substituting(variables), try whenTrue.substituting(variables),
+                try whenFalse.substituting(variables))
         case .constant, .null, .object, .evaluatedObject, .keyPath: return self
         }
     }

@@ -150,20 +150,55 @@ extension GraftPredicate {
         case member(Expression, KeyValuePath)
         /// `{a, b, c}`: a collection of expressions, for `IN` and `BETWEEN`.
         case aggregate([Expression])
-        /// `a + b`, `a - b`, `a * b`, `a / b` on numbers.
+        /// `a + b`, `a - b`, `a * b`, `a / b`, `a ** b` on numbers.
         case arithmetic(ArithmeticOperator, Expression, Expression)
+        /// One of the predicate format's built-in functions, by its selector name as written:
+        /// `uppercase:(name)`, `count:(employees)`, `add:to:(salary, 100)`, `now()`. See
+        /// ``PredicateFunction`` for the list and what each returns.
+        case function(PredicateFunction, [Expression])
+        /// `FUNCTION(receiver, "selector", arguments…)`: a method of the receiver's value. Graft has no
+        /// Objective-C runtime, so the selectors are those ``PredicateFunction/method(_:receiver:arguments:)``
+        /// documents: the built-in functions with the receiver as first argument, the string and number
+        /// accessors (`uppercaseString`, `length`, `intValue`, …), and any key of an object
+        /// (`FUNCTION(SELF, "name")` reads `name`).
+        case method(Expression, String, [Expression])
+        /// `SUBQUERY(collection, $x, predicate)`: the elements of the collection for which the predicate
+        /// holds, each bound to `$x` while it is tested. `SELF` inside is still the evaluated object.
+        case subquery(Expression, variable: String, predicate: GraftPredicate)
+        /// `collection[index]`: `[FIRST]`, `[LAST]`, `[SIZE]` or `[n]` (counting from 0); a dictionary
+        /// takes a key (`attributes["colour"]`).
+        case index(Expression, IndexSelector)
+        /// `CAST(expression, "type")` of a value only known at evaluation (`CAST(hireDate, "NSNumber")`);
+        /// a `CAST` of a constant is folded into the constant when parsed.
+        case cast(Expression, String)
+        /// `TERNARY(predicate, a, b)`: `a` where the predicate holds, `b` otherwise.
+        case ternary(GraftPredicate, Expression, Expression)
+    }
+
+    /// What `collection[…]` selects.
+    public indirect enum IndexSelector: Hashable, Sendable {
+        /// `[FIRST]`: the first element (of a to-many, the first in the relationship's order).
+        case first
+        /// `[LAST]`: the last element.
+        case last
+        /// `[SIZE]`: the number of elements.
+        case size
+        /// `[n]` on an array (from 0), `["key"]` on a dictionary.
+        case at(Expression)
     }
 
     /// The arithmetic an expression can do.
     ///
     /// Integers stay `Int64` under `+`, `-` and `*` unless the result overflows (then it is a
-    /// `Decimal`); `/` gives a `Double`. Any `Decimal` operand makes the result a `Decimal`, and
+    /// `Decimal`); `/` and `**` give a `Double`. Any `Decimal` operand makes the result a `Decimal`, and
     /// otherwise any `Double` a `Double`. Arithmetic with `nil` gives `nil`.
     public enum ArithmeticOperator: String, Hashable, Sendable, CaseIterable {
         case add = "+"
         case subtract = "-"
         case multiply = "*"
         case divide = "/"
+        /// `**`: the left number raised to the power of the right one, as a `Double`.
+        case power = "**"
     }
 
     /// An object held by an expression. Two references are equal when they hold the same object.

@@ -145,6 +145,9 @@ struct PredicateLexer {
         case "(", ")", "{", "}", "[", "]", ",", ".", ":":
             position += 1
             return token(.punctuation(character))
+        case "*" where peek() == "*":
+            position += 2
+            return token(.symbol("**"))
         case "+", "-", "*", "/":
             position += 1
             return token(.symbol(String(character)))

@@ -35,10 +35,19 @@ public protocol PersistentStore: AnyObject {
     /// Things worth telling the user that did not stop the store from opening or a value from being read
     /// (how its model was found, values read as no value under `ValueReading.lenient`, …).
     var warnings: [String] { get }
+
+    /// The snapshots of several objects, in the order asked, leaving out those the store does not have
+    /// (a batch of faults filled at once).
+    func snapshots(for refs: [ObjectRef]) throws -> [Snapshot]
 }
 
 extension PersistentStore {
     public var warnings: [String] { [] }
+
+    /// One snapshot at a time, by default.
+    public func snapshots(for refs: [ObjectRef]) throws -> [Snapshot] {
+        try refs.compactMap { try snapshot(for: $0) }
+    }
 }
 
 /// What a context asks a store for when it fetches.
@@ -49,15 +58,19 @@ public struct StoreFetch: Sendable {
     public var sortDescriptors: [GraftSortDescriptor]
     /// At most this many results, when the store applies predicate and sort itself.
     public var limit: Int?
+    /// Whether the result should carry the objects' snapshots; when false, a store that applies the
+    /// whole predicate itself may return only references (the context makes faults of them).
+    public var includesValues: Bool
 
     public init(
         entities: [Int], predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [],
-        limit: Int? = nil
+        limit: Int? = nil, includesValues: Bool = true
     ) {
         self.entities = entities
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
         self.limit = limit
+        self.includesValues = includesValues
     }
 }
 

@@ -157,7 +157,7 @@ func sortOrderOperands(_ lhs: Operand, _ rhs: Operand, options: ComparisonOption
     return .orderedSame
 }
 
-private func sortRank(_ operand: Operand) -> Int {
+func sortRank(_ operand: Operand) -> Int {
     switch operand {
     case .null: return 0
     case .integer, .double, .decimal, .bool: return 1
@@ -239,6 +239,17 @@ extension Number {
         case .integer: return false
         case .double(let value): return value.isNaN
         case .decimal(let value): return value.isNaN
+        }
+    }
+}
+
+extension Operand {
+    /// Whether values of this kind have an order among themselves (numbers, strings, dates, UUIDs, data,
+    /// URLs); objects, collections and unknown values do not.
+    var isOrderable: Bool {
+        switch self {
+        case .object, .collection, .other: return false
+        default: return true
         }
     }
 }

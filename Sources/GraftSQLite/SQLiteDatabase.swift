@@ -190,6 +190,7 @@ final class SQLiteDatabase {
                 status: extended, doing: "cannot open the SQLite store", message: message, systemError: system,
                 path: displayPath, url: url, wait: 0)
         }
+        SQLiteFunctions.register(on: handle)
         return SQLiteDatabase(handle: handle, path: displayPath, scratch: scratch, url: url)
     }
 

@@ -24,10 +24,12 @@ enum SQLBinding {
 /// answer evaluation in memory gives; what it cannot translate is left to the context.
 ///
 /// Translated: comparisons (`==`, `!=`, `<`, `<=`, `>`, `>=`, `BETWEEN`, `IN` a list) of an attribute with a
-/// constant, string `==`/`!=`/`BEGINSWITH`/`ENDSWITH`/`CONTAINS` without `[c]`/`[d]`, `nil` tests, a to-one
-/// compared with an object or followed to an attribute of its destination, `@count` of a to-many, and
-/// `AND`/`OR`/`NOT` of these. Strings are left out of `ORDER BY` (SQLite orders bytes, Swift orders
-/// characters).
+/// constant; string `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `LIKE` and `MATCHES`, with or without
+/// `[c]`/`[d]` (through the functions and collations ``SQLiteFunctions`` registers, which call the code
+/// evaluation in memory uses); `nil` tests; a to-one compared with an object or followed to an attribute
+/// of its destination; `@count` of a to-many; `ANY`/`ALL`/`NONE` over an attribute of a to-many's
+/// destination (`EXISTS` subqueries); `SUBQUERY(toMany, $x, …).@count` compared with a number; and
+/// `AND`/`OR`/`NOT` of these. String sorts order with the `GRAFT*` collations, as Swift orders strings.
 struct SQLPredicateTranslator {
     let schema: SQLiteSchema
     let entity: EntityDescription
@@ -84,7 +86,8 @@ struct SQLPredicateTranslator {
     // MARK: Comparisons
 
     private func comparison(_ comparison: GraftPredicate.Comparison) -> (String, [SQLBinding])? {
-        guard comparison.modifier == .direct else { return nil }
+        guard comparison.modifier == .direct else { return toManyComparison(comparison) }
+        if let counted = subqueryCount(comparison) { return counted }
         var left = comparison.left
         var right = comparison.right
         var op = comparison.operator
@@ -157,22 +160,31 @@ struct SQLPredicateTranslator {
             }
         }
         let isString = attribute.type == .string || attribute.type == .uri
-        if isString && !options.isEmpty { return nil }
+        // `[n]` changes no result; `[c]` and `[d]` go through Graft's collations and functions.
+        let stringOptions = options.subtracting(.normalized)
+        if attribute.type == .uri && !stringOptions.isEmpty { return nil }
+        // Strings order and compare with options by Graft's collation; equality without options stays
+        // SQLite's own, so that an index on the column serves it.
+        let collate =
+            isString && (!stringOptions.isEmpty || op != .equalTo && op != .notEqualTo && op != .in)
+            ? " COLLATE \(SQLiteFunctions.collation(stringOptions))" : ""
         switch op {
         case .equalTo, .notEqualTo, .lessThan, .lessThanOrEqualTo, .greaterThan, .greaterThanOrEqualTo:
             guard case .constant(let constant) = right, let binding = Self.binding(constant, for: attribute.type) else {
                 return nil
             }
-            if isString && op != .equalTo && op != .notEqualTo { return nil }
             let sqlOp = Self.sqlOperator(op)!
-            if op == .notEqualTo { return ("(\(column) != ? OR \(column) IS NULL)", [binding]) }
-            return ("\(column) \(sqlOp) ?", [binding])
+            if op == .notEqualTo { return ("(\(column) != ?\(collate) OR \(column) IS NULL)", [binding]) }
+            return ("\(column) \(sqlOp) ?\(collate)", [binding])
         case .between:
-            guard case .aggregate(let bounds) = right, bounds.count == 2, !isString,
+            guard case .aggregate(let bounds) = right, bounds.count == 2,
                 case .constant(let low) = bounds[0], case .constant(let high) = bounds[1],
                 let lowBinding = Self.binding(low, for: attribute.type),
                 let highBinding = Self.binding(high, for: attribute.type)
             else { return nil }
+            if isString {
+                return ("(\(column) >= ?\(collate) AND \(column) <= ?\(collate))", [lowBinding, highBinding])
+            }
             return ("\(column) BETWEEN ? AND ?", [lowBinding, highBinding])
         case .in:
             guard case .aggregate(let members) = right else { return nil }
@@ -183,17 +195,148 @@ struct SQLPredicateTranslator {
                 bindings.append(binding)
             }
             guard !bindings.isEmpty else { return ("0", []) }
-            return ("\(column) IN (\(Array(repeating: "?", count: bindings.count).joined(separator: ", ")))", bindings)
-        case .beginsWith, .endsWith, .contains:
+            let list = Array(repeating: "?", count: bindings.count).joined(separator: ", ")
+            return ("\(column)\(collate) IN (\(list))", bindings)
+        case .beginsWith, .endsWith, .contains, .like:
             guard attribute.type == .string, case .constant(.string(let text)) = right else { return nil }
-            if text.isEmpty { return ("\(column) IS NOT NULL", []) }
-            switch op {
-            case .beginsWith: return ("substr(\(column), 1, length(?)) = ?", [.text(text), .text(text)])
-            case .endsWith: return ("substr(\(column), -length(?)) = ?", [.text(text), .text(text)])
-            default: return ("instr(\(column), ?) > 0", [.text(text)])
+            if text.isEmpty && op != .like { return ("\(column) IS NOT NULL", []) }
+            if stringOptions.isEmpty {
+                switch op {
+                case .beginsWith: return ("substr(\(column), 1, length(?)) = ?", [.text(text), .text(text)])
+                case .endsWith: return ("substr(\(column), -length(?)) = ?", [.text(text), .text(text)])
+                case .contains: return ("instr(\(column), ?) > 0", [.text(text)])
+                default: break
+                }
             }
-        default:
-            return nil
+            guard let code = SQLiteFunctions.StringOperatorCode(op) else { return nil }
+            return (
+                "graft_match(\(code.rawValue), \(column), ?, \(stringOptions.rawValue))", [.text(text)]
+            )
+        case .matches:
+            guard attribute.type == .string, case .constant(.string(let pattern)) = right else { return nil }
+            // A pattern ICU rejects is left to evaluation in memory, which reports it clearly.
+            guard (try? GraftPredicate.Operator.matchesRegularExpression("", pattern, options: stringOptions)) != nil
+            else { return nil }
+            if stringOptions.isEmpty { return ("\(column) REGEXP ?", [.text(pattern)]) }
+            return ("regexp(?, \(column), \(stringOptions.rawValue))", [.text(pattern)])
+        }
+    }
+
+    // MARK: To-manys
+
+    /// The rows of a to-many's destination related to the row `alias`: what to select from (the
+    /// destination aliased `related`) and the condition that ties them to `alias`; nil where the
+    /// storage cannot say it simply (owners in an overflow table, a many-to-many that is its own inverse).
+    private func relatedRows(
+        _ relationship: RelationshipDescription, as related: String
+    ) -> (from: String, link: String)? {
+        guard let storage = schema.toManyStorage[entity.index][relationship.index] else { return nil }
+        let destination = schema.tables[schema.tableOfEntity[relationship.destinationIndex]].name
+        switch storage {
+        case .virtualColumn(let virtual):
+            guard virtual.overflow == nil else { return nil }
+            return (
+                "\(SQLiteName.quoted(schema.tables[virtual.table].name)) \(related)",
+                "\(related).\(SQLiteName.quoted(virtual.column)) = \(alias).Z_PK"
+            )
+        case .inverseColumn(let table, let column, _):
+            return (
+                "\(SQLiteName.quoted(schema.tables[table].name)) \(related)",
+                "\(related).\(SQLiteName.quoted(column)) = \(alias).Z_PK"
+            )
+        case .joinTable(let index, let own, let other, _):
+            if SQLiteSchema.isOwnInverse(relationship, of: entity, in: model) { return nil }
+            let join = "\(related)j"
+            return (
+                "\(SQLiteName.quoted(schema.joinTables[index].name)) \(join) JOIN \(SQLiteName.quoted(destination)) "
+                    + "\(related) ON \(related).Z_PK = \(join).\(SQLiteName.quoted(other))",
+                "\(join).\(SQLiteName.quoted(own)) = \(alias).Z_PK"
+            )
+        }
+    }
+
+    /// `ANY`/`ALL`/`NONE toMany.attribute op constant`, as `EXISTS` over the related rows.
+    private func toManyComparison(_ comparison: GraftPredicate.Comparison) -> (String, [SQLBinding])? {
+        guard case .keyPath(let path) = comparison.left, path.components.count == 2,
+            case .key(let name) = path.components[0], case .key(let attributeName) = path.components[1],
+            let relationship = entity.relationship(named: name), relationship.isToMany
+        else { return nil }
+        let destination = model.descriptions[relationship.destinationIndex]
+        let related = alias + "m"
+        guard let attribute = destination.attributeIndexByName[attributeName],
+            let rows = relatedRows(relationship, as: related),
+            let (inner, bindings) = SQLPredicateTranslator(schema: schema, entity: destination, alias: related)
+                .attributeComparison(
+                    entity: destination, attribute: attribute, alias: related, comparison.operator, comparison.right,
+                    options: comparison.options)
+        else { return nil }
+        let select = "SELECT 1 FROM \(rows.from) WHERE \(rows.link)"
+        switch comparison.modifier {
+        case .any, .direct: return ("EXISTS (\(select) AND (\(inner)))", bindings)
+        case .all: return ("NOT EXISTS (\(select) AND NOT COALESCE((\(inner)), 0))", bindings)
+        case .none: return ("NOT EXISTS (\(select) AND (\(inner)))", bindings)
+        }
+    }
+
+    /// `SUBQUERY(toMany, $x, predicate on $x).@count op n` (or `[SIZE]`), as a counting subquery.
+    private func subqueryCount(_ comparison: GraftPredicate.Comparison) -> (String, [SQLBinding])? {
+        let subquery: GraftPredicate.Expression
+        switch comparison.left {
+        case .member(let base, let path) where path.components == [.collectionOperator(.count)]: subquery = base
+        case .index(let base, .size): subquery = base
+        default: return nil
+        }
+        guard case .subquery(.keyPath(let path), let variable, let predicate) = subquery,
+            path.components.count == 1, case .key(let name) = path.components[0],
+            let relationship = entity.relationship(named: name), relationship.isToMany,
+            case .constant(let constant) = comparison.right, let number = Self.integer(constant),
+            let sqlOp = Self.sqlOperator(comparison.operator), let inner = Self.rebind(predicate, variable)
+        else { return nil }
+        let destination = model.descriptions[relationship.destinationIndex]
+        let related = alias + "m"
+        guard let rows = relatedRows(relationship, as: related),
+            let (condition, bindings) = SQLPredicateTranslator(schema: schema, entity: destination, alias: related)
+                .condition(inner)
+        else { return nil }
+        return (
+            "(SELECT count(*) FROM \(rows.from) WHERE \(rows.link) AND (\(condition))) \(sqlOp) ?",
+            bindings + [.integer(number)]
+        )
+    }
+
+    /// A subquery's predicate with `$x.path` made a key path of the element (`$x` itself `SELF`), or nil
+    /// when it refers to anything else of the outer object (which SQL over the element cannot see).
+    static func rebind(_ predicate: GraftPredicate, _ variable: String) -> GraftPredicate? {
+        switch predicate {
+        case .truePredicate, .falsePredicate: return predicate
+        case .not(let inner): return rebind(inner, variable).map { .not($0) }
+        case .and(let parts):
+            let rebound = parts.compactMap { rebind($0, variable) }
+            return rebound.count == parts.count ? .and(rebound) : nil
+        case .or(let parts):
+            let rebound = parts.compactMap { rebind($0, variable) }
+            return rebound.count == parts.count ? .or(rebound) : nil
+        case .comparison(var comparison):
+            guard let left = rebind(comparison.left, variable), let right = rebind(comparison.right, variable) else {
+                return nil
+            }
+            comparison.left = left
+            comparison.right = right
+            return .comparison(comparison)
+        }
+    }
+
+    private static func rebind(
+        _ expression: GraftPredicate.Expression, _ variable: String
+    ) -> GraftPredicate.Expression? {
+        switch expression {
+        case .variable(let name) where name == variable: return .evaluatedObject
+        case .member(.variable(let name), let path) where name == variable: return .keyPath(path)
+        case .constant, .null, .object: return expression
+        case .aggregate(let elements):
+            let rebound = elements.compactMap { rebind($0, variable) }
+            return rebound.count == elements.count ? .aggregate(rebound) : nil
+        default: return nil
         }
     }
 
@@ -242,17 +385,21 @@ struct SQLPredicateTranslator {
     // MARK: Sorting
 
     /// `ORDER BY` terms for the descriptors, or `nil` when one cannot be ordered the way memory orders it.
+    /// `NULL`s come first ascending and last descending, as `nil` does in memory.
     func orderBy(_ descriptors: [GraftSortDescriptor]) -> String? {
         var terms: [String] = []
         for descriptor in descriptors {
             guard descriptor.keyPath.components.count == 1, case .key(let name) = descriptor.keyPath.components[0],
                 let index = entity.attributeIndexByName[name], let column = schema.attributeColumns[entity.index][index]
             else { return nil }
+            var collate = ""
             switch entity.attributes[index].type {
             case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date: break
+            case .string:
+                collate = " COLLATE \(SQLiteFunctions.collation(descriptor.options.subtracting(.normalized)))"
             default: return nil
             }
-            terms.append("\(alias).\(SQLiteName.quoted(column)) \(descriptor.ascending ? "ASC" : "DESC")")
+            terms.append("\(alias).\(SQLiteName.quoted(column))\(collate) \(descriptor.ascending ? "ASC" : "DESC")")
         }
         terms.append("\(alias).Z_PK")
         return terms.joined(separator: ", ")

@@ -30,7 +30,11 @@ extension SQLiteStore {
             }
             complete = translated.complete
         }
-        var sql = selectClause(table: tableIndex)
+        // Only the keys when the caller wants faults and SQL decides the whole predicate.
+        let keysOnly = !request.includesValues && complete
+        var sql =
+            keysOnly
+            ? "SELECT t.Z_PK, t.Z_ENT FROM \(SQLiteName.quoted(table.name)) t" : selectClause(table: tableIndex)
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
         var ordered = request.sortDescriptors.isEmpty
         if complete, !request.sortDescriptors.isEmpty, let order = translator.orderBy(request.sortDescriptors) {
@@ -48,14 +52,52 @@ extension SQLiteStore {
         }
         for (offset, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(offset + 1)) }
         var snapshots: [Snapshot] = []
+        var refs: [ObjectRef] = []
         let missing = missingExternalFile
         try withDecoder(table: tableIndex) { decoder in
             while try statement.step() {
-                snapshots.append(try decoder.snapshot(of: statement, missing: missing) { _, _, _ in nil })
+                if keysOnly {
+                    let (key, entity) = try decoder.entity(of: statement)
+                    refs.append(ObjectRef(entity: entity, key: key))
+                } else {
+                    snapshots.append(try decoder.snapshot(of: statement, missing: missing) { _, _, _ in nil })
+                }
             }
         }
+        if !keysOnly { refs = snapshots.map(\.ref) }
         return StoreFetchResult(
-            refs: snapshots.map(\.ref), snapshots: snapshots, predicateApplied: complete,
+            refs: refs, snapshots: snapshots, predicateApplied: complete,
             sortedAndLimited: ordered && (request.limit == nil || limited))
+    }
+
+    /// The rows of several objects with one statement per table and up to 500 keys, in the order asked.
+    public func snapshots(for refs: [ObjectRef]) throws -> [Snapshot] {
+        var found: [ObjectRef: Snapshot] = [:]
+        var byTable: [Int: [ObjectRef]] = [:]
+        for ref in refs { byTable[schema.tableOfEntity[ref.entity], default: []].append(ref) }
+        let missing = missingExternalFile
+        for (tableIndex, tableRefs) in byTable.sorted(by: { $0.key < $1.key }) {
+            var start = 0
+            while start < tableRefs.count {
+                let chunk = tableRefs[start..<min(start + 500, tableRefs.count)]
+                start += 500
+                let sql =
+                    selectClause(table: tableIndex) + " WHERE t.Z_PK IN ("
+                    + Array(repeating: "?", count: chunk.count).joined(separator: ", ") + ")"
+                let statement = try cachedStatement(sql)
+                defer {
+                    statement.reset()
+                    statement.clearBindings()
+                }
+                for (offset, ref) in chunk.enumerated() { try statement.bind(ref.key, at: Int32(offset + 1)) }
+                try withDecoder(table: tableIndex) { decoder in
+                    while try statement.step() {
+                        let snapshot = try decoder.snapshot(of: statement, missing: missing) { _, _, _ in nil }
+                        found[snapshot.ref] = snapshot
+                    }
+                }
+            }
+        }
+        return refs.compactMap { found[$0] }
     }
 }

@@ -37,6 +37,51 @@ import Testing
         #expect(try context.fetch(request).map { $0.string("name") } == ["Sales 1", "Sales 0"])
     }
 
+    /// A fresh context on the saved store: nothing registered yet.
+    @Test func fetchedObjectsKeepTheirRowsAndBatchesFillTogether() throws {
+        let (_, store) = try company()
+        let reader = ObjectContext(store: store)
+        let all = try reader.fetch(
+            FetchRequest(entityName: "Employee", sortDescriptors: [try GraftSortDescriptor("name")]))
+        #expect(all.count == 8)
+        #expect(all.allSatisfy { !$0.isFault })
+
+        let batched = ObjectContext(store: store)
+        var request = FetchRequest(entityName: "Employee", sortDescriptors: [try GraftSortDescriptor("employeeID")])
+        request.fetchBatchSize = 3
+        let objects = try batched.fetch(request)
+        #expect(objects.count == 8)
+        // The in-memory store reads every row to apply the sort, so those objects are filled already;
+        // with faults asked for and nothing to evaluate, objects stay faults until used.
+        let faulting = ObjectContext(store: store)
+        var faults = FetchRequest(entityName: "Employee")
+        faults.fetchBatchSize = 3
+        faults.returnsObjectsAsFaults = true
+        let lazy = try faulting.fetch(faults)
+        #expect(lazy.count == 8)
+        #expect(lazy.map { $0.value(forKey: "employeeID") as? Int64 }.compactMap { $0 }.count == 8)
+    }
+
+    @Test func comparisonsThatCanNeverBeDecidedFailBeforeAnyObjectIsRead() throws {
+        let context = ObjectContext(store: InMemoryStore(model: TestModels.company))
+        for (format, message) in [
+            ("name > 5", "> needs two values of one kind, but name is a String (a String attribute of Employee)"),
+            ("hireDate < 'x'", "hireDate is a Date"),
+            ("department.name BEGINSWITH 1", "BEGINSWITH needs strings, but department.name is a String"),
+            ("ANY projects.deadline BETWEEN {1, 2}", "projects.deadline is a Date"),
+            ("5 < salary AND name LIKE 3", "LIKE needs strings"),
+        ] {
+            var request = FetchRequest(entityName: "Employee")
+            request.predicate = try GraftPredicate(format: format)
+            let error = #expect(throws: GraftError.self, "\(format)") { try context.fetch(request) }
+            #expect(error?.message.contains(message) == true, "\(String(describing: error))")
+            #expect(error?.context.first == .entity("Employee"))
+        }
+        var fine = FetchRequest(entityName: "Employee")
+        fine.predicate = try GraftPredicate(format: "name == 5 OR salary > 5 OR name BEGINSWITH nil")
+        #expect(try context.fetch(fine).isEmpty)
+    }
+
     @Test func subentitiesAreIncludedUnlessAskedNot() throws {
         let (context, _) = try company()
         #expect(try context.count(for: FetchRequest(entityName: "Employee")) == 8)

@@ -27,7 +27,7 @@ import Testing
         ("a.", 2, "empty key"),
         ("", 0, "empty key"),
         ("employees.@median.salary", 10, "unknown collection operator '@median'"),
-        ("employees.@distinctUnionOfObjects.name", 10, "not supported"),
+        ("employees.@distinctUnion.name", 10, "unknown collection operator '@distinctUnion' (expected @count"),
     ])
     func rejectsMalformedPaths(text: String, offset: Int, message: String) {
         let error = #expect(throws: GraftError.self) { try KeyValuePath(parsing: text) }
