@@ -404,7 +404,11 @@ extension ObjectContext {
             try perform {
                 for target in leaving + joining where !target.isDeletedFlag {
                     // A copy read before the other writer's save is read again.
-                    if target.storage != nil && !target.hasPersistentChanges { fault(target) }
+                    // Its observers hear of the values read with the change made here, folded into one.
+                    if target.storage != nil && !target.hasPersistentChanges {
+                        try noteStoreValuesBeforeFaulting(target)
+                        fault(target)
+                    }
                     let joins = joining.contains { $0 === target }
                     if target.entity.relationships[inverse].isToMany {
                         try loadToMany(target, inverse)

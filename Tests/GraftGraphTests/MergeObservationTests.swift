@@ -192,3 +192,23 @@ import Testing
         try a.checkInvariants()
     }
 }
+
+extension MergeObservationTests {
+    @Test func theOverwritePolicySendsOnlyTheNetChangeOfTheOtherSide() throws {
+        let office = try Office()
+        let alan = office.alan(in: office.a)
+        let sales = office.a.object(with: office.salesID)
+        try alan.setValue("Alan A", forKey: "name")
+        _ = try Self.moveAlanInB(office)
+        office.a.mergePolicy = .overwrite
+        let received = Received<KeyChange>()
+        let token = try sales.observe("employees", received.add)
+        try office.a.save()
+        // Sales held Alan before the save and holds him after: the store's removal and this context's
+        // insertion again fold into nothing.
+        #expect(received.items.isEmpty)
+        #expect(sales.related("employees").contains(alan))
+        withExtendedLifetime(token) {}
+        #expect(try office.stored() == ("Alan A", "Sales"))
+    }
+}
