@@ -93,8 +93,8 @@ extension ObjectContext {
     /// Brings the changes another context saved to the same store into this one (Core Data's
     /// `mergeChanges(fromContextDidSave:)`): objects it updated are refreshed with their changes here
     /// kept (``refresh(_:mergeChanges:)`` with `true`), objects it deleted leave this context (and the
-    /// relationships of objects in memory that held them; new objects here that they cascade to are
-    /// deleted), and objects it inserted are found by fetches from now on. Observers hear of it as one
+    /// relationships of objects in memory that held them; objects they cascade to only here — new ones,
+    /// or ones related to them by a change made here — are deleted), and objects it inserted are found by fetches from now on. Observers hear of it as one
     /// change set: the deleted objects as deleted, the objects that took values from the store as
     /// refreshed, and each key that changed once.
     ///
@@ -115,17 +115,13 @@ extension ObjectContext {
                     + "(\(store.identifier))")
         }
         defer { processPendingChanges() }  // one change set for the whole merge, as Core Data posts it
+        var cascaded: [ManagedObject] = []
         try takingStoreValues {
-            var cascaded: [ManagedObject] = []
             for id in changes.deleted {
                 guard let object = registeredObject(for: id) else { continue }
-                cascaded += newObjectsCascadedTo(from: object)
+                cascaded += objectsCascadedHereOnly(from: object)
                 forgetDeletedInStore(object)
             }
-            // The other context's delete rules ran over what the store has; new objects here that the
-            // deleted objects cascade to go with them, as `delete(_:)` would take them in Core Data.
-            let remaining = ObjectList(cascaded.filter { !$0.isDeletedFlag })
-            if !remaining.isEmpty { try delete(remaining.objects) }
             for id in changes.updated {
                 guard let object = registeredObject(for: id), !object.isDeletedFlag, !object.isInsertedFlag else {
                     continue
@@ -133,15 +129,38 @@ extension ObjectContext {
                 try refresh(object, mergeChanges: true)
             }
         }
+        // The other context's delete rules ran over what the store has; objects that the deleted objects
+        // cascade to only here go with them, as `delete(_:)` would take them in Core Data. (A deletion made
+        // here, so undoable, and outside the store's values above, which are no change of this context.)
+        let remaining = ObjectList(cascaded.filter { !$0.isDeletedFlag && $0.context === self })
+        if !remaining.isEmpty { try delete(remaining.objects) }
     }
 
-    /// The objects new in this context that a cascade rule of `object` reaches.
-    private func newObjectsCascadedTo(from object: ManagedObject) -> [ManagedObject] {
-        guard let storage = object.storage else { return [] }
-        return object.entity.relationships.enumerated().flatMap { index, relationship in
-            relationship.deleteRule == .cascade
-                ? storage.relationships[index].objects.filter { $0.isInsertedFlag && !$0.isDeletedFlag } : []
+    /// The objects that a cascade rule of `object` reaches here but not in the store: objects new in
+    /// this context, or related to it by a change made here (the other context's cascade already took
+    /// the ones the store relates to it).
+    private func objectsCascadedHereOnly(from object: ManagedObject) -> [ManagedObject] {
+        var found = ObjectList()
+        for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .cascade
+        {
+            if let storage = object.storage {
+                let read = object.committed?.relationships[index].objects ?? []
+                for member in storage.relationships[index].objects
+                where !member.isDeletedFlag && !read.contains(where: { $0 === member }) {
+                    found.insert(member)
+                }
+            }
+            // The other side may hold it while this side is not in memory.
+            guard let inverse = relationship.inverseIndex else { continue }
+            for candidate in pending.values where !candidate.isDeletedFlag {
+                guard let slot = candidate.storage?.relationships[inverse],
+                    slot.objects.contains(where: { $0 === object })
+                else { continue }
+                let heldBefore = candidate.committed?.relationships[inverse].objects.contains { $0 === object } ?? false
+                if !heldBefore { found.insert(candidate) }
+            }
         }
+        return found.objects
     }
 
     /// An object another writer deleted: it leaves the context, and objects in memory let go of it (as

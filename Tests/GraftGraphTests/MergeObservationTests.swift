@@ -212,3 +212,55 @@ extension MergeObservationTests {
         #expect(try office.stored() == ("Alan A", "Sales"))
     }
 }
+
+extension MergedDeletionTests {
+    @Test func anObjectMovedHereIntoADeletedObjectGoesWithIt() throws {
+        let store = InMemoryStore(model: Self.model)
+        let setup = ObjectContext(store: store)
+        let sales = try setup.insert("Department")
+        let support = try setup.insert("Department")
+        let ann = try setup.insert("Employee")
+        try ann.setValue(support, forKey: "department")
+        try setup.save()
+        let a = ObjectContext(store: store)
+        let b = ObjectContext(store: store)
+        let annA = try a.existingObject(with: ann.objectID)
+        try annA.setValue(a.object(with: sales.objectID), forKey: "department")  // moved here, unsaved
+        try b.delete(try b.existingObject(with: sales.objectID))
+        let saved = try b.save()
+        #expect(saved.deleted == [sales.objectID])  // in the store, Ann was not in Sales
+
+        try a.merge(changesFrom: saved)
+        #expect(annA.isDeleted)  // in A she was: the cascade takes her, as delete(_:) would
+        #expect(a.deletedObjects == [annA])
+        try a.checkInvariants()
+    }
+}
+
+extension MergedDeletionTests {
+    @Test func aCascadeHereIsReportedWithTheMergeInOneChangeSet() throws {
+        let store = InMemoryStore(model: Self.model)
+        let setup = ObjectContext(store: store)
+        let sales = try setup.insert("Department")
+        try setup.save()
+        let a = ObjectContext(store: store)
+        let b = ObjectContext(store: store)
+        let received = MergeObservationTests.Received<ContextChanges>()
+        let token = a.observeChanges(received.add)
+        let salesA = try a.existingObject(with: sales.objectID)
+        let ann = try a.insert("Employee")
+        try ann.setValue(salesA, forKey: "department")
+        a.processPendingChanges()  // Ann is told as inserted
+        #expect(received.items.count == 1)
+
+        try b.delete(try b.existingObject(with: sales.objectID))
+        try a.merge(changesFrom: try b.save())
+        withExtendedLifetime(token) {}
+        #expect(received.items.count == 2)
+        let merged = try #require(received.items.last)
+        // Sales left with the merge; the cascade here took Ann with it: one change set.
+        #expect(Set(merged.deleted.map(ObjectIdentifier.init)) == [ObjectIdentifier(salesA), ObjectIdentifier(ann)])
+        #expect(merged.inserted.isEmpty && merged.updated.isEmpty)
+        #expect(!a.hasChanges)
+    }
+}
