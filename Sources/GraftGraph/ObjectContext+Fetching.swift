@@ -160,9 +160,38 @@ extension ObjectContext {
         }
     }
 
-    /// How many objects `fetch(_:)` would return.
+    /// How many objects `fetch(_:)` would return (Core Data's `count(for:)`).
+    ///
+    /// A store that applies the whole predicate counts the objects itself (SQLite with `COUNT(*)`), none
+    /// of them read; objects with pending changes here are left out of its count and judged from memory.
+    /// Otherwise the objects are fetched and counted.
+    ///
+    /// - Throws: as ``fetch(_:)``.
     public func count(for request: FetchRequest) throws -> Int {
-        try fetch(request).count
+        let entity = try model.requireEntity(request.entityName)
+        let entities = [entity.index] + (request.includesSubentities ? entity.descendantIndices : [])
+        let wanted = Set(entities)
+        let predicate = try request.predicate.map { try $0.substituting(request.variables) }
+        try predicate?.checkKinds(for: entity, in: model)
+        let changed = pending.values.filter { wanted.contains($0.entity.index) }
+        let saved = changed.filter { !$0.objectID.isTemporary }.map(\.objectID.ref).sorted {
+            ($0.entity, $0.key) < ($1.entity, $1.key)
+        }
+        guard
+            let stored = try store.count(
+                StoreFetch(entities: entities, predicate: predicate, includesValues: false), excluding: saved)
+        else { return try fetch(request).count }
+        let variables: [String: Any] = request.variables
+        var total = stored
+        for object in changed where !object.isDeletedFlag {
+            if object.storage == nil { try fulfill(object) }
+            if let predicate, !(try predicate.evaluate(with: object, variables: variables)) { continue }
+            total += 1
+        }
+        try throwFaultError()
+        total = max(0, total - request.fetchOffset)
+        if let fetchLimit = request.fetchLimit { total = min(total, fetchLimit) }
+        return total
     }
 
     /// Evaluates a fetched property for `object`: its fetch, with `$FETCH_SOURCE` bound to the object and

@@ -93,8 +93,10 @@ extension ObjectContext {
     /// Brings the changes another context saved to the same store into this one (Core Data's
     /// `mergeChanges(fromContextDidSave:)`): objects it updated are refreshed with their changes here
     /// kept (``refresh(_:mergeChanges:)`` with `true`), objects it deleted leave this context (and the
-    /// relationships of objects in memory that held them), and objects it inserted are found by fetches
-    /// from now on.
+    /// relationships of objects in memory that held them; objects they cascade to only here — new ones,
+    /// or ones related to them by a change made here — are deleted), and objects it inserted are found by fetches from now on. Observers hear of it as one
+    /// change set: the deleted objects as deleted, the objects that took values from the store as
+    /// refreshed, and each key that changed once.
     ///
     /// For example:
     ///
@@ -112,21 +114,60 @@ extension ObjectContext {
                 "the changes were saved to store \(changes.storeIdentifier), not to this context's store "
                     + "(\(store.identifier))")
         }
-        for id in changes.deleted {
-            guard let object = registeredObject(for: id) else { continue }
-            forgetDeletedInStore(object)
-        }
-        for id in changes.updated {
-            guard let object = registeredObject(for: id), !object.isDeletedFlag, !object.isInsertedFlag else {
-                continue
+        defer { processPendingChanges() }  // one change set for the whole merge, as Core Data posts it
+        var cascaded: [ManagedObject] = []
+        try takingStoreValues {
+            for id in changes.deleted {
+                guard let object = registeredObject(for: id) else { continue }
+                cascaded += objectsCascadedHereOnly(from: object)
+                forgetDeletedInStore(object)
             }
-            try refresh(object, mergeChanges: true)
+            for id in changes.updated {
+                guard let object = registeredObject(for: id), !object.isDeletedFlag, !object.isInsertedFlag else {
+                    continue
+                }
+                try refresh(object, mergeChanges: true)
+            }
         }
+        // The other context's delete rules ran over what the store has; objects that the deleted objects
+        // cascade to only here go with them, as `delete(_:)` would take them in Core Data. (A deletion made
+        // here, so undoable, and outside the store's values above, which are no change of this context.)
+        let remaining = ObjectList(cascaded.filter { !$0.isDeletedFlag && $0.context === self })
+        if !remaining.isEmpty { try delete(remaining.objects) }
+    }
+
+    /// The objects that a cascade rule of `object` reaches here but not in the store: objects new in
+    /// this context, or related to it by a change made here (the other context's cascade already took
+    /// the ones the store relates to it).
+    private func objectsCascadedHereOnly(from object: ManagedObject) -> [ManagedObject] {
+        var found = ObjectList()
+        for (index, relationship) in object.entity.relationships.enumerated() where relationship.deleteRule == .cascade
+        {
+            if let storage = object.storage {
+                let read = object.committed?.relationships[index].objects ?? []
+                for member in storage.relationships[index].objects
+                where !member.isDeletedFlag && !read.contains(where: { $0 === member }) {
+                    found.insert(member)
+                }
+            }
+            // The other side may hold it while this side is not in memory.
+            guard let inverse = relationship.inverseIndex else { continue }
+            for candidate in pending.values where !candidate.isDeletedFlag {
+                guard let slot = candidate.storage?.relationships[inverse],
+                    slot.objects.contains(where: { $0 === object })
+                else { continue }
+                let heldBefore = candidate.committed?.relationships[inverse].objects.contains { $0 === object } ?? false
+                if !heldBefore { found.insert(candidate) }
+            }
+        }
+        return found.objects
     }
 
     /// An object another writer deleted: it leaves the context, and objects in memory let go of it (as
     /// the store already has).
     private func forgetDeletedInStore(_ object: ManagedObject) {
+        // Change observers get it as deleted (unless it was new to them: then it was never there).
+        if !object.isDeletedFlag { noteStoreChange(.deleted(object)) }
         if let storage = object.storage {
             for (index, relationship) in object.entity.relationships.enumerated() {
                 guard let inverse = relationship.inverseIndex else { continue }
@@ -152,13 +193,21 @@ extension ObjectContext {
     /// that the next save counts changes against what the store has now. Objects in memory on the other
     /// side of a relationship that changes follow it.
     func mergeStoredValues(_ snapshot: Snapshot, into object: ManagedObject, keepingChanges: Bool) throws {
+        try takingStoreValues { try mergeStoredValuesNoted(snapshot, into: object, keepingChanges: keepingChanges) }
+    }
+
+    private func mergeStoredValuesNoted(_ snapshot: Snapshot, into object: ManagedObject, keepingChanges: Bool) throws {
         guard object.storage != nil, object.committed != nil else { return }
         let entity = object.entity
         for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
             let stored = snapshot.attributes[index]
             let read = object.committed!.attributes[index]
-            let changedHere = object.storage!.attributes[index] != read
-            if !changedHere || (!keepingChanges && stored != read) { object.storage!.attributes[index] = stored }
+            let current = object.storage!.attributes[index]
+            let changedHere = current != read
+            if (!changedHere || (!keepingChanges && stored != read)) && current != stored {
+                noteStoreChange(.attribute(object, index, old: current, new: stored))
+                object.storage!.attributes[index] = stored
+            }
             object.committed!.attributes[index] = stored
         }
         for (index, relationship) in entity.relationships.enumerated() where !relationship.isTransient {
@@ -205,8 +254,10 @@ extension ObjectContext {
                     adoptInverse(of: object, in: member, inverse, added: true)
                 }
             }
-            object.storage!.relationships[index] =
+            let merged: RelationshipStorage =
                 relationship.isToMany ? .toMany(ObjectList(result)) : .toOne(result.first)
+            noteStoreChange(object, index, from: object.storage!.relationships[index], to: merged)
+            object.storage!.relationships[index] = merged
             object.committed!.relationships[index] = storedSlot
         }
         object.version = snapshot.version
@@ -244,7 +295,9 @@ extension ObjectContext {
                     target.storage!.relationships[inverse], $0.relationships[inverse],
                     ordered: target.entity.relationships[inverse].isOrdered)
             } ?? false
-        target.storage!.relationships[inverse] = adjust(target.storage!.relationships[inverse], unchanged: unchanged)
+        let adjusted = adjust(target.storage!.relationships[inverse], unchanged: unchanged)
+        noteStoreChange(target, inverse, from: target.storage!.relationships[inverse], to: adjusted)
+        target.storage!.relationships[inverse] = adjusted
         if target.committed != nil {
             target.committed!.relationships[inverse] = adjust(target.committed!.relationships[inverse], unchanged: true)
         }
@@ -370,7 +423,11 @@ extension ObjectContext {
             try perform {
                 for target in leaving + joining where !target.isDeletedFlag {
                     // A copy read before the other writer's save is read again.
-                    if target.storage != nil && !target.hasPersistentChanges { fault(target) }
+                    // Its observers hear of the values read with the change made here, folded into one.
+                    if target.storage != nil && !target.hasPersistentChanges {
+                        try noteStoreValuesBeforeFaulting(target)
+                        fault(target)
+                    }
                     let joins = joining.contains { $0 === target }
                     if target.entity.relationships[inverse].isToMany {
                         try loadToMany(target, inverse)
@@ -409,24 +466,39 @@ extension ObjectContext {
     /// gets its read values back, and the objects in memory that let go of it when it was deleted hold it
     /// again. (Objects its deletion cascaded to stay deleted.)
     private func restoreDeleted(_ object: ManagedObject) {
-        object.isDeletedFlag = false
-        register(object)
-        guard let read = object.committed else { return }
-        object.storage = read
-        for (index, relationship) in object.entity.relationships.enumerated() {
-            guard let inverse = relationship.inverseIndex else { continue }
-            for target in read.relationships[index].objects where !target.isDeletedFlag {
-                guard target.storage != nil else { continue }
-                switch target.storage!.relationships[inverse] {
-                case .toMany(var list):
-                    if !list.contains(object) { _ = list.insert(object) }
-                    target.storage!.relationships[inverse] = .toMany(list)
-                case .toOne(nil):
-                    target.storage!.relationships[inverse] = .toOne(object)
-                default:
-                    break
+        takingStoreValues {
+            noteStoreChange(.inserted(object))  // back in the graph, for change observers
+            object.isDeletedFlag = false
+            register(object)
+            guard let read = object.committed else { return }
+            if let current = object.storage {
+                for index in object.entity.attributes.indices where current.attributes[index] != read.attributes[index]
+                {
+                    noteStoreChange(
+                        .attribute(object, index, old: current.attributes[index], new: read.attributes[index]))
                 }
-                if !target.hasPersistentChanges { pending[ObjectIdentifier(target)] = nil }
+                for index in object.entity.relationships.indices {
+                    noteStoreChange(object, index, from: current.relationships[index], to: read.relationships[index])
+                }
+            }
+            object.storage = read
+            for (index, relationship) in object.entity.relationships.enumerated() {
+                guard let inverse = relationship.inverseIndex else { continue }
+                for target in read.relationships[index].objects where !target.isDeletedFlag {
+                    guard target.storage != nil else { continue }
+                    let before = target.storage!.relationships[inverse]
+                    switch before {
+                    case .toMany(var list):
+                        if !list.contains(object) { _ = list.insert(object) }
+                        target.storage!.relationships[inverse] = .toMany(list)
+                    case .toOne(nil):
+                        target.storage!.relationships[inverse] = .toOne(object)
+                    default:
+                        break
+                    }
+                    noteStoreChange(target, inverse, from: before, to: target.storage!.relationships[inverse])
+                    if !target.hasPersistentChanges { pending[ObjectIdentifier(target)] = nil }
+                }
             }
         }
     }

@@ -52,14 +52,22 @@ public struct ContextChanges: CustomStringConvertible {
     /// The keys each updated object changed.
     public internal(set) var changedKeys: [ManagedObject: Set<String>] = [:]
     public internal(set) var deleted: [ManagedObject] = []
-    /// Objects refreshed from the store (``ObjectContext/refresh(_:mergeChanges:)``).
+    /// Objects refreshed from the store (``ObjectContext/refresh(_:mergeChanges:)``, and the objects whose
+    /// values ``ObjectContext/merge(changesFrom:)`` or a merge policy took from the store). Values the
+    /// store brought in are not listed as updates: key observers hear of each of them.
     public internal(set) var refreshed: [ManagedObject] = []
+    /// Whether every object left the context (``ObjectContext/reset()``; Core Data's
+    /// `NSInvalidatedAllObjectsKey`). The lists are empty then.
+    public internal(set) var invalidatedAll = false
 
-    public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty }
+    public var isEmpty: Bool {
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && refreshed.isEmpty && !invalidatedAll
+    }
 
     public var description: String {
         func labels(_ objects: [ManagedObject]) -> String { objects.map(\.label).joined(separator: ", ") }
         let updates = updated.map { "\($0.label) (\((changedKeys[$0] ?? []).sorted().joined(separator: ", ")))" }
+        if invalidatedAll { return "invalidated all objects" }
         return
             "inserted [\(labels(inserted))], updated [\(updates.joined(separator: ", "))], deleted [\(labels(deleted))], refreshed [\(labels(refreshed))]"
     }
@@ -113,6 +121,8 @@ struct ObservationState {
     var buffer: [(change: Change, forward: Bool)] = []
     /// What change observers have not been told yet.
     var unprocessed = UnprocessedChanges()
+    /// How deep in ``ObjectContext/takingStoreValues(_:)`` the context is.
+    var storeValueDepth = 0
     /// While `willSave()` runs: the objects it changed.
     var touched: [ObjectIdentifier: ManagedObject]?
 
@@ -130,6 +140,13 @@ struct ObservationState {
 
     mutating func discardBuffered(from start: Int) {
         if buffer.count > start { buffer.removeSubrange(start...) }
+    }
+
+    /// Forgets what observers were not told yet and every key observation (the objects left).
+    mutating func invalidateAll() {
+        buffer.removeAll()
+        unprocessed = UnprocessedChanges()
+        keyObservers.removeAll()
     }
 
     mutating func remove(_ id: Int) {
@@ -379,6 +396,10 @@ extension ObjectContext {
             }
             for change in changes { observation.unprocessed.changed(change.object, change.key) }
         }
+        sendToKeyObservers(changes)
+    }
+
+    private func sendToKeyObservers(_ changes: [KeyChange]) {
         guard !observation.keyObservers.isEmpty else { return }
         for change in changes {
             let objectKey = ObjectIdentifier(change.object)
@@ -431,6 +452,103 @@ extension ObjectContext {
     /// Notes a refresh for change observers.
     func noteRefreshed(_ object: ManagedObject) {
         if !observation.changeObservers.isEmpty { observation.unprocessed.refreshed(object) }
+    }
+
+    // MARK: Values the store brings in
+
+    /// Runs `body`, which takes values from the store into objects (a merge, a refresh, a merge policy)
+    /// and notes each slot it changes with ``noteStoreChange(_:_:from:to:)`` or ``noteStoreChange(_:)``;
+    /// then key observers hear of each changed key once, with its net change, and change observers get
+    /// the objects as refreshed (not as updated: this context did not change them).
+    func takingStoreValues<T>(_ body: () throws -> T) rethrows -> T {
+        // Nested calls (a merge refreshing objects) deliver once, at the outermost.
+        guard observation.storeValueDepth == 0 else { return try body() }
+        let start = observation.buffer.count
+        observation.storeValueDepth += 1
+        defer {
+            observation.storeValueDepth -= 1
+            deliverStoreChanges(from: start)
+        }
+        return try body()
+    }
+
+    private func deliverStoreChanges(from start: Int) {
+        guard observation.buffer.count > start else { return }
+        var folder = KeyChangeFolder()
+        for (change, forward) in observation.buffer[start...] { folder.add(change, forward: forward) }
+        observation.discardBuffered(from: start)
+        let changes = folder.changes
+        if !observation.changeObservers.isEmpty {
+            for (object, appeared) in folder.membership {
+                if appeared {
+                    observation.unprocessed.appeared(object)
+                } else {
+                    observation.unprocessed.disappeared(object)
+                }
+            }
+            for change in changes { observation.unprocessed.refreshed(change.object) }
+        }
+        sendToKeyObservers(changes)
+    }
+
+    /// Notes a change the store brought in (see ``takingStoreValues(_:)``).
+    func noteStoreChange(_ change: Change) {
+        if observation.isRecording { observation.note(change, forward: true) }
+    }
+
+    /// Notes that a relationship slot went from `old` to `new` because of the store, as the primitive
+    /// changes between them (a slot not in memory on either side has nothing observers saw).
+    func noteStoreChange(
+        _ object: ManagedObject, _ index: Int, from old: RelationshipStorage, to new: RelationshipStorage
+    ) {
+        guard observation.isRecording else { return }
+        switch (old, new) {
+        case (.toOne(let before), .toOne(let after)) where before !== after:
+            observation.note(.toOne(object, index, old: before, new: after), forward: true)
+        case (.toMany(let before), .toMany(let after)):
+            let removed = before.objects.filter { !after.contains($0) }
+            let added = after.objects.filter { !before.contains($0) }
+            for member in removed {
+                observation.note(.toManyRemove(object, index, member, position: 0, keepingOrder: true), forward: true)
+            }
+            for member in added { observation.note(.toManyInsert(object, index, member, position: 0), forward: true) }
+            // An ordered to-many whose members stayed but moved: one member leaving and coming back makes
+            // the change a replacement.
+            if removed.isEmpty && added.isEmpty && object.entity.relationships[index].isOrdered,
+                let moved = zip(before.objects, after.objects).first(where: { $0.0 !== $0.1 })?.1
+            {
+                observation.note(.toManyRemove(object, index, moved, position: 0, keepingOrder: true), forward: true)
+                observation.note(.toManyInsert(object, index, moved, position: 0), forward: true)
+            }
+        default:
+            break
+        }
+    }
+
+    /// Before an object with key observers turns into a fault: the store's values are read and each one
+    /// that differs from the value the object held is noted, so that observers hear of the values they will
+    /// read next (an object nobody observes is not read).
+    func noteStoreValuesBeforeFaulting(_ object: ManagedObject) throws {
+        guard observation.keyObservers[ObjectIdentifier(object)] != nil, let current = object.storage,
+            !object.objectID.isTemporary, let snapshot = try store.snapshot(for: object.objectID.ref)
+        else { return }
+        for (index, attribute) in object.entity.attributes.enumerated() where !attribute.isTransient {
+            if current.attributes[index] != snapshot.attributes[index] {
+                noteStoreChange(
+                    .attribute(object, index, old: current.attributes[index], new: snapshot.attributes[index]))
+            }
+        }
+        for (index, relationship) in object.entity.relationships.enumerated() where !relationship.isTransient {
+            if case .unloaded = current.relationships[index] { continue }
+            var refs = snapshot.relationships[index].refs
+            if case .unloaded = snapshot.relationships[index] {
+                refs = try store.relatedRefs(of: object.objectID.ref, relationship: index)
+            }
+            let stored = refs.map { self.object(for: $0) }
+            noteStoreChange(
+                object, index, from: current.relationships[index],
+                to: relationship.isToMany ? .toMany(ObjectList(stored)) : .toOne(stored.first))
+        }
     }
 
     // MARK: As asynchronous sequences

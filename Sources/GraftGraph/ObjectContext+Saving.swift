@@ -200,8 +200,16 @@ extension ObjectContext {
     }
 
     /// Forgets every object: pending changes are discarded and every object the context handed out is
-    /// detached from it.
+    /// detached from it. Change observers are told at once, with ``ContextChanges/invalidatedAll`` (Core
+    /// Data's `NSInvalidatedAllObjectsKey`) and nothing else: changes not yet processed are not reported,
+    /// and key observations end, as their objects left.
     public func reset() {
+        defer {
+            observation.invalidateAll()
+            var changes = ContextChanges()
+            changes.invalidatedAll = true
+            for observer in observation.changeObservers { observer.handler(changes) }
+        }
         for object in registeredObjects + Array(pending.values) {
             object.storage = nil
             object.committed = nil

@@ -241,6 +241,7 @@ public final class ObjectContext {
         }
         noteRefreshed(object)
         if !object.hasPersistentChanges {
+            try takingStoreValues { try noteStoreValuesBeforeFaulting(object) }
             fault(object)
             return
         }
@@ -249,8 +250,11 @@ public final class ObjectContext {
             try mergeStoredValues(snapshot, into: object, keepingChanges: true)
             return
         }
-        try discardChanges(of: object)
-        if !object.hasPersistentChanges { fault(object) }
+        try discardChanges(of: object)  // observers hear of the values going back to the ones read
+        if !object.hasPersistentChanges {
+            try takingStoreValues { try noteStoreValuesBeforeFaulting(object) }
+            fault(object)
+        }
     }
 
     /// Reverts an object's pending edits to the values it was read with, both sides of each relationship.

@@ -39,10 +39,18 @@ public protocol PersistentStore: AnyObject {
     /// The snapshots of several objects, in the order asked, leaving out those the store does not have
     /// (a batch of faults filled at once).
     func snapshots(for refs: [ObjectRef]) throws -> [Snapshot]
+
+    /// How many objects match a fetch's entities and predicate, leaving out the objects `excluding`
+    /// names (the context judges those itself); `nil` when the store cannot count without handing the
+    /// objects out (a predicate it does not apply whole). The request's sort and limit are ignored.
+    func count(_ request: StoreFetch, excluding: [ObjectRef]) throws -> Int?
 }
 
 extension PersistentStore {
     public var warnings: [String] { [] }
+
+    /// Stores count by fetching, by default.
+    public func count(_ request: StoreFetch, excluding: [ObjectRef]) throws -> Int? { nil }
 
     /// One snapshot at a time, by default.
     public func snapshots(for refs: [ObjectRef]) throws -> [Snapshot] {

@@ -384,25 +384,60 @@ struct SQLPredicateTranslator {
 
     // MARK: Sorting
 
-    /// `ORDER BY` terms for the descriptors, or `nil` when one cannot be ordered the way memory orders it.
-    /// `NULL`s come first ascending and last descending, as `nil` does in memory.
-    func orderBy(_ descriptors: [GraftSortDescriptor]) -> String? {
+    /// The `ORDER BY` terms for sort descriptors (ties broken by key), with the `LEFT JOIN`s they need,
+    /// or `nil` when one of them does not translate. A key path may go through to-ones to an attribute
+    /// (`department.name`): each to-one is joined on its foreign key to its destination's table (which
+    /// holds the destination's subentities too), and an object whose to-one is `nil` sorts as a `nil`
+    /// value, as in memory. Strings keep the sort's comparison through the collations.
+    func orderBy(_ descriptors: [GraftSortDescriptor]) -> (joins: String, order: String)? {
         var terms: [String] = []
+        var joins: [String] = []
+        // One join per distinct to-one path, shared by the descriptors that go through it.
+        var joined: [[String]: String] = [:]
         for descriptor in descriptors {
-            guard descriptor.keyPath.components.count == 1, case .key(let name) = descriptor.keyPath.components[0],
-                let index = entity.attributeIndexByName[name], let column = schema.attributeColumns[entity.index][index]
+            var names: [String] = []
+            for component in descriptor.keyPath.components {
+                guard case .key(let name) = component else { return nil }
+                names.append(name)
+            }
+            guard let attributeName = names.last else { return nil }
+            var current = entity
+            var currentAlias = alias
+            for depth in 0..<(names.count - 1) {
+                guard let index = current.relationshipIndexByName[names[depth]],
+                    !current.relationships[index].isToMany, !current.relationships[index].isTransient,
+                    let columns = schema.toOneColumns[current.index][index],
+                    let destination = model.entity(named: current.relationships[index].destination)
+                else { return nil }
+                let path = Array(names[...depth])
+                if let existing = joined[path] {
+                    currentAlias = existing
+                } else {
+                    let joinAlias = "o\(joins.count + 1)"
+                    let table = schema.tables[schema.tableOfEntity[destination.index]]
+                    joins.append(
+                        "LEFT JOIN \(SQLiteName.quoted(table.name)) \(joinAlias) ON \(joinAlias).Z_PK = "
+                            + "\(currentAlias).\(SQLiteName.quoted(columns.key))")
+                    joined[path] = joinAlias
+                    currentAlias = joinAlias
+                }
+                current = destination
+            }
+            guard let index = current.attributeIndexByName[attributeName],
+                let column = schema.attributeColumns[current.index][index]
             else { return nil }
             var collate = ""
-            switch entity.attributes[index].type {
+            switch current.attributes[index].type {
             case .integer16, .integer32, .integer64, .double, .float, .decimal, .boolean, .date: break
             case .string:
                 collate = " COLLATE \(SQLiteFunctions.collation(descriptor.options.subtracting(.normalized)))"
             default: return nil
             }
-            terms.append("\(alias).\(SQLiteName.quoted(column))\(collate) \(descriptor.ascending ? "ASC" : "DESC")")
+            terms.append(
+                "\(currentAlias).\(SQLiteName.quoted(column))\(collate) \(descriptor.ascending ? "ASC" : "DESC")")
         }
         terms.append("\(alias).Z_PK")
-        return terms.joined(separator: ", ")
+        return (joins.joined(separator: " "), terms.joined(separator: ", "))
     }
 
     // MARK: Values

@@ -35,10 +35,13 @@ extension SQLiteStore {
         var sql =
             keysOnly
             ? "SELECT t.Z_PK, t.Z_ENT FROM \(SQLiteName.quoted(table.name)) t" : selectClause(table: tableIndex)
+        // Sorts through to-ones join their destinations (left joins: each row stays, once).
+        let order = complete && !request.sortDescriptors.isEmpty ? translator.orderBy(request.sortDescriptors) : nil
+        if let order, !order.joins.isEmpty { sql += " " + order.joins }
         if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
         var ordered = request.sortDescriptors.isEmpty
-        if complete, !request.sortDescriptors.isEmpty, let order = translator.orderBy(request.sortDescriptors) {
-            sql += " ORDER BY " + order
+        if let order {
+            sql += " ORDER BY " + order.order
             ordered = true
         } else if request.sortDescriptors.isEmpty {
             sql += " ORDER BY t.Z_PK"
@@ -68,6 +71,43 @@ extension SQLiteStore {
         return StoreFetchResult(
             refs: refs, snapshots: snapshots, predicateApplied: complete,
             sortedAndLimited: ordered && (request.limit == nil || limited))
+    }
+
+    /// Counts a fetch's objects with `SELECT COUNT(*)` when SQL decides its whole predicate (`nil`
+    /// otherwise), leaving out the objects `excluding` names.
+    public func count(_ request: StoreFetch, excluding: [ObjectRef]) throws -> Int? {
+        guard let first = request.entities.first else { return 0 }
+        let entity = model.descriptions[first]
+        let tableIndex = schema.tableOfEntity[entity.index]
+        let table = schema.tables[tableIndex]
+        var clauses: [String] = []
+        var bindings: [SQLBinding] = []
+        let wanted = Set(request.entities)
+        if table.entities.contains(where: { !wanted.contains($0) }) {
+            clauses.append(
+                "t.Z_ENT IN (\(request.entities.map { String(schema.entityNumbers[$0]) }.joined(separator: ", ")))")
+        }
+        if let predicate = request.predicate {
+            let translated = SQLPredicateTranslator(schema: schema, entity: entity, alias: "t").translate(predicate)
+            guard translated.complete, let sql = translated.sql else { return nil }
+            clauses.append("(\(sql))")
+            bindings += translated.bindings
+        }
+        // Keys are unique within a table (one key sequence per inheritance tree).
+        let excludedKeys = excluding.filter { schema.tableOfEntity[$0.entity] == tableIndex }.map(\.key)
+        if !excludedKeys.isEmpty {
+            clauses.append("t.Z_PK NOT IN (\(excludedKeys.map { String($0) }.joined(separator: ", ")))")
+        }
+        var sql = "SELECT COUNT(*) FROM \(SQLiteName.quoted(table.name)) t"
+        if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+        let statement = try cachedStatement(sql)
+        defer {
+            statement.reset()
+            statement.clearBindings()
+        }
+        for (offset, binding) in bindings.enumerated() { try binding.bind(to: statement, at: Int32(offset + 1)) }
+        guard try statement.step() else { return 0 }
+        return Int(statement.int64(0))
     }
 
     /// The rows of several objects with one statement per table and up to 500 keys, in the order asked.
