@@ -13,13 +13,8 @@ extension SQLiteStore {
         let entity = model.descriptions[first]
         let tableIndex = schema.tableOfEntity[entity.index]
         let table = schema.tables[tableIndex]
-        var clauses: [String] = []
+        var clauses = entityClauses(request, table: table)
         var bindings: [SQLBinding] = []
-        let wanted = Set(request.entities)
-        if table.entities.contains(where: { !wanted.contains($0) }) {
-            clauses.append(
-                "t.Z_ENT IN (\(request.entities.map { String(schema.entityNumbers[$0]) }.joined(separator: ", ")))")
-        }
         let translator = SQLPredicateTranslator(schema: schema, entity: entity, alias: "t")
         var complete = true
         if let predicate = request.predicate {
@@ -73,6 +68,13 @@ extension SQLiteStore {
             sortedAndLimited: ordered && (request.limit == nil || limited))
     }
 
+    /// The `Z_ENT` test a fetch's table needs, as `t`, when it holds entities the fetch does not want.
+    private func entityClauses(_ request: StoreFetch, table: SQLiteSchema.Table) -> [String] {
+        let wanted = Set(request.entities)
+        guard table.entities.contains(where: { !wanted.contains($0) }) else { return [] }
+        return ["t.Z_ENT IN (\(request.entities.map { String(schema.entityNumbers[$0]) }.joined(separator: ", ")))"]
+    }
+
     /// Counts a fetch's objects with `SELECT COUNT(*)` when SQL decides its whole predicate (`nil`
     /// otherwise), leaving out the objects `excluding` names.
     public func count(_ request: StoreFetch, excluding: [ObjectRef]) throws -> Int? {
@@ -80,13 +82,8 @@ extension SQLiteStore {
         let entity = model.descriptions[first]
         let tableIndex = schema.tableOfEntity[entity.index]
         let table = schema.tables[tableIndex]
-        var clauses: [String] = []
+        var clauses = entityClauses(request, table: table)
         var bindings: [SQLBinding] = []
-        let wanted = Set(request.entities)
-        if table.entities.contains(where: { !wanted.contains($0) }) {
-            clauses.append(
-                "t.Z_ENT IN (\(request.entities.map { String(schema.entityNumbers[$0]) }.joined(separator: ", ")))")
-        }
         if let predicate = request.predicate {
             let translated = SQLPredicateTranslator(schema: schema, entity: entity, alias: "t").translate(predicate)
             guard translated.complete, let sql = translated.sql else { return nil }
