@@ -366,6 +366,9 @@ package enum AttributeRules {
 
     /// Every rule `value` breaks for `attribute` ("is 70000, above the maximum 32767"): type, integer
     /// range, minimum and maximum (values, string lengths, data sizes, dates), regular expression.
+    ///
+    /// `RuleViolation.find(in:model:object:)` settles values of attributes with none of these rules but
+    /// the type without calling here; a new kind of rule must be named in its test too.
     package static func violations(of value: Value, for attribute: Attribute) -> [RuleViolation.Broken] {
         var found: [RuleViolation.Broken] = []
         guard ValueConversion.matches(value, attribute.type) else {
