@@ -596,12 +596,13 @@ private struct NodeDecoder {
         } catch let error as ValueMismatch {
             return try refuse(.notA(attribute.type, found: error.found), attribute: slot.index, of: entity, key: key) {
                 failure(
-                    "holds \(error.found) where \(Wording.withArticle("\(attribute.type)")) value belongs "
-                        + "(--lenient reads such values as no value, with a warning)", attribute.name, .typeMismatch)
+                    "holds \(error.found) where \(Wording.withArticle("\(attribute.type)")) value belongs",
+                    attribute.name, .typeMismatch
+                ).with(ValueRefusals.remedy)
             }
         } catch let refused as UnreadableValue {
             return try refuse(refused, attribute: slot.index, of: entity, key: key) {
-                failure(ValueRefusals.message(refused), attribute.name, .typeMismatch)
+                failure(refused.message, attribute.name, .typeMismatch).with(ValueRefusals.remedy)
             }
         }
     }

@@ -154,18 +154,17 @@ struct PasteCommand: ParsableCommand {
             } catch let error as GraftError where clipboard.spill != nil {
                 throw error.replacingFile(clipboard.url.relativePath, with: clipboard.origin)
             }
-        } catch var error as GraftError where error.code == .invalidOperation && error.message.hasSuffix("; name one") {
-            // A new store without a model: the option that gives one.
-            error.message += " with --model"
-            throw error.namingFile(storeURL.relativePath)
         } catch var error as GraftError {
-            // A paste rewrites its target, so it cannot read the target's damaged values as none: point to
-            // the rescue instead of an option paste does not have.
-            let hint = " (--lenient reads such values as no value, with a warning)"
-            if error.message.hasSuffix(hint) {
-                error.message =
-                    String(error.message.dropLast(hint.count))
-                    + " (the target already holds it; `graft convert --lenient` rescues such a store into a new one)"
+            switch error.remedy?.kind {
+            case .nameModel?:
+                // A new store without a model: the option that gives one.
+                error.remedy?.text = "--model names one"
+            case .readLeniently?:
+                // A paste rewrites its target, so it cannot read the target's damaged values as none: point
+                // to the rescue instead of an option paste does not have.
+                error.remedy?.text =
+                    "the target already holds it; `graft convert --lenient` rescues such a store into a new one"
+            default: break
             }
             throw error.namingFile(storeURL.relativePath)
         }
@@ -216,9 +215,10 @@ struct PasteCommand: ParsableCommand {
                 throw UsageError("no clipboard: name a file, or pipe one in (graft copy … | graft paste --into …)")
             }
             return try spool(origin) { try context.readInputChunks(maxSize.bytes, $0) }
-        } catch let error as GraftError where error.code == .invalidOperation {
-            // Too large: say how to allow more.
-            throw GraftError(error.code, error.message + " (--max-size sets the limit)", context: error.context)
+        } catch var error as GraftError where error.remedy?.kind == .raiseLimit {
+            // Too large: the option that allows more.
+            error.remedy?.text = "--max-size sets the limit"
+            throw error
         }
     }
 

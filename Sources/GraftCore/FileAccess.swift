@@ -136,7 +136,7 @@ package enum FileAccess {
     package static func tooLarge(_ name: String, limit: Int) -> GraftError {
         GraftError(
             .invalidOperation, "holds more than \(describeSize(limit)), the most accepted; reading stopped there",
-            context: [.file(name)])
+            context: [.file(name)], remedy: .init(.raiseLimit, "a larger size limit allows it"))
     }
 
     /// A byte count as people read it: `512 bytes`, `64 MiB`, `1.5 GiB`.

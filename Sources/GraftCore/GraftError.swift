@@ -63,6 +63,36 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
     public var context: [Location]
     /// Further errors collected together with this one (validation reports every failure).
     public var underlying: [GraftError]
+    /// What a person can do about it, if there is a way out to name.
+    public var remedy: Remedy?
+
+    /// A way out of an error, kept apart from its message so that a caller can put it in its own terms
+    /// (the command line names the option of the command at hand); ``description`` adds its text in
+    /// parentheses. Callers recognise a remedy by its kind, never by its words.
+    public struct Remedy: Hashable, Sendable {
+        public var kind: Kind
+        /// The way out in words, as the library says it.
+        public var text: String
+
+        public init(_ kind: Kind, _ text: String) {
+            self.kind = kind
+            self.text = text
+        }
+
+        /// Which way out a remedy names.
+        public struct Kind: RawRepresentable, Hashable, Sendable {
+            public let rawValue: String
+            public init(rawValue: String) { self.rawValue = rawValue }
+
+            /// Reading the values that are not of their attribute's type or range as no value, with a
+            /// warning (`ValueReading.lenient`).
+            public static let readLeniently = Kind(rawValue: "readLeniently")
+            /// Naming a model the operation can use.
+            public static let nameModel = Kind(rawValue: "nameModel")
+            /// Allowing more than a size limit lets through.
+            public static let raiseLimit = Kind(rawValue: "raiseLimit")
+        }
+    }
 
     /// One step of "where": a file, a line, an entity, an object, a key path.
     public enum Location: Hashable, Sendable, CustomStringConvertible {
@@ -87,17 +117,28 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public init(_ code: Code, _ message: String, context: [Location] = [], underlying: [GraftError] = []) {
+    public init(
+        _ code: Code, _ message: String, context: [Location] = [], underlying: [GraftError] = [],
+        remedy: Remedy? = nil
+    ) {
         self.code = code
         self.message = message
         self.context = context
         self.underlying = underlying
+        self.remedy = remedy
     }
 
     /// The same error with `location` added as the outermost place.
     public func at(_ location: Location) -> GraftError {
         var copy = self
         copy.context.insert(location, at: 0)
+        return copy
+    }
+
+    /// The same error with `remedy` as its way out.
+    public func with(_ remedy: Remedy) -> GraftError {
+        var copy = self
+        copy.remedy = remedy
         return copy
     }
 
@@ -117,6 +158,7 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
             }
         }
         text += message
+        if let remedy { text += " (\(remedy.text))" }
         // A long list (every rule a million pasted objects break) is cut short; `underlying` has it all.
         for error in underlying.prefix(Self.listedLimit) {
             text += "\n  - " + error.description.replacingOccurrences(of: "\n", with: "\n    ")

@@ -54,6 +54,11 @@ import Foundation
     /// The name the messages give the document ("XML clipboard", …).
     package let documentName: String
     private let isTranscoded: Bool
+    /// Only the root element's name is wanted (see ``rootElementName(ofPrefix:)``): entity declarations
+    /// are passed over, for the reader to refuse.
+    private var isSniffing = false
+    /// The name the document type declaration gives the root, if there is one.
+    private var documentTypeName: String?
     private let scratch = ByteBuffer(capacity: 256)
 
     /// The current start or end tag's name.
@@ -108,6 +113,20 @@ import Foundation
 
     // MARK: Prolog and epilog
 
+    /// The name of a document's root element, read from the document's first bytes past the XML
+    /// declaration (whatever encoding it names), comments, processing instructions and the document type;
+    /// `nil` when the prefix holds no well-formed start of a document up to the root's start tag. For
+    /// telling formats apart: a document type declaring entities passes here and is refused when the
+    /// document is read.
+    package static func rootElementName(ofPrefix prefix: UnsafeRawBufferPointer) -> String? {
+        var scanner = XMLScanner(prefix, documentName: "", transcoded: true)
+        scanner.isSniffing = true
+        guard (try? scanner.readRoot()) != nil else { return nil }
+        // A document type names the root element (XML's validity constraint "Root Element Type").
+        guard scanner.documentTypeName.map({ $0 == scanner.nameText }) ?? true else { return nil }
+        return scanner.nameText
+    }
+
     /// Reads the XML declaration, comments, processing instructions and the document type, and the root
     /// element's start tag.
     package mutating func readRoot() throws {
@@ -128,6 +147,13 @@ import Foundation
             if remaining.starts(with: "<!DOCTYPE".utf8) {
                 guard !sawDocumentType else { throw error("the document has two document type declarations") }
                 sawDocumentType = true
+                if isSniffing {
+                    var end = position + 9
+                    while end < count, ByteText.isSpace(base[end]) { end += 1 }
+                    let nameStart = end
+                    while end < count, ByteText.isNameByte(base[end]) { end += 1 }
+                    documentTypeName = String(decoding: bytes[nameStart..<end], as: UTF8.self)
+                }
                 try skipDocumentType()
                 continue
             }
@@ -200,7 +226,7 @@ import Foundation
                 } else if remaining.starts(with: "?".utf8) {
                     guard let end = find("?>", from: position + 1) else { break }
                     position = end + 2
-                } else if remaining.starts(with: "!ENTITY".utf8) {
+                } else if remaining.starts(with: "!ENTITY".utf8) && !isSniffing {
                     throw error(Self.entityDeclarationMessage(entityName(at: position + 7)), at: position - 1)
                 }
             } else if byte == UInt8(ascii: ">") && !inSubset {

@@ -139,9 +139,7 @@ package final class ValueRefusals: @unchecked Sendable {
         }
     }
 
-    /// The error strict reading gives: the value and what is wrong with it, naming the option that reads
-    /// such values as no value.
-    package static func message(_ value: UnreadableValue) -> String {
-        value.message + " (--lenient reads such values as no value, with a warning)"
-    }
+    /// The way out of the error strict reading gives: the option that reads such values as no value.
+    package static let remedy = GraftError.Remedy(
+        .readLeniently, "--lenient reads such values as no value, with a warning")
 }

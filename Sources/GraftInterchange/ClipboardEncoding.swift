@@ -213,7 +213,7 @@ enum ClipboardDetection {
         case UInt8(ascii: "{"):
             return .json
         case UInt8(ascii: "<"):
-            switch rootElementName(bytes, from: position) {
+            switch XMLScanner.rootElementName(ofPrefix: bytes) {
             case "plist": return .plist
             case "clipboard": return .xml
             default: return nil
@@ -221,50 +221,5 @@ enum ClipboardDetection {
         default:
             return nil
         }
-    }
-
-    /// The name of the first element after the XML declaration, comments, processing instructions and the
-    /// document type.
-    private static func rootElementName(_ bytes: UnsafeRawBufferPointer, from start: Int) -> String? {
-        var position = start
-        func skip(past terminator: String) -> Bool {
-            let pattern = Array(terminator.utf8)
-            while position + pattern.count <= bytes.count {
-                if bytes[position] == pattern[0], bytes[position..<(position + pattern.count)].elementsEqual(pattern) {
-                    position += pattern.count
-                    return true
-                }
-                position += 1
-            }
-            return false
-        }
-        while position < bytes.count {
-            guard bytes[position] == UInt8(ascii: "<") else {
-                guard ByteText.isSpace(bytes[position]) else { return nil }
-                position += 1
-                continue
-            }
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[position...])
-            if rest.starts(with: "<?".utf8) {
-                guard skip(past: "?>") else { return nil }
-            } else if rest.starts(with: "<!--".utf8) {
-                guard skip(past: "-->") else { return nil }
-            } else if rest.starts(with: "<!DOCTYPE".utf8) {
-                // A document type may hold an internal subset in brackets.
-                var depth = 0
-                while position < bytes.count {
-                    let byte = bytes[position]
-                    position += 1
-                    if byte == UInt8(ascii: "[") { depth += 1 }
-                    if byte == UInt8(ascii: "]") { depth -= 1 }
-                    if byte == UInt8(ascii: ">") && depth <= 0 { break }
-                }
-            } else {
-                var end = position + 1
-                while end < bytes.count, ByteText.isNameByte(bytes[end]) { end += 1 }
-                return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(position + 1)..<end]), as: UTF8.self)
-            }
-        }
-        return nil
     }
 }

@@ -348,9 +348,8 @@ public struct Paster {
         }
         guard let model = try model ?? carriedModel() else {
             throw GraftError(
-                .invalidOperation,
-                "the store does not exist and the clipboard carries no model to create it with; name one",
-                context: [.file(url.relativePath)])
+                .invalidOperation, "the store does not exist and the clipboard carries no model to create it with",
+                context: [.file(url.relativePath)], remedy: .init(.nameModel, "name one"))
         }
         let metadata = StoreMetadata.make(for: model, storeType: format.storeType)
         try clipboard?.check()

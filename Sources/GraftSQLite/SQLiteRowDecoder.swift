@@ -160,8 +160,8 @@ struct SQLiteRowDecoder {
                     slot: .init(entity: entityIndex, attribute: slot.index, key: key)
                 ) {
                     GraftError(
-                        .typeMismatch, ValueRefusals.message(refused),
-                        context: [.file(path), .object(object), .key(attribute)])
+                        .typeMismatch, refused.message, context: [.file(path), .object(object), .key(attribute)],
+                        remedy: ValueRefusals.remedy)
                 }
                 snapshot.attributes[slot.index] = nil
             } catch let error as GraftError {

@@ -255,7 +255,7 @@ final class SnapshotPass: SAXPass {
                 refused, entity: tables.entityName(entity), attribute: name, type: slot.type, object: currentObject,
                 slot: .init(entity: snapshot.ref.entity, attribute: Int(slot.index), key: snapshot.ref.key)
             ) {
-                objectError(.typeMismatch, ValueRefusals.message(refused), key: name)
+                objectError(.typeMismatch, refused.message, key: name).with(ValueRefusals.remedy)
             }
             snapshot.attributes[Int(slot.index)] = nil
         } catch {

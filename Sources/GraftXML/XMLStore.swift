@@ -63,64 +63,14 @@ public enum XMLStore {
     /// if XMLStore.isXMLStore(head) { … }
     /// ```
     public static func isXMLStore(_ prefix: Data) -> Bool {
-        let bytes = [UInt8](prefix.prefix(64 * 1024))
-        var index = 0
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
-        func skipSpace() { while index < bytes.count && ByteText.isSpace(bytes[index]) { index += 1 } }
-        func starts(_ literal: String) -> Bool {
-            let literal = Array(literal.utf8)
-            return index + literal.count <= bytes.count && Array(bytes[index..<index + literal.count]) == literal
-        }
-        /// Moves past the next occurrence of `terminator`; `false` when it is not in the prefix.
-        func skip(past terminator: String) -> Bool {
-            let terminator = Array(terminator.utf8)
-            while index + terminator.count <= bytes.count {
-                if Array(bytes[index..<index + terminator.count]) == terminator {
-                    index += terminator.count
-                    return true
-                }
-                index += 1
-            }
-            return false
-        }
-        guard starts("<?xml"), index + 5 < bytes.count, ByteText.isSpace(bytes[index + 5]) else { return false }
-        guard skip(past: "?>") else { return false }
-        while true {
-            skipSpace()
-            if starts("<!--") {
-                guard skip(past: "-->") else { return false }
-            } else if starts("<?") {
-                guard skip(past: "?>") else { return false }
-            } else if starts("<!DOCTYPE") {
-                index += 9
-                skipSpace()
-                guard starts("database"), index + 8 < bytes.count,
-                    ByteText.isSpace(bytes[index + 8]) || bytes[index + 8] == UInt8(ascii: ">")
-                        || bytes[index + 8] == UInt8(ascii: "[")
-                else { return false }
-                // Past the document type, internal subset included.
-                var depth = 0
-                var quote: UInt8 = 0
-                while index < bytes.count {
-                    let byte = bytes[index]
-                    index += 1
-                    if quote != 0 {
-                        if byte == quote { quote = 0 }
-                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                        quote = byte
-                    } else if byte == UInt8(ascii: "[") {
-                        depth += 1
-                    } else if byte == UInt8(ascii: "]") {
-                        depth -= 1
-                    } else if byte == UInt8(ascii: ">") && depth <= 0 {
-                        break
-                    }
-                }
-            } else {
-                guard starts("<database"), index + 9 < bytes.count else { return false }
-                let next = bytes[index + 9]
-                return ByteText.isSpace(next) || next == UInt8(ascii: ">") || next == UInt8(ascii: "/")
-            }
-        }
+        // Core Data writes the XML declaration; the root is <database>.
+        let bytes = prefix.prefix(64 * 1024)
+        let declaration = Array("<?xml".utf8)
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        guard bytes.dropFirst(start).starts(with: declaration),
+            bytes.count > start + declaration.count,
+            ByteText.isSpace(bytes[bytes.startIndex + start + declaration.count])
+        else { return false }
+        return bytes.withUnsafeBytes { XMLScanner.rootElementName(ofPrefix: $0) } == "database"
     }
 }
