@@ -113,15 +113,19 @@ public struct StoreChanges: Sendable {
     /// then refuses it if the document changed since it was read, where a save that checks versions
     /// takes the other writer's work in and conflicts only over the objects both changed.
     public var expectedVersions: [ObjectRef: Int64]?
+    /// The updated objects as the saver read them, where it kept them: a store may then write only the
+    /// values that differ from these. Every value of an updated object not listed is written.
+    public var updatedFrom: [ObjectRef: Snapshot]
 
     public init(
         inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = [],
-        expectedVersions: [ObjectRef: Int64]? = nil
+        expectedVersions: [ObjectRef: Int64]? = nil, updatedFrom: [ObjectRef: Snapshot] = [:]
     ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
         self.expectedVersions = expectedVersions
+        self.updatedFrom = updatedFrom
     }
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }

@@ -68,13 +68,14 @@ final class StoreTarget: PasteStoreTarget {
         _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
     ) throws -> [[Value]: ObjectRef] {
         guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return [:] }
-        let entities = [entity.index] + entity.descendantIndices
-        if answersInSQL[entity.index] == nil {
+        let scope = lookupScope(of: entity, attributes: attributes)
+        let entities = [scope.index] + scope.descendantIndices
+        if answersInSQL[scope.index] == nil {
             let probe = try store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
-            answersInSQL[entity.index] = probe.predicateApplied
+            answersInSQL[scope.index] = probe.predicateApplied
         }
         var result: [[Value]: ObjectRef] = [:]
-        guard answersInSQL[entity.index] == true else {
+        guard answersInSQL[scope.index] == true else {
             let index = try self.index(of: entity, attributes: attributes)
             for combination in values { if let ref = index[combination] { result[combination] = ref } }
             return result
@@ -86,13 +87,30 @@ final class StoreTarget: PasteStoreTarget {
             let fetched = try store.fetch(
                 StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
             for snapshot in try snapshots(of: fetched) {
+                found[snapshot.ref] = snapshot
+                guard model.isKind(model.descriptions[snapshot.ref.entity], of: entity) else { continue }
                 let key = attributes.compactMap { snapshot.attributes[$0] }
                 guard key.count == attributes.count else { continue }
-                found[snapshot.ref] = snapshot
                 if result[key] == nil { result[key] = snapshot.ref }
             }
         }
         return result
+    }
+
+    /// The entity whose objects a lookup of `entity`'s `attributes` asks the store for: for a uniqueness
+    /// constraint, the highest ancestor that has its attributes, whose objects it keeps apart from each
+    /// other too, so that the constraint's index (Core Data makes a unique index for each) serves the query
+    /// alone; asked for a subentity's objects only, SQLite would rather go through the index of the entity
+    /// column, and read every object of the subentity per batch. Objects of other entities are left out
+    /// after the query. For other attributes, `entity` itself.
+    private func lookupScope(of entity: EntityDescription, attributes: [Int]) -> EntityDescription {
+        let names = Set(attributes.map { entity.attributes[$0].name })
+        guard entity.uniquenessConstraints.contains(where: { Set($0) == names }) else { return entity }
+        for ancestor in entity.ancestorIndices.reversed().map({ model.descriptions[$0] })
+        where names.allSatisfy({ ancestor.attributeIndexByName[$0] != nil }) {
+            return ancestor
+        }
+        return entity
     }
 
     /// `attributes IN batch`: one `IN` for a single attribute, else one `AND` per combination.
@@ -150,20 +168,20 @@ struct PasteEngine {
         var inserted: [Snapshot]
         /// Existing objects the paste changed.
         var updated: [Snapshot]
+        /// Those objects as the target has them.
+        var updatedFrom: [ObjectRef: Snapshot]
         /// The rules the objects break, when the paste goes ahead anyway (validation off).
         var violations: [RuleViolation]
 
-        /// Clipboard id → the URI of the object it became.
-        func idMap(model: Model, storeIdentifier: String) -> [(id: String, uri: String)] {
-            pasted.map {
-                (
-                    $0.id,
-                    ObjectID(entity: $0.ref.entity, key: $0.ref.key).uri(in: model, storeIdentifier: storeIdentifier)
-                )
-            }
+        /// Clipboard id → the object it became, kept compactly (the URIs are made when asked).
+        func idMap(model: Model, storeIdentifier: String) -> PasteReport.IDMapStorage {
+            .compact(
+                PasteReport.CompactIDMap(
+                    ids: pasted.map(\.id), entities: pasted.map { Int32($0.ref.entity) }, keys: pasted.map(\.ref.key),
+                    entityNames: model.descriptions.map(\.name), storeIdentifier: storeIdentifier))
         }
 
-        var changes: StoreChanges { StoreChanges(inserted: inserted, updated: updated) }
+        var changes: StoreChanges { StoreChanges(inserted: inserted, updated: updated, updatedFrom: updatedFrom) }
     }
 
     /// Builds and checks the paste's snapshots.
@@ -180,16 +198,20 @@ struct PasteEngine {
         try work.linkInverses()
         try work.releasePrevious()
         let violations = try work.check()
-        var inserted: [Snapshot] = [], updated: [Snapshot] = []
+        var inserted: [Snapshot] = [], updated: [Snapshot] = [], updatedFrom: [ObjectRef: Snapshot] = [:]
         inserted.reserveCapacity(work.newCount)
         for slot in work.slots.indices {
-            if work.isNew[slot] {
-                inserted.append(work.slots[slot])
-            } else if work.dirty[slot] {
+            if let stored = work.stored[slot] {
+                guard work.dirty[slot] else { continue }
                 updated.append(work.slots[slot])
+                updatedFrom[stored.ref] = stored
+            } else {
+                inserted.append(work.slots[slot])
             }
         }
-        return Result(pasted: work.pasted, inserted: inserted, updated: updated, violations: violations)
+        return Result(
+            pasted: work.pasted, inserted: inserted, updated: updated, updatedFrom: updatedFrom,
+            violations: violations)
     }
 
     /// The target index of the property `name`, looking first where the previous one left off (objects
@@ -211,6 +233,8 @@ struct PasteEngine {
         var model: Model { plan.model }
 
         var slots: [Snapshot] = []
+        /// Per slot, the object as the target has it (nil for a new one), while the slot changes.
+        var stored: [Snapshot?] = []
         var isNew: [Bool] = []
         var dirty: [Bool] = []
         /// Per slot, the clipboard id it was pasted from (the first, when copies were merged into one).
@@ -218,8 +242,6 @@ struct PasteEngine {
         var newCount = 0
         /// Existing objects' slots.
         var existing: [ObjectRef: Int32] = [:]
-        /// Per existing slot whose attributes a merge changed, the values it had.
-        var original: [Int32: [Value?]] = [:]
         /// Clipboard object id → its slot.
         var position: [String: Int32] = [:]
         var pasted: [(id: String, ref: ObjectRef)] = []
@@ -265,6 +287,7 @@ struct PasteEngine {
             }
             let slot = Int32(slots.count)
             slots.append(snapshot)
+            stored.append(snapshot)
             isNew.append(false)
             dirty.append(false)
             clipboardIDs.append(nil)
@@ -308,6 +331,7 @@ struct PasteEngine {
                     }
                     slot = Int32(slots.count)
                     slots.append(snapshot)
+                    stored.append(nil)
                     isNew.append(true)
                     dirty.append(true)
                     clipboardIDs.append(object.id)
@@ -325,7 +349,6 @@ struct PasteEngine {
                         values[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
                     }
                     if values != slots[Int(slot)].attributes {
-                        if original[slot] == nil { original[slot] = slots[Int(slot)].attributes }
                         slots[Int(slot)].attributes = values
                         dirty[Int(slot)] = true
                     }
@@ -366,7 +389,7 @@ struct PasteEngine {
                         }
                     }
                     guard targets.count > start else { continue }
-                    try state(Int(source), index, targets: targets[start...].map { slots[Int($0)].ref })
+                    try state(Int(source), index, targets: targets[start...])
                     links.append((source, Int32(index), Int32(targets.count)))
                 }
             }
@@ -374,14 +397,16 @@ struct PasteEngine {
 
         /// Sets a relationship of `slot` as the clipboard states it: a new object's as given; an existing
         /// object's to-many gains the targets, and its to-one moves (its previous object loses it).
-        private mutating func state(_ slot: Int, _ index: Int, targets refs: [ObjectRef]) throws {
+        private mutating func state(_ slot: Int, _ index: Int, targets: ArraySlice<Int32>) throws {
             let relationship = model.descriptions[slots[slot].ref.entity].relationships[index]
             if !relationship.isToMany { stated.insert(slot << 16 | index) }
+            let refs = targets.map { slots[Int($0)].ref }
             if isNew[slot] {
                 slots[slot].relationships[index] = relationship.isToMany ? .toMany(refs) : .toOne(refs[0])
                 return
             }
             if relationship.isToMany {
+                if holdsAll(slot, relationship, targets) { return }
                 var current = try loaded(slot, index)
                 var added = false
                 for ref in refs where !current.contains(ref) {
@@ -395,6 +420,25 @@ struct PasteEngine {
             change(slot, index, to: .toOne(refs[0]))
             if let previous, let inverse = model.inverse(of: relationship) {
                 released.append((try self.slot(of: previous), inverse.name, slots[slot].ref))
+            }
+        }
+
+        /// Whether the target already holds every one of `targets` in an existing object's to-many that its
+        /// snapshot left unloaded, as the targets' stored side shows it: a to-many whose inverse is a to-one
+        /// holds exactly the objects whose to-one names its owner. So restating links the target has
+        /// reads no to-many from it.
+        private func holdsAll(
+            _ slot: Int, _ relationship: RelationshipDescription, _ targets: ArraySlice<Int32>
+        ) -> Bool {
+            guard slots[slot].relationships[relationship.index] == .unloaded,
+                let inverse = model.inverse(of: relationship), !inverse.isToMany
+            else { return false }
+            let owner = RelationshipValue.toOne(slots[slot].ref)
+            return targets.allSatisfy { target in
+                guard let member = stored[Int(target)],
+                    let index = model.descriptions[member.ref.entity].relationshipIndexByName[inverse.name]
+                else { return false }
+                return member.relationships[index] == owner
             }
         }
 
@@ -545,11 +589,11 @@ struct PasteEngine {
                 for constraint in entity.uniquenessConstraints
                 where constraint.allSatisfy({ entity.attributeIndexByName[$0] != nil }) {
                     // An existing object that keeps its values cannot take them from another.
-                    if !isNew[slot] {
-                        guard let before = original[Int32(slot)],
+                    if let before = stored[slot] {
+                        guard
                             constraint.contains(where: {
                                 let index = entity.attributeIndexByName[$0]!
-                                return before[index] != slots[slot].attributes[index]
+                                return before.attributes[index] != slots[slot].attributes[index]
                             })
                         else { continue }
                     }

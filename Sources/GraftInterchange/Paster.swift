@@ -189,19 +189,20 @@ public struct Paster {
     ///   store is unchanged.
     public func paste(_ clipboard: Clipboard, into store: any PersistentStore) throws -> PasteReport {
         try clipboard.check()
-        var source = ClipboardObjects(clipboard)
-        return try paste(&source, whole: { clipboard }, into: store)
+        return try paste(objects: { ClipboardObjects(clipboard) }, whole: { clipboard }, into: store)
     }
 
-    /// Pastes the objects `source` reads into `store`: streamed when the store is empty and takes a
-    /// stream, else by the engine on the whole clipboard (`whole`, made only then).
+    /// Pastes the clipboard's objects into `store`: streamed from `objects` when the store is empty and
+    /// takes a stream, else by the engine on the whole clipboard (`whole`). Either is made only then, so
+    /// that a document is read once.
     private func paste<Source: ClipboardObjectSource>(
-        _ source: inout Source, whole: () throws -> Clipboard, into store: any PersistentStore
+        objects: () throws -> Source, whole: () throws -> Clipboard, into store: any PersistentStore
     ) throws -> PasteReport {
         let target = try StoreTarget(store: store)
         var given: [Int: [Int64]] = [:]
         if target.isEmpty, let streaming = store as? any StreamingInserts {
             // Streamed into the store, unless the objects need the engine's account of what is wrong.
+            var source = try objects()
             switch try StreamingPaste<Source>(model: store.model, options: options).run(
                 &source, to: .emptyStore(streaming), progress: nil)
             {
@@ -220,7 +221,7 @@ public struct Paster {
         report.violations = result.violations
         if options.dryRun { return report }
         try store.save(result.changes)
-        report.idMap = result.idMap(model: store.model, storeIdentifier: store.identifier)
+        report.idMapStorage = result.idMap(model: store.model, storeIdentifier: store.identifier)
         return report
     }
 
@@ -254,9 +255,8 @@ public struct Paster {
         progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
         try clipboard.check()
-        var source = ClipboardObjects(clipboard)
         return try paste(
-            &source, whole: { clipboard }, carriedModel: { try clipboard.model() }, intoStoreAt: url, format: format,
+            objects: { ClipboardObjects(clipboard) }, whole: { clipboard }, intoStoreAt: url, format: format,
             model: model, progress: progress)
     }
 
@@ -272,14 +272,12 @@ public struct Paster {
         progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> PasteReport {
         let path = clipboardURL.relativePath
-        var source = FileObjects(
-            reader: try Self.inFile(path) { try ClipboardReader(contentsOf: clipboardURL) }, path: path)
-        let header = source.header
         return try paste(
-            &source,
+            objects: {
+                FileObjects(reader: try Self.inFile(path) { try ClipboardReader(contentsOf: clipboardURL) }, path: path)
+            },
             whole: { try Self.inFile(path) { try ClipboardEncoding.decode(try FileAccess.read(clipboardURL)) } },
-            carriedModel: { try Clipboard(header: header, objects: []).model() }, intoStoreAt: url, format: format,
-            model: model, progress: progress)
+            intoStoreAt: url, format: format, model: model, progress: progress)
     }
 
     /// The body's errors, naming the clipboard's file.
@@ -292,9 +290,11 @@ public struct Paster {
         }
     }
 
+    /// Pastes into the store at `url`, or a new one there; `objects` and `whole` read the clipboard as
+    /// ``paste(objects:whole:into:)`` says.
     private func paste<Source: ClipboardObjectSource>(
-        _ source: inout Source, whole: () throws -> Clipboard, carriedModel: () throws -> Model?, intoStoreAt url: URL,
-        format: StoreFormat?, model: Model?, progress: ((_ done: Int, _ total: Int?) -> Void)?
+        objects: () throws -> Source, whole: () throws -> Clipboard, intoStoreAt url: URL, format: StoreFormat?,
+        model: Model?, progress: ((_ done: Int, _ total: Int?) -> Void)?
     ) throws -> PasteReport {
         guard FileAccess.kind(of: url).exists else {
             guard let format = format ?? StoreFormat.forExtension(url) else {
@@ -304,9 +304,9 @@ public struct Paster {
                     "the store does not exist, and its extension does not say which format to create ("
                         + extensions.joined(separator: ", ") + ")", context: [.file(url.relativePath)])
             }
+            var source = try objects()
             var report = try paste(
-                &source, whole: whole, carriedModel: carriedModel, intoNewStoreAt: url, format: format, model: model,
-                progress: progress)
+                &source, whole: whole, intoNewStoreAt: url, format: format, model: model, progress: progress)
             report.createdStore = true
             return report
         }
@@ -314,7 +314,7 @@ public struct Paster {
             options.dryRun
             ? try StoreFormat.openForReading(url, model: model)
             : try StoreFormat.openExclusively(url, model: model, wait: options.wait)
-        return try paste(&source, whole: whole, into: store)
+        return try paste(objects: objects, whole: whole, into: store)
     }
 
     // MARK: Into a new document
@@ -334,19 +334,18 @@ public struct Paster {
     ) throws -> PasteReport {
         var source = ClipboardObjects(clipboard)
         return try paste(
-            &source, whole: { clipboard }, carriedModel: { try clipboard.model() }, intoNewStoreAt: url,
-            format: format, model: model, progress: progress, checking: clipboard)
+            &source, whole: { clipboard }, intoNewStoreAt: url, format: format, model: model, progress: progress,
+            checking: clipboard)
     }
 
     private func paste<Source: ClipboardObjectSource>(
-        _ source: inout Source, whole: () throws -> Clipboard, carriedModel: () throws -> Model?,
-        intoNewStoreAt url: URL, format: StoreFormat, model: Model?, progress: ((_ done: Int, _ total: Int?) -> Void)?,
-        checking clipboard: Clipboard? = nil
+        _ source: inout Source, whole: () throws -> Clipboard, intoNewStoreAt url: URL, format: StoreFormat,
+        model: Model?, progress: ((_ done: Int, _ total: Int?) -> Void)?, checking clipboard: Clipboard? = nil
     ) throws -> PasteReport {
         guard !FileAccess.kind(of: url).exists else {
             throw GraftError(.alreadyExists, "the store already exists", context: [.file(url.relativePath)])
         }
-        guard let model = try model ?? carriedModel() else {
+        guard let model = try model ?? Clipboard(header: source.header, objects: []).model() else {
             throw GraftError(
                 .invalidOperation, "the store does not exist and the clipboard carries no model to create it with",
                 context: [.file(url.relativePath)], remedy: .init(.nameModel, "name one"))
@@ -376,7 +375,7 @@ public struct Paster {
         try format.driver.write(
             result.inserted, to: url, model: model, metadata: metadata, overwrite: false,
             progress: progress.map { report in { report($0, total) } })
-        report.idMap = result.idMap(model: model, storeIdentifier: metadata.identifier)
+        report.idMapStorage = result.idMap(model: model, storeIdentifier: metadata.identifier)
         return report
     }
 

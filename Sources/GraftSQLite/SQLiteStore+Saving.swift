@@ -33,7 +33,7 @@ extension SQLiteStore: StreamingInserts {
             // Deleted and changed rows first, so that the values they give up (under a uniqueness
             // constraint's index) are free for the new rows that take them.
             for ref in changes.deleted { try writer.delete(ref) }
-            for snapshot in changes.updated { try writer.update(snapshot) }
+            for snapshot in changes.updated { try writer.update(snapshot, from: changes.updatedFrom[snapshot.ref]) }
             for snapshot in changes.inserted { try writer.insert(snapshot) }
             // Rows leave their old owners in to-manys without inverse before new owners claim them.
             for snapshot in changes.updated { try writer.releaseOwnedRows(snapshot) }
@@ -172,83 +172,103 @@ extension SQLiteStore: StreamingInserts {
             return statement
         }
 
-        /// What an entity's rows hold besides the bookkeeping columns, worked out once per entity: the
-        /// attribute columns and the to-one columns (key, and entity number where the destination has
-        /// subentities), in the order the statements name them.
+        /// What an entity's rows hold besides the bookkeeping columns, worked out once per entity: its
+        /// fields, each an attribute's column or a to-one's columns (key, and entity number where the
+        /// destination has subentities), in the order the statements name them.
         private struct Columns {
-            var names: [String] = []
-            var attributes: [(index: Int, kind: SQLiteValues.Kind)] = []
-            var toOnes: [(index: Int, hasEntityColumn: Bool)] = []
+            enum Field {
+                case attribute(index: Int, kind: SQLiteValues.Kind)
+                case toOne(index: Int, hasEntityColumn: Bool)
+            }
+            var fields: [(field: Field, names: [String])] = []
             var insertSQL = ""
-            var updateSQL = ""
+            /// `UPDATE` statements by the fields they set (positions in `fields`).
+            var updates: [[Int]: SQLiteStatement] = [:]
         }
         private var columnsByEntity: [Int: Columns] = [:]
 
         private mutating func columns(of entityIndex: Int) -> Columns {
             if let columns = columnsByEntity[entityIndex] { return columns }
             let entity = model.descriptions[entityIndex]
-            let table = SQLiteName.quoted(schema.tables[schema.tableOfEntity[entityIndex]].name)
             var columns = Columns()
             for (index, attribute) in entity.attributes.enumerated() {
                 guard let column = schema.attributeColumns[entityIndex][index] else { continue }
-                columns.names.append(column)
-                columns.attributes.append((index, SQLiteValues.Kind(attribute)))
+                columns.fields.append((.attribute(index: index, kind: SQLiteValues.Kind(attribute)), [column]))
             }
             for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
                 guard let toOne = schema.toOneColumns[entityIndex][relationship.index] else { continue }
-                columns.names.append(toOne.key)
-                if let entityColumn = toOne.entity { columns.names.append(entityColumn) }
-                columns.toOnes.append((relationship.index, toOne.entity != nil))
+                columns.fields.append(
+                    (
+                        .toOne(index: relationship.index, hasEntityColumn: toOne.entity != nil),
+                        [toOne.key] + (toOne.entity.map { [$0] } ?? [])
+                    ))
             }
-            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.names).map(SQLiteName.quoted)
+            let names = (["Z_PK", "Z_ENT", "Z_OPT"] + columns.fields.flatMap(\.names)).map(SQLiteName.quoted)
             columns.insertSQL =
-                "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
-            let sets = columns.names.map { "\(SQLiteName.quoted($0)) = ?" } + ["Z_OPT = Z_OPT + 1"]
-            columns.updateSQL = "UPDATE \(table) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?"
+                "INSERT INTO \(table(of: entityIndex)) (\(names.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: names.count).joined(separator: ", ")))"
             columnsByEntity[entityIndex] = columns
             return columns
         }
 
-        /// Binds a snapshot's attribute and to-one values from parameter `first` on; returns the next one.
+        private func table(of entityIndex: Int) -> String {
+            SQLiteName.quoted(schema.tables[schema.tableOfEntity[entityIndex]].name)
+        }
+
+        /// The positions of the fields whose values in `snapshot` differ from those in `stored` (every
+        /// field without `stored`).
+        private static func changedFields(_ columns: Columns, of snapshot: Snapshot, from stored: Snapshot?) -> [Int] {
+            guard let stored else { return Array(columns.fields.indices) }
+            return columns.fields.indices.filter { position in
+                switch columns.fields[position].field {
+                case .attribute(let index, _): return snapshot.attributes[index] != stored.attributes[index]
+                case .toOne(let index, _):
+                    return snapshot.relationships[index].refs.first != stored.relationships[index].refs.first
+                }
+            }
+        }
+
+        /// Binds a snapshot's values of the fields at `positions` from parameter `first` on; returns the
+        /// next one.
         private func bindValues(
-            of snapshot: Snapshot, _ columns: Columns, to statement: SQLiteStatement, from first: Int32
-        )
-            throws -> Int32
-        {
+            of snapshot: Snapshot, _ columns: Columns, _ positions: some Sequence<Int>, to statement: SQLiteStatement,
+            from first: Int32
+        ) throws -> Int32 {
             var parameter = first
             let entity = model.descriptions[snapshot.ref.entity]
-            for (index, kind) in columns.attributes {
-                do {
-                    let exact = try SQLiteValues.bind(
-                        snapshot.attributes[index], as: kind, to: statement, at: parameter)
-                    if !exact && !entity.attributes[index].isOptional
-                        && snapshot.attributes[index]?.doubleValue?.isNaN == true
-                    {
-                        throw GraftError(
-                            .validationFailed,
-                            "is NaN, which a SQLite store keeps as no value, and the attribute is required",
-                            context: [.object("\(entity.name) p\(snapshot.ref.key)")])
+            for position in positions {
+                switch columns.fields[position].field {
+                case .attribute(let index, let kind):
+                    do {
+                        let exact = try SQLiteValues.bind(
+                            snapshot.attributes[index], as: kind, to: statement, at: parameter)
+                        if !exact && !entity.attributes[index].isOptional
+                            && snapshot.attributes[index]?.doubleValue?.isNaN == true
+                        {
+                            throw GraftError(
+                                .validationFailed,
+                                "is NaN, which a SQLite store keeps as no value, and the attribute is required",
+                                context: [.object("\(entity.name) p\(snapshot.ref.key)")])
+                        }
+                    } catch let error as GraftError {
+                        throw error.at(.key(entity.attributes[index].name))
                     }
-                } catch let error as GraftError {
-                    throw error.at(.key(entity.attributes[index].name))
-                }
-                parameter += 1
-            }
-            for (index, hasEntityColumn) in columns.toOnes {
-                let target = snapshot.relationships[index].refs.first
-                if let target {
-                    try statement.bind(target.key, at: parameter)
-                } else {
-                    try statement.bindNull(at: parameter)
-                }
-                parameter += 1
-                if hasEntityColumn {
+                    parameter += 1
+                case .toOne(let index, let hasEntityColumn):
+                    let target = snapshot.relationships[index].refs.first
                     if let target {
-                        try statement.bind(Int64(schema.entityNumbers[target.entity]), at: parameter)
+                        try statement.bind(target.key, at: parameter)
                     } else {
                         try statement.bindNull(at: parameter)
                     }
                     parameter += 1
+                    if hasEntityColumn {
+                        if let target {
+                            try statement.bind(Int64(schema.entityNumbers[target.entity]), at: parameter)
+                        } else {
+                            try statement.bindNull(at: parameter)
+                        }
+                        parameter += 1
+                    }
                 }
             }
             return parameter
@@ -260,20 +280,34 @@ extension SQLiteStore: StreamingInserts {
             try statement.bind(snapshot.ref.key, at: 1)
             try statement.bind(Int64(schema.entityNumbers[snapshot.ref.entity]), at: 2)
             try statement.bind(Int64(1), at: 3)
-            _ = try bindValues(of: snapshot, columns, to: statement, from: 4)
+            _ = try bindValues(of: snapshot, columns, columns.fields.indices, to: statement, from: 4)
             try statement.run()
         }
 
-        mutating func update(_ snapshot: Snapshot) throws {
-            let columns = columns(of: snapshot.ref.entity)
-            let statement = try self.statement(columns.updateSQL)
-            let next = try bindValues(of: snapshot, columns, to: statement, from: 1)
+        /// Writes a changed object's row: the columns whose values differ from `stored`, the object as
+        /// it was read (every column without it), and one more change in `Z_OPT`.
+        mutating func update(_ snapshot: Snapshot, from stored: Snapshot?) throws {
+            let entity = snapshot.ref.entity
+            let columns = columns(of: entity)
+            let changed = Self.changedFields(columns, of: snapshot, from: stored)
+            let statement: SQLiteStatement
+            if let prepared = columns.updates[changed] {
+                statement = prepared
+            } else {
+                let sets =
+                    changed.flatMap { columns.fields[$0].names }.map { "\(SQLiteName.quoted($0)) = ?" }
+                    + ["Z_OPT = Z_OPT + 1"]
+                statement = try store.database.prepare(
+                    "UPDATE \(table(of: entity)) SET \(sets.joined(separator: ", ")) WHERE Z_PK = ?")
+                columnsByEntity[entity]!.updates[changed] = statement
+            }
+            let next = try bindValues(of: snapshot, columns, changed, to: statement, from: 1)
             try statement.bind(snapshot.ref.key, at: next)
             try statement.run()
             if store.database.changes == 0 {
                 throw GraftError(
                     .notFound, "the object no longer exists in the store",
-                    context: [.object("\(model.descriptions[snapshot.ref.entity].name) p\(snapshot.ref.key)")])
+                    context: [.object("\(model.descriptions[entity].name) p\(snapshot.ref.key)")])
             }
         }
 

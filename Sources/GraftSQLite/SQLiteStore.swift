@@ -31,8 +31,8 @@ public final class SQLiteStore: PersistentStore {
     /// The last key handed out per root entity.
     private var lastKeys: [Int: Int64] = [:]
     private var rowStatements: [Int: SQLiteStatement] = [:]
-    /// Prepared fetch statements by their SQL, so that repeated fetches (a paste looks up objects one by
-    /// one) are not prepared again each time; emptied when it grows large.
+    /// Prepared fetch statements by their SQL, so that repeated fetches and to-many reads are not
+    /// prepared again each time; emptied when it grows large.
     private var fetchStatements: [String: SQLiteStatement] = [:]
     /// One row decoder per table, keeping the per-entity plans it works out.
     private var decoders: [Int: SQLiteRowDecoder] = [:]
@@ -179,9 +179,10 @@ public final class SQLiteStore: PersistentStore {
         case .inverseColumn, .virtualColumn:
             let (table, column, order) = storage.ownerColumn!
             let orderBy = order.map { "\(SQLiteName.quoted($0)), " } ?? ""
-            let statement = try database.prepare(
+            let statement = try cachedStatement(
                 "SELECT Z_PK, Z_ENT FROM \(SQLiteName.quoted(schema.tables[table].name)) WHERE \(SQLiteName.quoted(column)) = ? ORDER BY \(orderBy)Z_PK"
             )
+            defer { statement.reset() }
             try statement.bind(ref.key, at: 1)
             var refs: [ObjectRef] = []
             while try statement.step() {
@@ -202,9 +203,10 @@ public final class SQLiteStore: PersistentStore {
             var refs: [ObjectRef] = []
             for (own, other, order) in pairs {
                 let orderBy = order.map { "j.\(SQLiteName.quoted($0)), " } ?? ""
-                let statement = try database.prepare(
+                let statement = try cachedStatement(
                     "SELECT j.\(SQLiteName.quoted(other)), d.Z_ENT FROM \(SQLiteName.quoted(table.name)) j JOIN \(SQLiteName.quoted(destinationTable)) d ON d.Z_PK = j.\(SQLiteName.quoted(other)) WHERE j.\(SQLiteName.quoted(own)) = ? ORDER BY \(orderBy)j.\(SQLiteName.quoted(other))"
                 )
+                defer { statement.reset() }
                 try statement.bind(ref.key, at: 1)
                 while try statement.step() {
                     guard let found = schema.entity(forNumber: Int(statement.int64(1))) else { continue }

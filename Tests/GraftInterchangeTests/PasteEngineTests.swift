@@ -117,6 +117,44 @@ import Testing
             ])
     }
 
+    /// A subentity's identity under its root's uniqueness constraint is looked up over the whole tree:
+    /// a Manager copy merges into the Manager with its employeeID, and one that takes a plain Employee's
+    /// employeeID is not merged into that Employee (it is no Manager), but refused by the constraint (here
+    /// beside Ann, whom the copy's directReports change).
+    @Test(arguments: StoreFormat.allCases)
+    func aSubentitysIdentityFindsOnlyObjectsOfItsKind(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.companyStore(format, in: folder)
+        var sandra = try Copier(source: try Company.source()).copy(
+            Selection(roots: [.predicate(entity: "Manager", format: "name == 'Sandra'")]))
+        sandra.objects[0].attributes = sandra.objects[0].attributes.map {
+            $0.name == "name" ? .init("name", .string("Sandra B.")) : $0
+        }
+        let options = PasteOptions(onConflict: .merge, dangling: .drop)
+
+        var asAnn = sandra
+        asAnn.objects[0].attributes = asAnn.objects[0].attributes.map {
+            $0.name == "employeeID" ? .init("employeeID", .integer(2)) : $0
+        }
+        let refused = try #require(throws: GraftError.self) {
+            try Paster(options: options).paste(asAnn, intoStoreAt: url)
+        }
+        #expect(refused.code == .validationFailed)
+        #expect(refused.underlying.contains { $0.message.contains("employeeID = 2: the uniqueness constraint") })
+        let (before, ann) = try Self.object("Employee", "name", "Ann", at: url)
+        defer { withExtendedLifetime(before) {} }
+        #expect(ann.entity.name == "Employee" && ann.value(forKey: "employeeID") as? Int64 == 2)
+
+        let report = try Paster(options: options).paste(sandra, intoStoreAt: url)
+        #expect(report.merged == ["Manager": 1])
+        #expect(report.inserted.isEmpty)
+        let (context, merged) = try Self.object("Manager", "name", "Sandra B.", at: url)
+        defer { withExtendedLifetime(context) {} }
+        #expect(merged.value(forKey: "employeeID") as? Int64 == 1)
+        #expect(try context.count(for: FetchRequest(entityName: "Employee")) == 7)
+    }
+
     /// More departments than one lookup asks for: every one is found and merged, and a second copy of each
     /// is refused by the uniqueness constraint, naming the existing object.
     @Test(arguments: StoreFormat.allCases)

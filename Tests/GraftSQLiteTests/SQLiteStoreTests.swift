@@ -117,6 +117,34 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         #expect(zmax.int64(0) == 7)
     }
 
+    /// An update that gives the object as it was read writes only the columns whose values differ from
+    /// it (with one more change in `Z_OPT`); one that does not writes every column.
+    @Test func anUpdateWritesOnlyTheColumnsThatDifferFromTheObjectAsRead() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let context = ObjectContext(store: try SQLiteStore.create(url, model: companyModel))
+        try populate(context)
+        try context.save()
+        let store = try SQLiteStore.open(url, model: companyModel)
+        let department = try #require(companyModel.entity(named: "Department"))
+        let ref = try #require(try store.fetch(StoreFetch(entities: [department.index])).refs.first)
+        let read = try #require(try store.snapshot(for: ref))
+        // A column changed behind the reader's back, which the update leaves as it is.
+        try store.database.execute("UPDATE ZDEPARTMENT SET ZCODE = 41")
+        var renamed = read
+        renamed[attribute: "name", in: department] = .string("Renamed")
+
+        try store.save(StoreChanges(updated: [renamed], updatedFrom: [ref: read]))
+        var row = try #require(try store.snapshot(for: ref))
+        #expect(row[attribute: "name", in: department] == .string("Renamed"))
+        #expect(row[attribute: "code", in: department] == .integer(41))
+        #expect(row.version == read.version.map { $0 + 1 })
+
+        try store.save(StoreChanges(updated: [renamed]))
+        row = try #require(try store.snapshot(for: ref))
+        #expect(row[attribute: "code", in: department] == .integer(1))
+        #expect(row.version == read.version.map { $0 + 2 })
+    }
+
     @Test func aFailedSaveLeavesTheStoreAsItWas() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let context = ObjectContext(store: try SQLiteStore.create(url, model: companyModel))
