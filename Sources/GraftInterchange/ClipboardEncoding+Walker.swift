@@ -616,9 +616,10 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
 
     /// Checks that the next value is of `kind`.
     private mutating func expect(
-        _ kind: ClipboardTokenKind, _ what: @autoclosure () -> String, context: [GraftError.Location] = []
+        _ kind: ClipboardTokenKind, _ what: @autoclosure () -> String,
+        context: @autoclosure () -> [GraftError.Location] = []
     ) throws {
-        guard source.kind() == kind else { throw mismatch(what(), kind, context: context) }
+        guard source.kind() == kind else { throw mismatch(what(), kind, context: context()) }
     }
 
     private mutating func string(_ what: @autoclosure () -> String) throws -> String {

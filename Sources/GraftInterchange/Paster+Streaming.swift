@@ -306,9 +306,8 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 treeKeys[root] = given.makeIterator()
             }
         }
-        var keys = [Int64](repeating: 0, count: layout.count)
-        for slot in keys.indices where targetEntity[slot] >= 0 {
-            keys[slot] = treeKeys[model.descriptions[targetEntity[slot]].rootIndex]!.next()!
+        let keys = targetEntity.map { entity in
+            entity >= 0 ? treeKeys[model.descriptions[entity].rootIndex]!.next()! : 0
         }
         treeKeys = [:]
         func ref(_ slot: Int) -> ObjectRef { ObjectRef(entity: targetEntity[slot], key: keys[slot]) }
@@ -336,7 +335,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             }
         }
         var pass = source
-        let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void = { [plan] emit in
+        let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void = { [plan, layout] emit in
             var extra = 0
             var slot = 0
             // One snapshot, emptied for each object of the entity it has, so that its arrays are made once
@@ -397,17 +396,18 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                         snapshot.relationships[Int(index)] = .toOne(ref(Int(from)))
                     }
                 }
+                // Each object's own rules are checked as it is made, so that both threads have half of the
+                // work: writing is the longer half.
+                guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty else { throw Handover() }
                 try emit(snapshot)
             }
         }
-        // The rules are checked where the snapshots are written, as making them is the longer half. Hashes
-        // only: a clash, real or not, hands the paste to the engine, which checks exactly.
+        // Uniqueness, which needs the objects before, where the snapshots are written. Hashes only: a clash,
+        // real or not, hands the paste to the engine, which checks exactly.
         var uniqueness = UniquenessCheck(model: model, hashesOnly: true)
         var checked = 0
         func check(_ snapshot: Snapshot) throws {
-            guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty,
-                uniqueness.add(snapshot, at: checked).isEmpty
-            else { throw Handover() }
+            guard uniqueness.add(snapshot, at: checked).isEmpty else { throw Handover() }
             checked += 1
         }
         do {
