@@ -114,7 +114,8 @@ import Testing
 
         var text = String(decoding: try ClipboardEncoding.json.encode(ClipboardSamples.small), as: UTF8.self)
         let member = try #require(text.range(of: "\"relationships\": {"))
-        text.replaceSubrange(member, with: "\"relationships\": [{")
+        // Still JSON, so that the reader is made; the member's value is a number.
+        text.replaceSubrange(member, with: "\"relationships\": 7, \"ignored\": {")
         var broken = try ClipboardReader(data: Data(text.utf8))
         broken.skipsLinks = true
         let error = try #require(throws: GraftError.self) { try Self.objectsOf(&broken) }
