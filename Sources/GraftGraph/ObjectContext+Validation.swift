@@ -306,18 +306,28 @@ extension RuleViolation {
             let value = snapshot.relationships[entity.relationships[position].index]
             if case .unloaded = value { continue }
             let destination = entity.relationships[position].destinationIndex
-            let refs = value.refs
-            for target in refs
-            where target.entity != destination
-                && !model.descriptions[target.entity].ancestorIndices.contains(destination)
-            {
+            func check(_ target: ObjectRef) {
+                guard target.entity != destination,
+                    !model.descriptions[target.entity].ancestorIndices.contains(destination)
+                else { return }
                 fail(
                     entity.relationships[position].name,
                     RelationshipRules.wrongDestination(
                         model.descriptions[target.entity], model.descriptions[destination]))
             }
-            if let broken = RelationshipRules.broken(count: refs.count, for: entity.relationships[position].declaration)
-            {
+            // Without `value.refs`, which would make an array for every to-one.
+            var count = 0
+            switch value {
+            case .toOne(let target?):
+                check(target)
+                count = 1
+            case .toMany(let targets):
+                for target in targets { check(target) }
+                count = targets.count
+            case .toOne(nil), .unloaded:
+                break
+            }
+            if let broken = RelationshipRules.broken(count: count, for: entity.relationships[position].declaration) {
                 fail(entity.relationships[position].name, broken)
             }
         }

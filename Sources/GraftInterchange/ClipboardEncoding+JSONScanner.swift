@@ -150,6 +150,13 @@ struct ClipboardJSONScanner {
         let quote = position
         position += 1
         let start = position
+        // Eight bytes at a time while none of them ends the string, starts an escape or is a control
+        // character; the byte loop below then settles the one that does.
+        while position + 8 <= count {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            guard !Self.mayStop(word) else { break }
+            position += 8
+        }
         while position < count {
             let byte = base[position]
             if byte == UInt8(ascii: "\"") {
@@ -163,6 +170,20 @@ struct ClipboardJSONScanner {
             position += 1
         }
         throw error("a string that starts here is not closed (the document is truncated?)", at: quote)
+    }
+
+    /// Whether one of the eight bytes of `word` may be a quote, a backslash or a control character
+    /// (below 0x20): the bit tricks that find a zero byte, on the word compared with each.
+    @inline(__always)
+    private static func mayStop(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let zeroQuote = (quotes &- ones) & ~quotes
+        let zeroBackslash = (backslashes &- ones) & ~backslashes
+        let below = (word &- ones &* 0x20) & ~word
+        return (zeroQuote | zeroBackslash | below) & highs != 0
     }
 
     private mutating func escapedString(from start: Int) throws -> UnsafeRawBufferPointer {

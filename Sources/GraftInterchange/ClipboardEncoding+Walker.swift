@@ -31,6 +31,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     /// Whether objects are read without their attribute values (skipped, their syntax checked, and
     /// given as none): for a pass that needs only the graph's shape.
     var skipsValues = false
+    /// Whether objects are read without their relationships (skipped, their syntax checked, and given as
+    /// none): for a pass that knows the graph's shape already.
+    var skipsLinks = false
 
     init(_ source: Source) {
         self.source = source
@@ -382,6 +385,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             default:
                 if kind == .reference {
                     uri = try string("the reference's URI")
+                } else if skipsLinks {
+                    try expect(.dictionary, "the relationships", context: [.object(id ?? kind.label(index))])
+                    try source.skipValue()
                 } else if entity >= 0 {
                     links = try readLinks(entity: entity, label: id ?? kind.label(index))
                 } else {
@@ -610,9 +616,10 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
 
     /// Checks that the next value is of `kind`.
     private mutating func expect(
-        _ kind: ClipboardTokenKind, _ what: @autoclosure () -> String, context: [GraftError.Location] = []
+        _ kind: ClipboardTokenKind, _ what: @autoclosure () -> String,
+        context: @autoclosure () -> [GraftError.Location] = []
     ) throws {
-        guard source.kind() == kind else { throw mismatch(what(), kind, context: context) }
+        guard source.kind() == kind else { throw mismatch(what(), kind, context: context()) }
     }
 
     private mutating func string(_ what: @autoclosure () -> String) throws -> String {

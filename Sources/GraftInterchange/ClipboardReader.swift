@@ -50,6 +50,10 @@ public struct ClipboardReader {
     /// graph's shape (ids, entities, relationships); their syntax is still checked. Graft XML documents
     /// give their values regardless.
     var skipsValues = false
+    /// Whether ``next()`` gives objects without their relationships, for a pass that knows the graph's
+    /// shape already; their syntax is still checked, their targets are not. Graft XML documents give their
+    /// relationships regardless.
+    var skipsLinks = false
     private var finished = false
     private var failure: GraftError?
 
@@ -242,16 +246,19 @@ public struct ClipboardReader {
             engine = .moving
             defer { engine = .json(walker) }
             walker.skipsValues = skipsValues
+            walker.skipsLinks = skipsLinks
             return try walker.nextObject(index: index)
         case .plist(var walker):
             engine = .moving
             defer { engine = .plist(walker) }
             walker.skipsValues = skipsValues
+            walker.skipsLinks = skipsLinks
             return try walker.nextObject(index: index)
         case .binary(var walker):
             engine = .moving
             defer { engine = .binary(walker) }
             walker.skipsValues = skipsValues
+            walker.skipsLinks = skipsLinks
             return try walker.nextObject(index: index)
         case .xml(var reader):
             engine = .moving

@@ -13,6 +13,8 @@ protocol ClipboardObjectSource {
     mutating func rewind() throws
     /// Whether ``next()`` may leave the objects' attribute values out (a pass over the graph's shape).
     var skipsValues: Bool { get set }
+    /// Whether ``next()`` may leave the objects' relationships out (a pass that knows the shape already).
+    var skipsLinks: Bool { get set }
 }
 
 /// The objects of a clipboard in memory.
@@ -25,6 +27,8 @@ struct ClipboardObjects: ClipboardObjectSource {
     var header: Clipboard.Header { clipboard.header }
     /// Ignored: the values are in memory already.
     var skipsValues = false
+    /// Ignored: the relationships are in memory already.
+    var skipsLinks = false
 
     mutating func next() throws -> Clipboard.Object? {
         guard position < clipboard.objects.count else { return nil }
@@ -44,6 +48,10 @@ struct FileObjects: ClipboardObjectSource {
     var skipsValues: Bool {
         get { reader.skipsValues }
         set { reader.skipsValues = newValue }
+    }
+    var skipsLinks: Bool {
+        get { reader.skipsLinks }
+        set { reader.skipsLinks = newValue }
     }
 
     mutating func next() throws -> Clipboard.Object? {
@@ -173,11 +181,9 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             header.entities.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let referenceNumber = Dictionary(
             header.references.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { first, _ in first })
-        // Clipboard relationship names per entity, for the first pass.
+        // Clipboard relationship names per entity, for the first pass (objects list them in this order).
         let relationshipNumbers = header.entities.map { info in
-            Dictionary(
-                info.relationships.enumerated().map { ($0.element.name, $0.offset) },
-                uniquingKeysWith: { first, _ in first })
+            info.relationships.enumerated().map { (name: $0.element.name, index: Optional($0.offset)) }
         }
 
         // First pass: entities, ids and links; the values wait for the second.
@@ -185,21 +191,28 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         defer { source.skipsValues = false }
         var layout = Layout()
         var clipboardRelationship: [UInt16] = []
-        var objectEntities = Set<String>()
+        var hasObjects = [Bool](repeating: false, count: header.entities.count)
+        var entity = -1
         while let object = try source.next() {
-            guard let entity = entityNumber[object.entity] else {
-                throw GraftError(
-                    .malformedInput, "the object names entity \(object.entity), which the document does not describe",
-                    context: [.object(object.id)])
+            // Objects of one entity come together: the previous object's entity is tried first.
+            if entity < 0 || header.entities[entity].name != object.entity {
+                guard let number = entityNumber[object.entity] else {
+                    throw GraftError(
+                        .malformedInput,
+                        "the object names entity \(object.entity), which the document does not describe",
+                        context: [.object(object.id)])
+                }
+                entity = number
             }
             let slot = Int32(layout.count)
             guard layout.add(id: object.id, slot: slot) else {
                 throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
             }
             layout.entityOfSlot.append(UInt16(entity))
-            objectEntities.insert(object.entity)
+            hasObjects[entity] = true
+            var cursor = 0
             for link in object.relationships {
-                guard let number = relationshipNumbers[entity][link.name] else {
+                guard let number = PasteEngine.match(link.name, in: relationshipNumbers[entity], cursor: &cursor) else {
                     throw GraftError(
                         .malformedInput,
                         "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
@@ -224,6 +237,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             throw GraftError(.malformedInput, "the root '\(root)' is not an object of the document")
         }
 
+        let objectEntities = Set(header.entities.indices.filter { hasObjects[$0] }.map { header.entities[$0].name })
         var plan = try PastePlan(
             clipboard: Clipboard(header: header, objects: []), model: model, options: options,
             objectEntities: objectEntities)
@@ -292,9 +306,8 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 treeKeys[root] = given.makeIterator()
             }
         }
-        var keys = [Int64](repeating: 0, count: layout.count)
-        for slot in keys.indices where targetEntity[slot] >= 0 {
-            keys[slot] = treeKeys[model.descriptions[targetEntity[slot]].rootIndex]!.next()!
+        let keys = targetEntity.map { entity in
+            entity >= 0 ? treeKeys[model.descriptions[entity].rootIndex]!.next()! : 0
         }
         treeKeys = [:]
         func ref(_ slot: Int) -> ObjectRef { ObjectRef(entity: targetEntity[slot], key: keys[slot]) }
@@ -307,7 +320,10 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         guard let extras = inverses(layout, targetEntity: targetEntity) else { return .needsEngine(keys: allocated) }
 
         // Second pass: snapshots, made and checked on a thread of their own while the writer writes them.
+        // Where links point is known now, so the pass reads the values only.
         source.skipsValues = false
+        source.skipsLinks = true
+        defer { source.skipsLinks = false }
         try source.rewind()
         var writer: (any StoreWriter)?
         if !options.dryRun {
@@ -319,14 +335,21 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             }
         }
         var pass = source
-        let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void = { [plan] emit in
+        let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void = { [plan, layout] emit in
             var extra = 0
             var slot = 0
+            // One snapshot, emptied for each object of the entity it has, so that its arrays are made once
+            // (the stream copies what it is given).
+            var snapshot = Snapshot(ref: ObjectRef(entity: -1, key: 0), attributes: [], relationships: [])
             while let object = try pass.next() {
                 defer { slot += 1 }
                 guard let mapping = mappings[Int(layout.entityOfSlot[slot])] else { continue }
                 let entity = mapping.target
-                var snapshot = Snapshot(entity: entity, key: keys[slot])
+                if snapshot.ref.entity == entity.index {
+                    snapshot.clear(key: keys[slot], entity: entity)
+                } else {
+                    snapshot = Snapshot(entity: entity, key: keys[slot])
+                }
                 for index in mapping.newAttributes {
                     snapshot.attributes[index] = entity.attributes[index].defaultValue
                 }
@@ -346,17 +369,20 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                     let index = Int(layout.linkRelationship[link])
                     guard index != Int(UInt16.max) else { continue }
                     let codes = layout.targets[start..<Int(layout.linkEnd[link])]
-                    var refs: [ObjectRef] = []
-                    refs.reserveCapacity(codes.count)
+                    guard entity.relationships[index].isToMany else {
+                        if let code = codes.first(where: { $0 >= 0 }) {
+                            snapshot.relationships[index] = .toOne(ref(Int(code)))
+                        }
+                        continue
+                    }
+                    var refs = snapshot.takeToMany(at: index)
                     var seen = codes.count > 32 ? Set<Int64>() : nil
                     for code in codes where code >= 0 {
                         if seen != nil ? seen!.insert(code).inserted : !refs.contains(ref(Int(code))) {
                             refs.append(ref(Int(code)))
                         }
                     }
-                    guard !refs.isEmpty else { continue }
-                    snapshot.relationships[index] =
-                        entity.relationships[index].isToMany ? .toMany(refs) : .toOne(refs[0])
+                    snapshot.relationships[index] = .toMany(refs)
                 }
                 while extra < extras.count, extras[extra].slot == Int32(slot) {
                     let (_, index, from) = extras[extra]
@@ -370,17 +396,18 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                         snapshot.relationships[Int(index)] = .toOne(ref(Int(from)))
                     }
                 }
+                // Each object's own rules are checked as it is made, so that both threads have half of the
+                // work: writing is the longer half.
+                guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty else { throw Handover() }
                 try emit(snapshot)
             }
         }
-        // The rules are checked where the snapshots are written, as making them is the longer half. Hashes
-        // only: a clash, real or not, hands the paste to the engine, which checks exactly.
+        // Uniqueness, which needs the objects before, where the snapshots are written. Hashes only: a clash,
+        // real or not, hands the paste to the engine, which checks exactly.
         var uniqueness = UniquenessCheck(model: model, hashesOnly: true)
         var checked = 0
         func check(_ snapshot: Snapshot) throws {
-            guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty,
-                uniqueness.add(snapshot, at: checked).isEmpty
-            else { throw Handover() }
+            guard uniqueness.add(snapshot, at: checked).isEmpty else { throw Handover() }
             checked += 1
         }
         do {
@@ -449,18 +476,29 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         var largeLists: [Int: Set<Int32>] = [:]
         var start = 0
         var slot = 0
+        // Per entity and relationship, its inverse's name and kind; and the inverse's position in the entity
+        // of the object a link points to, for the last such entity.
+        let inverses = model.descriptions.map { entity in
+            entity.relationships.map { model.inverse(of: $0).map { (name: $0.name, isToMany: $0.isToMany) } }
+        }
+        var inverseIn: (entity: Int, index: Int?) = (-1, nil)
         for link in layout.linkRelationship.indices {
             defer { start = Int(layout.linkEnd[link]) }
             while Int(layout.firstLink[slot + 1]) <= link { slot += 1 }
             let index = Int(layout.linkRelationship[link])
             guard index != Int(UInt16.max), targetEntity[slot] >= 0 else { continue }
-            let relationship = model.descriptions[targetEntity[slot]].relationships[index]
-            guard let inverse = model.inverse(of: relationship) else { continue }
+            guard let inverse = inverses[targetEntity[slot]][index] else { continue }
+            inverseIn.entity = -1
             for code in layout.targets[start..<Int(layout.linkEnd[link])] where code >= 0 {
                 let other = Int(code)
-                guard targetEntity[other] >= 0,
-                    let inverseIndex = model.descriptions[targetEntity[other]].relationshipIndexByName[inverse.name]
-                else { continue }
+                guard targetEntity[other] >= 0 else { continue }
+                if inverseIn.entity != targetEntity[other] {
+                    inverseIn = (
+                        targetEntity[other],
+                        model.descriptions[targetEntity[other]].relationshipIndexByName[inverse.name]
+                    )
+                }
+                guard let inverseIndex = inverseIn.index else { continue }
                 // What the other object states for the inverse.
                 var stated: Range<Int>?
                 var otherStart =
@@ -501,5 +539,16 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
         // In slot order; within a slot, in the order the links were read.
         return extras.enumerated().sorted { ($0.element.slot, $0.offset) < ($1.element.slot, $1.offset) }.map(\.element)
+    }
+}
+
+extension Snapshot {
+    /// Empties the snapshot for another object of `entity` (its own), keeping the storage of its arrays.
+    fileprivate mutating func clear(key: Int64, entity: EntityDescription) {
+        ref = ObjectRef(entity: entity.index, key: key)
+        for index in attributes.indices { attributes[index] = nil }
+        for index in relationships.indices {
+            relationships[index] = entity.relationships[index].isToMany ? .toMany(takeToMany(at: index)) : .toOne(nil)
+        }
     }
 }

@@ -80,6 +80,54 @@ import Testing
         try expectPasted(clipboard, report, in: try StoreFormat.openForReading(streamedURL, model: Self.model))
     }
 
+    /// From a file, whose second pass reads the values alone (the first found where the links point), the
+    /// paste writes what the engine writes, in every encoding.
+    @Test(arguments: [ClipboardEncoding.json, .plist, .binaryPlist, .xml])
+    func aFileStreamsWhatTheEngineWrites(_ encoding: ClipboardEncoding) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = try Self.everything()
+        let file = folder.appendingPathComponent("clipboard.\(encoding.fileExtension)")
+        try encoding.encode(clipboard).write(to: file)
+        let streamedURL = folder.appendingPathComponent("streamed.sqlite")
+        let engineURL = folder.appendingPathComponent("engine.sqlite")
+        let report = try Paster(options: PasteOptions(dangling: .drop)).paste(
+            clipboardAt: file, intoStoreAt: streamedURL, model: Self.model)
+        try Self.engine(clipboard, format: .sqlite, to: engineURL)
+        #expect(report.inserted.values.reduce(0, +) == clipboard.objects.count)
+        #expect(try Self.contents(streamedURL) == Self.contents(engineURL))
+    }
+
+    /// A reader that skips relationships gives the objects without them, values and all, and still refuses
+    /// a relationships member that is not a dictionary, naming the object.
+    @Test(arguments: [ClipboardEncoding.json, .plist, .binaryPlist])
+    func aPassWithoutLinksReadsTheValues(_ encoding: ClipboardEncoding) throws {
+        let clipboard = ClipboardSamples.company(objects: 60)
+        var reader = try ClipboardReader(data: try encoding.encode(clipboard))
+        reader.skipsLinks = true
+        for object in clipboard.objects {
+            var unlinked = object
+            unlinked.relationships = []
+            #expect(try reader.next() == unlinked)
+        }
+        #expect(try reader.next() == nil)
+
+        var text = String(decoding: try ClipboardEncoding.json.encode(ClipboardSamples.small), as: UTF8.self)
+        let member = try #require(text.range(of: "\"relationships\": {"))
+        // Still JSON, so that the reader is made; the member's value is a number.
+        text.replaceSubrange(member, with: "\"relationships\": 7, \"ignored\": {")
+        var broken = try ClipboardReader(data: Data(text.utf8))
+        broken.skipsLinks = true
+        let error = try #require(throws: GraftError.self) { try Self.objectsOf(&broken) }
+        #expect(error.context.contains(.object(ClipboardSamples.small.objects[0].id)), "\(error)")
+    }
+
+    static func objectsOf(_ reader: inout ClipboardReader) throws -> [Clipboard.Object] {
+        var objects: [Clipboard.Object] = []
+        while let object = try reader.next() { objects.append(object) }
+        return objects
+    }
+
     /// Links stated on one side only get their other side, as the engine gives them; ids of any form work.
     @Test(arguments: StoreFormat.allCases)
     func oneSidedLinksAndOtherIDsStream(format: StoreFormat) throws {
