@@ -55,6 +55,8 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
         case string(String), sharedString(String), integer(Int64), bool(Bool), data(Data), value(Value)
         case entityName(Int)
         case array([Int])
+        /// A local id by its number (``ClipboardLocalID``).
+        case localID(Int64)
     }
 
     private struct Frame {
@@ -217,6 +219,8 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
 
     mutating func string(_ text: String) { add(.string(text)) }
     mutating func target(_ id: String) { add(.string(id)) }
+    mutating func localID(_ number: Int64) { add(.localID(number)) }
+    mutating func localTarget(_ number: Int64) { add(.localID(number)) }
     mutating func versionIdentifier(_ text: String) { add(.string(text)) }
     mutating func typeName(_ name: String) { add(.sharedString(name)) }
     mutating func integer(_ value: Int64) { add(.integer(value)) }
@@ -245,6 +249,12 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
             entityNames[entity] = written
             return written
         case .array(let elements): return plist.array(elements)
+        case .localID(let number):
+            // ASCII, as `string` writes the id's text.
+            decimalText.removeAll()
+            decimalText.append(UInt8(ascii: "o"))
+            decimalText.append(decimal: number)
+            return plist.asciiString(decimalText.bytes)
         }
     }
 

@@ -15,10 +15,24 @@ struct ClipboardJSONSink: ClipboardTextSink {
     private var entries: UInt64 = 0
     /// Whether the token that comes is a dictionary's value (its key wrote the separator).
     private var afterKey = false
+    /// Per entity of the schema, each attribute's and then each relationship's key as written (`"name": `),
+    /// made once.
+    private let nameKeys: [[[UInt8]]]
 
     init(schema: ClipboardSchema, output: ByteBuffer) {
         self.schema = schema
         self.output = output
+        let scratch = ByteBuffer(capacity: 256)
+        func written(_ name: String) -> [UInt8] {
+            scratch.removeAll()
+            var name = name
+            name.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: scratch) }
+            scratch.append(UInt8(ascii: ":"), UInt8(ascii: " "))
+            return Array(scratch.bytes)
+        }
+        nameKeys = schema.entities.map { entity in
+            entity.attributeNames.map(written) + entity.relationshipNames.map(written)
+        }
     }
 
     /// The separator before an entry: nothing after a key, else a comma (after the first) and, in a broken
@@ -75,12 +89,22 @@ struct ClipboardJSONSink: ClipboardTextSink {
     mutating func key(_ member: ClipboardMember) { keyBytes(member.rawValue) }
     mutating func declarationKey(_ name: String) { keyBytes(name) }
 
+    static var needsAttributePositions: Bool { true }
+
     @inline(__always)
-    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) { keyBytes(name) }
+    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) { nameKey(entity, attribute) }
 
     @inline(__always)
     mutating func relationshipKey(entity: Int, relationship: Int) {
-        keyBytes(schema.entities[entity].relationshipNames[relationship])
+        nameKey(entity, schema.entities[entity].attributeNames.count + relationship)
+    }
+
+    /// The key of an entity's attribute or relationship, from ``nameKeys``.
+    @inline(__always)
+    private mutating func nameKey(_ entity: Int, _ position: Int) {
+        separate()
+        nameKeys[entity][position].withUnsafeBytes { output.append($0) }
+        afterKey = true
     }
 
     @inline(__always)
@@ -91,6 +115,16 @@ struct ClipboardJSONSink: ClipboardTextSink {
     }
 
     mutating func target(_ id: String) { string(id) }
+
+    @inline(__always)
+    mutating func localID(_ number: Int64) {
+        separate()
+        output.append(UInt8(ascii: "\""), UInt8(ascii: "o"))
+        output.append(decimal: number)
+        output.append(UInt8(ascii: "\""))
+    }
+
+    mutating func localTarget(_ number: Int64) { localID(number) }
     mutating func versionIdentifier(_ text: String) { string(text) }
     mutating func entityName(_ entity: Int) { string(schema.entities[entity].name) }
     mutating func typeName(_ name: String) { string(name) }

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(GraftInternal) import GraftCore
+import GraftGraph
 import GraftModel
 
 /// Writes a clipboard document piece by piece: the header first, then the objects one at a time, then the
@@ -87,6 +88,17 @@ public struct ClipboardWriter {
         try write(object, checked: true)
     }
 
+    /// Writes a store's object straight from its snapshot, as ``write(fitting:)`` writes
+    /// `layout.object(snapshot)`: for an entity that ``SnapshotLayout/fits`` the entity list made from
+    /// `layout`'s model (every write of a document must use the same layout).
+    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
+        try requireOpen()
+        if json != nil { try json!.write(snapshot, layout: layout) }
+        if plist != nil { try plist!.write(snapshot, layout: layout) }
+        if xml != nil { try xml!.write(snapshot, layout: layout) }
+        if binary != nil { try binary!.write(snapshot, layout: layout) }
+    }
+
     /// Writes the references and the document's end, and hands on the last bytes.
     public mutating func finish() throws {
         try requireOpen()
@@ -147,6 +159,26 @@ public struct ClipboardWriter {
             for link in object.relationships { targets += link.targets.count }
         }
 
+        /// Counts one more object: `layout.object(snapshot)`, without making it.
+        mutating func add(_ snapshot: Snapshot, layout: SnapshotLayout) {
+            objects += 1
+            for (index, _) in layout.attributes[snapshot.ref.entity] where snapshot.attributes[index] != nil {
+                values += 1
+            }
+            for (index, _) in layout.relationships[snapshot.ref.entity] {
+                let count: Int
+                switch snapshot.relationships[index] {
+                case .toOne(let target): count = target == nil ? 0 : 1
+                case .toMany(let targets): count = targets.count
+                case .unloaded: count = 0
+                }
+                if count > 0 {
+                    links += 1
+                    targets += count
+                }
+            }
+        }
+
         /// The property-list objects these objects take at most, nothing shared.
         var bound: Int { 9 * objects + 2 * values + 2 * links + targets }
 
@@ -163,6 +195,82 @@ public struct ClipboardWriter {
             return bound
         }
     }
+}
+
+// MARK: - Objects from a store's snapshots
+
+/// How a store's snapshots become a document's objects, resolved once per entity of the store's model:
+/// the attributes and relationships a clipboard carries (the non-transient ones, in the model's order, as
+/// ``Copier``'s entity list has them), and the local ids (``localID(_:)``).
+struct SnapshotLayout {
+    let model: Model
+    /// Per entity: the index in the snapshot and the name of each attribute a clipboard carries.
+    let attributes: [[(index: Int, name: String)]]
+    /// Per entity: the index in the snapshot and the name of each relationship a clipboard carries.
+    let relationships: [[(index: Int, name: String)]]
+    /// Per entity: its inheritance tree's key offset in the document (see `StoreReader.keyOffsets`).
+    let rootOffsets: [Int64]
+    /// Per entity, whether its objects fit the entity list as they are (every attribute of a type
+    /// clipboards carry; a store reader gives values of their attributes' types), so that writers need
+    /// not check them again.
+    let fits: [Bool]
+
+    /// - Parameter keyOffsets: the key offset of each root entity whose keys are moved up.
+    init(model: Model, keyOffsets: [Int: Int64]) {
+        self.model = model
+        rootOffsets = model.descriptions.map { keyOffsets[$0.rootIndex] ?? 0 }
+        attributes = model.descriptions.map { entity in
+            entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) }
+        }
+        relationships = model.descriptions.map { entity in
+            entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) }
+        }
+        fits = model.descriptions.map { entity in
+            entity.attributes.allSatisfy { $0.isTransient || ClipboardSchema.carries($0.type) }
+        }
+    }
+
+    /// The number of the object's local id: its key, moved up by the document's key offset for its
+    /// inheritance tree, so that a link can name an object before it is read.
+    ///
+    /// - Throws: `GraftError.malformedInput` when that passes `Int64.max`.
+    @inline(__always)
+    func localID(_ ref: ObjectRef) throws -> Int64 {
+        let (id, overflow) = rootOffsets[ref.entity].addingReportingOverflow(ref.key)
+        guard !overflow else {
+            throw GraftError(
+                .malformedInput,
+                "\(model.descriptions[ref.entity].name) p\(ref.key) cannot be given a local id: its key, moved up by "
+                    + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)"
+            )
+        }
+        return id
+    }
+
+    /// The document's object for a snapshot.
+    func object(_ snapshot: Snapshot) throws -> Clipboard.Object {
+        let entity = snapshot.ref.entity
+        var values: [Clipboard.NamedValue] = []
+        values.reserveCapacity(attributes[entity].count)
+        for (index, name) in attributes[entity] {
+            if let value = snapshot.attributes[index] { values.append(.init(name, value)) }
+        }
+        var links: [Clipboard.Link] = []
+        for (index, name) in relationships[entity] {
+            let targets = snapshot.relationships[index].refs
+            if !targets.isEmpty {
+                links.append(.init(name, try targets.map { ClipboardLocalID.text(try localID($0)) }))
+            }
+        }
+        return Clipboard.Object(
+            id: ClipboardLocalID.text(try localID(snapshot.ref)), entity: model.descriptions[entity].name,
+            attributes: values, relationships: links)
+    }
+}
+
+/// The local ids of a whole-store copy: `o` and a number.
+enum ClipboardLocalID {
+    static func text(_ number: Int64) -> String { "o\(number)" }
 }
 
 extension ClipboardEncoding {
@@ -239,6 +347,10 @@ protocol ClipboardTokenSink {
     mutating func string(_ text: String) throws
     /// An id an object points to: a root, a target.
     mutating func target(_ id: String) throws
+    /// An object's own local id given by its number (``ClipboardLocalID``), as `string` writes its text.
+    mutating func localID(_ number: Int64) throws
+    /// A target that is a local id given by its number, as `target` writes its text.
+    mutating func localTarget(_ number: Int64) throws
     /// A version identifier (which Graft XML can write in base64).
     mutating func versionIdentifier(_ text: String) throws
     /// The name of the schema's entity `entity`.
@@ -260,6 +372,8 @@ protocol ClipboardTokenSink {
 extension ClipboardTokenSink {
     func copy(writingInto output: ByteBuffer) -> Self? { nil }
     static var needsAttributePositions: Bool { false }
+    mutating func localID(_ number: Int64) throws { try string(ClipboardLocalID.text(number)) }
+    mutating func localTarget(_ number: Int64) throws { try target(ClipboardLocalID.text(number)) }
 }
 
 /// A sink whose bytes depend only on the tokens and its state, which a copy shares.
@@ -282,11 +396,22 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
     /// Where the sink writes, handed on in chunks between entries of long lists.
     let output: ByteBuffer
     private var last = -1
+    /// Per entity of the store model snapshots come from (see ``place(_:)``), where its objects go in
+    /// the schema; `nil` for an entity the schema does not list.
+    private var placements: [SnapshotPlacement?] = []
 
     init(sink: Sink, schema: ClipboardSchema, output: ByteBuffer) {
         self.sink = sink
         self.schema = schema
         self.output = output
+    }
+
+    /// The writer in its present state, writing into `output` (see ``ClipboardTokenSink/copy(writingInto:)``).
+    func copy(writingInto output: ByteBuffer) -> Self? {
+        guard let sink = sink.copy(writingInto: output) else { return nil }
+        var copy = ClipboardDocumentWriter(sink: sink, schema: schema, output: output)
+        copy.placements = placements
+        return copy
     }
 
     /// The document up to its first object.
@@ -395,13 +520,101 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
             if !entity.relationships[position].isToMany && link.targets.count == 1 {
                 try sink.target(link.targets[0])
             } else {
-                try sink.begin(.targets)
-                for target in link.targets { try sink.target(target) }
-                try sink.end(.targets)
+                try writeTargets(link.targets.count) { try $0.target(link.targets[$1]) }
             }
         }
         try sink.end(.relationships)
         try sink.end(.object)
+    }
+
+    /// Where a store entity's objects go in the schema: the entity's position, and per attribute and
+    /// relationship a clipboard carries, its index in the snapshot and its position in the schema's entity.
+    struct SnapshotPlacement {
+        var entity: Int
+        var attributes: [(index: Int, name: String, position: Int)]
+        var relationships: [(index: Int, position: Int, isToMany: Bool)]
+    }
+
+    /// Resolves, once, where the objects of `layout`'s model go in the schema, for ``write(_:_:)``.
+    mutating func place(_ layout: SnapshotLayout) {
+        placements = layout.model.descriptions.map { entity -> SnapshotPlacement? in
+            guard let index = schema.entity(named: entity.name, last: -1) else { return nil }
+            let listed = schema.entities[index]
+            var placement = SnapshotPlacement(entity: index, attributes: [], relationships: [])
+            var hint = 0
+            for (attribute, name) in layout.attributes[entity.index] {
+                guard let position = listed.attribute(named: name, hint: &hint) else { return nil }
+                placement.attributes.append((attribute, name, position))
+            }
+            hint = 0
+            for (relationship, name) in layout.relationships[entity.index] {
+                guard let position = listed.relationship(named: name, hint: &hint) else { return nil }
+                placement.relationships.append((relationship, position, listed.relationships[position].isToMany))
+            }
+            return placement
+        }
+    }
+
+    /// One store object straight from its snapshot: the same tokens as ``write(_:)`` writes for
+    /// `layout.object(snapshot)`, without making that object. The entity must fit the schema as
+    /// ``SnapshotLayout/fits`` says, and ``place(_:)`` have been given `layout`.
+    ///
+    /// - Throws: `GraftError.malformedInput` for an object whose local id overflows (see
+    ///   ``SnapshotLayout/localID(_:)``); `.invalidOperation` for an entity the schema does not list.
+    @inline(__always)
+    mutating func write(_ snapshot: Snapshot, _ layout: SnapshotLayout) throws {
+        guard snapshot.ref.entity < placements.count, let placement = placements[snapshot.ref.entity] else {
+            throw GraftError(
+                .invalidOperation,
+                "the document's entity list does not describe \(layout.model.descriptions[snapshot.ref.entity].name)",
+                context: [.object("p\(snapshot.ref.key)")])
+        }
+        let index = placement.entity
+        try sink.begin(.object)
+        try sink.key(.id)
+        try sink.localID(layout.localID(snapshot.ref))
+        try sink.key(.entity)
+        try sink.entityName(index)
+        try sink.key(.attributes)
+        try sink.begin(.attributes)
+        for slot in placement.attributes {
+            guard let value = snapshot.attributes[slot.index] else { continue }
+            try sink.attributeKey(slot.name, entity: index, attribute: slot.position)
+            try sink.value(value)
+        }
+        try sink.end(.attributes)
+        try sink.key(.relationships)
+        try sink.begin(.relationships)
+        for slot in placement.relationships {
+            switch snapshot.relationships[slot.index] {
+            case .toOne(let target?):
+                try sink.relationshipKey(entity: index, relationship: slot.position)
+                if slot.isToMany {
+                    try writeTargets(1) { sink, _ in try sink.localTarget(layout.localID(target)) }
+                } else {
+                    try sink.localTarget(layout.localID(target))
+                }
+            case .toMany(let targets) where !targets.isEmpty:
+                try sink.relationshipKey(entity: index, relationship: slot.position)
+                if !slot.isToMany && targets.count == 1 {
+                    try sink.localTarget(layout.localID(targets[0]))
+                } else {
+                    try writeTargets(targets.count) { try $0.localTarget(layout.localID(targets[$1])) }
+                }
+            default:
+                continue
+            }
+        }
+        try sink.end(.relationships)
+        try sink.end(.object)
+    }
+
+    /// A list of `count` targets, each written by `target` (given the sink and the target's position).
+    @inline(__always)
+    private mutating func writeTargets(_ count: Int, _ target: (inout Sink, Int) throws -> Void) throws {
+        try sink.begin(.targets)
+        for position in 0..<count { try target(&sink, position) }
+        try sink.end(.targets)
     }
 
     /// The references and the document's end.
@@ -453,14 +666,20 @@ private struct Body<Sink: ClipboardTokenSink> {
     let encoding: ClipboardEncoding
     let references: [Clipboard.Reference]
     let output: ByteBuffer
-    /// Objects checked and waiting to be written, in a round, on several threads.
+    /// Objects, or snapshots, checked and waiting to be written, in a round, on several threads; at most
+    /// one of the two holds any, so that the order is kept.
     private var batch: [Clipboard.Object] = []
+    private var snapshots: [Snapshot] = []
+    /// The layout the snapshots are written with (set by the first).
+    private var layout: SnapshotLayout?
     private var written = 0
     private let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
     /// Whether objects are written in rounds on several threads (text encodings, on more than one core).
     private let inRounds: Bool
     /// How many objects each thread writes in a round.
     private static var partSize: Int { 8192 }
+    /// The buffers the threads of a round write into, kept from round to round.
+    private var partBuffers: [ByteBuffer] = []
 
     init(
         _ sink: Sink, _ encoding: ClipboardEncoding, _ header: Clipboard.Header, _ schema: ClipboardSchema,
@@ -484,6 +703,7 @@ private struct Body<Sink: ClipboardTokenSink> {
                 try ClipboardSchema.validateXMLText(single, versionIdentifiers: false)
             }
         }
+        try writeSnapshots()
         guard written > 0 && inRounds else {
             try writeOne(object)
             return
@@ -493,6 +713,33 @@ private struct Body<Sink: ClipboardTokenSink> {
             try writeChecked(batch)
             batch.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// Writes a store's object from its snapshot (see ``ClipboardDocumentWriter/write(_:_:)``).
+    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
+        if self.layout == nil {
+            writer.place(layout)
+            self.layout = layout
+        }
+        if !batch.isEmpty {
+            try writeChecked(batch)
+            batch.removeAll(keepingCapacity: true)
+        }
+        guard written > 0 && inRounds else {
+            try writer.write(snapshot, layout)
+            written += 1
+            try output.flushIfFull()
+            return
+        }
+        snapshots.append(snapshot)
+        if snapshots.count == parts * Self.partSize { try writeSnapshots() }
+    }
+
+    /// Writes the snapshots waiting.
+    private mutating func writeSnapshots() throws {
+        guard let layout, !snapshots.isEmpty else { return }
+        try writeInRounds(snapshots[...]) { writer, snapshot in try writer.write(snapshot, layout) }
+        snapshots.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
@@ -513,23 +760,24 @@ private struct Body<Sink: ClipboardTokenSink> {
             for object in objects[start...] { try writeOne(object) }
             return
         }
-        try writeInRounds(objects[start...])
+        try writeInRounds(objects[start...]) { writer, object in try writer.write(object) }
     }
 
-    /// The objects in rounds: each round's objects are split between the processors, each part written
-    /// into a buffer of its own by a copy of the sink at the same time, and the buffers appended in order.
-    /// The output is the same as one thread writes; memory stays bounded by a round.
-    private mutating func writeInRounds(_ objects: ArraySlice<Clipboard.Object>) throws {
+    /// The items in rounds: each round's items are split between the processors, each part written
+    /// into a buffer of its own by a copy of the writer at the same time, and the buffers appended in
+    /// order. The output is the same as one thread writes; memory stays bounded by a round.
+    private mutating func writeInRounds<Item>(
+        _ items: ArraySlice<Item>, _ write: @Sendable (inout ClipboardDocumentWriter<Sink>, Item) throws -> Void
+    ) throws {
         let parts = self.parts
         let partSize = Self.partSize
-        nonisolated(unsafe) let buffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 20) }
-        nonisolated(unsafe) let writers = buffers.map {
-            ClipboardDocumentWriter(sink: writer.sink.copy(writingInto: $0)!, schema: writer.schema, output: $0)
-        }
-        nonisolated(unsafe) let objects = objects
-        var start = objects.startIndex
-        while start < objects.endIndex {
-            let round = start..<min(objects.endIndex, start + parts * partSize)
+        if partBuffers.isEmpty { partBuffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 20) } }
+        nonisolated(unsafe) let buffers = partBuffers
+        nonisolated(unsafe) let writers = buffers.map { writer.copy(writingInto: $0)! }
+        nonisolated(unsafe) let items = items
+        var start = items.startIndex
+        while start < items.endIndex {
+            let round = start..<min(items.endIndex, start + parts * partSize)
             // Each part writes only its own buffer; errors are gathered under the lock, and the one from
             // the earliest part is thrown, as one thread would have.
             nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
@@ -539,8 +787,8 @@ private struct Body<Sink: ClipboardTokenSink> {
                 var partWriter = writers[part]
                 buffers[part].removeAll()
                 do {
-                    for object in objects[lower..<min(round.upperBound, lower + partSize)] {
-                        try partWriter.write(object)
+                    for item in items[lower..<min(round.upperBound, lower + partSize)] {
+                        try write(&partWriter, item)
                     }
                 } catch {
                     lock.withLock { failures.append((part, error)) }
@@ -563,6 +811,7 @@ private struct Body<Sink: ClipboardTokenSink> {
     }
 
     mutating func finish() throws {
+        try writeSnapshots()
         try writeChecked(batch)
         batch = []
         try writer.finish(references)

@@ -281,8 +281,8 @@ public struct Copier {
         let copying = try WholeCopy(reader)
         var roots: [String] = []
         if let total = copying.total { roots.reserveCapacity(total) }
-        var used = Set<Int>()
-        var counts: [Int: Int] = [:]
+        // Objects per entity, by index (counted in an array: a set or dictionary per object costs more).
+        var counts = [Int](repeating: 0, count: reader.model.descriptions.count)
         func report() { if roots.count % 10_000 == 0 { progress?(roots.count, copying.total) } }
         return try withoutActuallyEscaping(sink) { sink in
             let output = ByteBuffer(sink: sink)
@@ -290,14 +290,12 @@ public struct Copier {
                 // The ids and the capacity first; the document's objects are numbered after the roots.
                 var capacity = ClipboardWriter.Capacity()
                 try SnapshotStream.forEach(of: reader) { snapshot in
-                    let object = try copying.object(snapshot)
-                    used.insert(snapshot.ref.entity)
-                    counts[snapshot.ref.entity, default: 0] += 1
-                    capacity.add(object)
-                    roots.append(object.id)
+                    counts[snapshot.ref.entity] += 1
+                    capacity.add(snapshot, layout: copying.layout)
+                    roots.append(try copying.localID(snapshot))
                 }
                 let warnings = reader.warnings
-                let header = copying.header(roots: roots, used: used, includesModel: includesModel)
+                let header = copying.header(roots: roots, used: copying.used(counts), includesModel: includesModel)
                 roots = []
                 var writer = try ClipboardWriter(
                     encoding: encoding, header: header, capacity: capacity, output: output)
@@ -325,16 +323,14 @@ public struct Copier {
             try objectsOutput.flush()
             target.forward = { try spill.write($0) }
             try SnapshotStream.forEach(of: reader) { snapshot in
-                let object = try copying.object(snapshot)
-                used.insert(snapshot.ref.entity)
-                counts[snapshot.ref.entity, default: 0] += 1
-                roots.append(object.id)
-                try copying.write(object, of: snapshot.ref.entity, with: &objectsWriter)
+                counts[snapshot.ref.entity] += 1
+                roots.append(try copying.localID(snapshot))
+                try copying.write(snapshot, with: &objectsWriter)
                 report()
             }
             progress?(roots.count, copying.total)
             try objectsOutput.flush()
-            let header = copying.header(roots: roots, used: used, includesModel: includesModel)
+            let header = copying.header(roots: roots, used: copying.used(counts), includesModel: includesModel)
             roots = []
             _ = try ClipboardWriter(encoding: encoding, header: header, capacity: nil, output: output)
             try output.flush()
@@ -492,73 +488,35 @@ extension Copier {
     }
 
     /// What copying every object of a reader needs: local ids from keys, and per entity the attributes and
-    /// relationships a clipboard carries, resolved once.
+    /// relationships a clipboard carries, resolved once (``SnapshotLayout``).
     private struct WholeCopy {
         let model: Model
         let metadata: StoreMetadata
         let total: Int?
-        let rootOffsets: [Int64]
-        let attributeLists: [[(Int, String)]]
-        let relationshipLists: [[(Int, String)]]
-        /// Per entity, whether its objects fit the entity list as they are made (every attribute of a
-        /// type clipboards carry; the reader gives values of their attributes' types), so that the
-        /// writer need not check them again.
-        let fits: [Bool]
+        let layout: SnapshotLayout
 
         init(_ reader: any StoreReader) throws {
             model = reader.model
             metadata = reader.metadata
             total = reader.objectCount
-            let offsets = reader.keyOffsets
-            rootOffsets = model.descriptions.map { offsets[$0.rootIndex] ?? 0 }
-            attributeLists = model.descriptions.map { entity in
-                entity.attributes.enumerated().filter { !$0.element.isTransient }.map { ($0.offset, $0.element.name) }
-            }
-            relationshipLists = model.descriptions.map { entity in
-                entity.relationships.filter { !$0.isTransient }.map { ($0.index, $0.name) }
-            }
-            fits = model.descriptions.map { entity in
-                entity.attributes.allSatisfy { $0.isTransient || ClipboardSchema.carries($0.type) }
-            }
+            layout = SnapshotLayout(model: model, keyOffsets: reader.keyOffsets)
         }
 
-        func write(_ object: Clipboard.Object, of entity: Int, with writer: inout ClipboardWriter) throws {
-            if fits[entity] { try writer.write(fitting: object) } else { try writer.write(object) }
-        }
-
+        /// Writes the snapshot's object: straight from the snapshot when its entity fits the entity list
+        /// as it is, else made and checked, so that a value no clipboard carries is refused by name.
         func write(_ snapshot: Snapshot, with writer: inout ClipboardWriter) throws {
-            try write(try object(snapshot), of: snapshot.ref.entity, with: &writer)
+            if layout.fits[snapshot.ref.entity] {
+                try writer.write(snapshot, layout: layout)
+            } else {
+                try writer.write(try layout.object(snapshot))
+            }
         }
 
-        /// `o` and the key, moved up by the document's key offset for its inheritance tree, so that a link
-        /// can name an object before it is read.
-        func localID(_ ref: ObjectRef) throws -> String {
-            let (id, overflow) = rootOffsets[ref.entity].addingReportingOverflow(ref.key)
-            guard !overflow else {
-                throw GraftError(
-                    .malformedInput,
-                    "\(model.descriptions[ref.entity].name) p\(ref.key) cannot be given a local id: its key, moved up by "
-                        + "its tree's offset \(rootOffsets[ref.entity]) to keep the document's keys apart, passes \(Int64.max)"
-                )
-            }
-            return "o\(id)"
-        }
+        func object(_ snapshot: Snapshot) throws -> Clipboard.Object { try layout.object(snapshot) }
 
-        func object(_ snapshot: Snapshot) throws -> Clipboard.Object {
-            let entity = snapshot.ref.entity
-            var attributes: [Clipboard.NamedValue] = []
-            attributes.reserveCapacity(attributeLists[entity].count)
-            for (index, name) in attributeLists[entity] {
-                if let value = snapshot.attributes[index] { attributes.append(.init(name, value)) }
-            }
-            var links: [Clipboard.Link] = []
-            for (index, name) in relationshipLists[entity] {
-                let targets = snapshot.relationships[index].refs
-                if !targets.isEmpty { links.append(.init(name, try targets.map(localID))) }
-            }
-            return Clipboard.Object(
-                id: try localID(snapshot.ref), entity: model.descriptions[entity].name, attributes: attributes,
-                relationships: links)
+        /// The local id of the snapshot's object.
+        func localID(_ snapshot: Snapshot) throws -> String {
+            ClipboardLocalID.text(try layout.localID(snapshot.ref))
         }
 
         func header(roots: [String], used: Set<Int>, includesModel: Bool) -> Clipboard.Header {
@@ -568,9 +526,15 @@ extension Copier {
                 modelContents: includesModel ? XcdatamodelWriter.contents(of: model) : nil)
         }
 
-        func counts(_ counts: [Int: Int]) -> [String: Int] {
-            Dictionary(uniqueKeysWithValues: counts.map { (model.descriptions[$0.key].name, $0.value) })
+        /// Objects per entity, by name, from counts by entity index; entities with none left out.
+        func counts(_ counts: [Int]) -> [String: Int] {
+            var named: [String: Int] = [:]
+            for (entity, count) in counts.enumerated() where count > 0 { named[model.descriptions[entity].name] = count }
+            return named
         }
+
+        /// The entities with objects, from counts by entity index.
+        func used(_ counts: [Int]) -> Set<Int> { Set(counts.indices.filter { counts[$0] > 0 }) }
     }
 
     /// A sink whose destination changes.

@@ -131,19 +131,19 @@ public final class SQLiteStoreReader: StoreReader {
                 if !relationship.isToMany, let columns = schema.toOneColumns[entity.index][index] {
                     let table = quoted(schema.tables[schema.tableOfEntity[entity.index]].name)
                     try scan(
-                        "SELECT DISTINCT s.\(quoted(columns.key)) FROM \(table) s WHERE s.\(quoted(columns.key)) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = s.\(quoted(columns.key))) ORDER BY 1",
+                        missingKeys(column: quoted(columns.key), of: table, notIn: target, skippingNull: true),
                         root: destination.rootIndex, label: label)
                 } else if relationship.isToMany,
                     case .joinTable(let join, let own, let other, _)? = schema.toManyStorage[entity.index][index]
                 {
                     let table = quoted(schema.joinTables[join].name)
                     try scan(
-                        "SELECT DISTINCT j.\(quoted(other)) FROM \(table) j WHERE NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = j.\(quoted(other))) ORDER BY 1",
-                        root: destination.rootIndex, label: label)
+                        missingKeys(column: quoted(other), of: table, notIn: target), root: destination.rootIndex,
+                        label: label)
                     let source = quoted(schema.tables[schema.tableOfEntity[entity.index]].name)
                     try scan(
-                        "SELECT DISTINCT j.\(quoted(own)) FROM \(table) j WHERE NOT EXISTS (SELECT 1 FROM \(source) d WHERE d.Z_PK = j.\(quoted(own))) ORDER BY 1",
-                        root: entity.rootIndex, label: "join rows of \(label) from missing \(entity.name)")
+                        missingKeys(column: quoted(own), of: table, notIn: source), root: entity.rootIndex,
+                        label: "join rows of \(label) from missing \(entity.name)")
                 }
             }
         }
@@ -153,6 +153,16 @@ public final class SQLiteStoreReader: StoreReader {
                 "\(label) refers to \(shown)\(keys.count > 10 ? " and \(keys.count - 10) more" : ""), which the store does not have; those references are left out"
             )
         }
+    }
+
+    /// The SQL for the distinct keys in `column` of `table` (both quoted) that no row of `target` has, in
+    /// order (and NULL, unless `skippingNull`). The keys are made distinct first (from the column's index,
+    /// when it has one), so that each is looked up in `target` once rather than once per row holding it.
+    private func missingKeys(column: String, of table: String, notIn target: String, skippingNull: Bool = false)
+        -> String
+    {
+        "SELECT k FROM (SELECT DISTINCT \(column) AS k FROM \(table)\(skippingNull ? " WHERE \(column) IS NOT NULL" : "")) "
+            + "WHERE NOT EXISTS (SELECT 1 FROM \(target) d WHERE d.Z_PK = k) ORDER BY 1"
     }
 
     /// How many objects each entity has, counting each object under its own entity only.
