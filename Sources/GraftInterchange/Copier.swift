@@ -529,7 +529,9 @@ extension Copier {
         /// Objects per entity, by name, from counts by entity index; entities with none left out.
         func counts(_ counts: [Int]) -> [String: Int] {
             var named: [String: Int] = [:]
-            for (entity, count) in counts.enumerated() where count > 0 { named[model.descriptions[entity].name] = count }
+            for (entity, count) in counts.enumerated() where count > 0 {
+                named[model.descriptions[entity].name] = count
+            }
             return named
         }
 

@@ -158,7 +158,9 @@ public final class SQLiteStoreReader: StoreReader {
     /// The SQL for the distinct keys in `column` of `table` (both quoted) that no row of `target` has, in
     /// order (and NULL, unless `skippingNull`). The keys are made distinct first (from the column's index,
     /// when it has one), so that each is looked up in `target` once rather than once per row holding it.
-    private func missingKeys(column: String, of table: String, notIn target: String, skippingNull: Bool = false)
+    private func missingKeys(
+        column: String, of table: String, notIn target: String, skippingNull: Bool = false
+    )
         -> String
     {
         "SELECT k FROM (SELECT DISTINCT \(column) AS k FROM \(table)\(skippingNull ? " WHERE \(column) IS NOT NULL" : "")) "
