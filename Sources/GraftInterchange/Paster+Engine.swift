@@ -235,7 +235,8 @@ struct PasteEngine {
         var slots: [Snapshot] = []
         /// Per slot, the object as the target has it (nil for a new one), while the slot changes.
         var stored: [Snapshot?] = []
-        var isNew: [Bool] = []
+        /// Whether the slot holds an object the paste creates.
+        func isNew(_ slot: Int) -> Bool { stored[slot] == nil }
         var dirty: [Bool] = []
         /// Per slot, the clipboard id it was pasted from (the first, when copies were merged into one).
         var clipboardIDs: [String?] = []
@@ -288,7 +289,6 @@ struct PasteEngine {
             let slot = Int32(slots.count)
             slots.append(snapshot)
             stored.append(snapshot)
-            isNew.append(false)
             dirty.append(false)
             clipboardIDs.append(nil)
             existing[ref] = slot
@@ -332,7 +332,6 @@ struct PasteEngine {
                     slot = Int32(slots.count)
                     slots.append(snapshot)
                     stored.append(nil)
-                    isNew.append(true)
                     dirty.append(true)
                     clipboardIDs.append(object.id)
                     newCount += 1
@@ -401,7 +400,7 @@ struct PasteEngine {
             let relationship = model.descriptions[slots[slot].ref.entity].relationships[index]
             if !relationship.isToMany { stated.insert(slot << 16 | index) }
             let refs = targets.map { slots[Int($0)].ref }
-            if isNew[slot] {
+            if isNew(slot) {
                 slots[slot].relationships[index] = relationship.isToMany ? .toMany(refs) : .toOne(refs[0])
                 return
             }
@@ -491,7 +490,7 @@ struct PasteEngine {
                         change(other, inverseIndex, to: .toOne(source))
                     case .toOne(let current?):
                         guard current != source else { continue }
-                        if isNew[other] || stated.contains(other << 16 | inverseIndex) {
+                        if isNew(other) || stated.contains(other << 16 | inverseIndex) {
                             let name = entity.relationships[index].name
                             errors.append(
                                 GraftError(
@@ -567,7 +566,7 @@ struct PasteEngine {
                 }
                 for clash in uniqueness.add(slots[slot], at: slot) {
                     let earlier = model.descriptions[slots[clash.earlier].ref.entity].name
-                    let kind = isNew[clash.earlier] ? "another new" : "a changed"
+                    let kind = isNew(clash.earlier) ? "another new" : "a changed"
                     found.append(
                         PasteViolation(
                             clash.violation(
