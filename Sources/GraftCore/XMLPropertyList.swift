@@ -29,7 +29,7 @@ public enum XMLPropertyList {
 // MARK: - Text forms shared by the readers and writers
 
 /// Parsing and printing the text forms of numbers and dates.
-enum PropertyListText {
+package enum PropertyListText {
     /// Parses `[+-]digits` or `[+-]0x hexdigits` (white space around allowed) into an integer in
     /// −2⁶³ … 2⁶⁴−1.
     static func integer(_ text: UnsafeRawBufferPointer) -> PropertyList? {
@@ -78,15 +78,19 @@ enum PropertyListText {
 
     /// Parses `YYYY-MM-DDTHH:MM:SSZ` (an optional fraction of a second is accepted) as a UTC date.
     static func date<S: StringProtocol>(_ text: S) -> Date? {
-        let bytes = Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        var trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.withUTF8 { unixSeconds(UnsafeRawBufferPointer($0)) }.map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// Parses `[-]YYYY-MM-DDTHH:MM:SSZ`, the year of 4 to 9 digits and an optional fraction of a
+    /// second, as seconds since 1970-01-01T00:00:00Z; no white space is allowed around it.
+    package static func unixSeconds(_ bytes: UnsafeRawBufferPointer) -> Double? {
         var position = 0
         func number(_ minimumDigits: Int, _ maximumDigits: Int) -> Int? {
             var value = 0
             var digits = 0
-            while position < bytes.count, digits < maximumDigits,
-                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position])
-            {
-                value = value * 10 + Int(bytes[position] - UInt8(ascii: "0"))
+            while position < bytes.count, digits < maximumDigits, bytes[position] &- 0x30 < 10 {
+                value = value * 10 + Int(bytes[position] &- 0x30)
                 digits += 1
                 position += 1
             }
@@ -97,38 +101,30 @@ enum PropertyListText {
             position += 1
             return true
         }
-        var sign = 1
-        if position < bytes.count, bytes[position] == UInt8(ascii: "-") {
-            sign = -1
-            position += 1
-        }
+        let sign = expect("-") ? -1 : 1
         guard let year = number(4, 9), expect("-"), let month = number(2, 2), expect("-"),
             let day = number(2, 2), expect("T"), let hour = number(2, 2), expect(":"),
             let minute = number(2, 2), expect(":"), let second = number(2, 2)
         else { return nil }
         var fraction = 0.0
-        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
-            position += 1
-            var scale = 0.1
+        if expect(".") {
             let start = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
-                fraction += Double(bytes[position] - UInt8(ascii: "0")) * scale
-                scale /= 10
-                position += 1
-            }
-            if position == start { return nil }
+            while position < bytes.count, bytes[position] &- 0x30 < 10 { position += 1 }
+            // Parsed as one decimal, so that the fraction is the nearest double, not a sum of rounded digits.
+            guard position > start, let value = Double("0." + String(decoding: bytes[start..<position], as: UTF8.self))
+            else { return nil }
+            fraction = value
         }
         guard expect("Z"), position == bytes.count, (1...12).contains(month), (1...31).contains(day),
             hour <= 23, minute <= 59, second <= 60
         else { return nil }
         let days = daysFromCivil(year: sign * year, month: month, day: day)
-        let unixSeconds = Double(days * 86_400 + hour * 3_600 + minute * 60 + second) + fraction
-        return Date(timeIntervalSince1970: unixSeconds)
+        return Double(days * 86_400 + hour * 3_600 + minute * 60 + second) + fraction
     }
 
     /// Prints a date as `YYYY-MM-DDTHH:MM:SSZ` in UTC, dropping the fraction of a second (rounding
     /// down, as Apple does). Dates that are not finite print as the reference date, 2001-01-01.
-    static func date(_ date: Date) -> String {
+    package static func date(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
         // ±10¹⁵ s is about ±31 million years: far beyond any real date, and safe for Int arithmetic.
         let whole = seconds.isFinite ? Int(max(min(seconds, 1e15), -1e15).rounded(.down)) : 978_307_200

@@ -165,63 +165,11 @@ struct ClipboardPlistSource: ClipboardTokenSource {
     mutating func date() throws -> Double {
         let start = scanner.tokenStart
         let text = ByteText.trimmed(try scanner.text(of: "date"))
-        guard let seconds = ClipboardISODate.seconds(text) else {
+        // Property-list dates are read for date attributes, although the plist encoding writes reals.
+        guard let seconds = PropertyListText.unixSeconds(text).map({ $0 - 978_307_200 }) else {
             throw scanner.error(
                 "'\(ByteText.excerpt(text))' is not a date of the form 2001-01-01T00:00:00Z", at: start)
         }
         return seconds
-    }
-}
-
-/// Property-list dates (`2001-01-01T00:00:00Z`, a fraction of a second allowed), which the plist
-/// encoding reads for date attributes although it writes reals.
-enum ClipboardISODate {
-    /// Seconds since 2001-01-01T00:00:00Z.
-    static func seconds(_ text: UnsafeRawBufferPointer) -> Double? {
-        let bytes = Array(text)
-        var position = 0
-        func number(_ digits: Int) -> Int? {
-            guard position + digits <= bytes.count else { return nil }
-            var value = 0
-            for _ in 0..<digits {
-                let digit = bytes[position] &- 0x30
-                guard digit < 10 else { return nil }
-                value = value * 10 + Int(digit)
-                position += 1
-            }
-            return value
-        }
-        func expect(_ character: UInt8) -> Bool {
-            guard position < bytes.count, bytes[position] == character else { return false }
-            position += 1
-            return true
-        }
-        var sign = 1
-        if expect(UInt8(ascii: "-")) { sign = -1 }
-        guard let year = number(4), expect(UInt8(ascii: "-")), let month = number(2), expect(UInt8(ascii: "-")),
-            let day = number(2), expect(UInt8(ascii: "T")), let hour = number(2), expect(UInt8(ascii: ":")),
-            let minute = number(2), expect(UInt8(ascii: ":")), let second = number(2),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
-        else { return nil }
-        var fraction = 0.0
-        if expect(UInt8(ascii: ".")) {
-            let start = position
-            while position < bytes.count, bytes[position] &- 0x30 < 10 { position += 1 }
-            guard position > start, let value = Double("0." + String(decoding: bytes[start..<position], as: UTF8.self))
-            else {
-                return nil
-            }
-            fraction = value
-        }
-        guard expect(UInt8(ascii: "Z")), position == bytes.count else { return nil }
-        // Days since 1970-01-01 in the proleptic Gregorian calendar.
-        let y = sign * year - (month <= 2 ? 1 : 0)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        let unix = Double(days * 86_400 + hour * 3_600 + minute * 60 + second) + fraction
-        return unix - 978_307_200
     }
 }

@@ -51,7 +51,7 @@ struct MetadataWriter {
             output.append(bool ? "<true></true>\n" : "<false></false>\n")
         case .date(let date):
             output.append("<date>")
-            output.append(string: Self.iso8601(date))
+            output.append(string: PropertyListText.date(date))
             output.append("</date>\n")
         case .data(let data):
             output.append("<data>\n")
@@ -113,30 +113,6 @@ struct MetadataWriter {
                 "the metadata value holds a character XML 1.0 cannot carry (a control character, U+FFFE or U+FFFF)",
                 context: [.key(key)])
         }
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SSZ` in UTC, whole seconds rounded down, as property lists write dates.
-    static func iso8601(_ date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        let whole = seconds.isFinite ? Int(max(min(seconds, 1e15), -1e15).rounded(.down)) : 978_307_200
-        let days = whole >= 0 ? whole / 86_400 : -((-whole + 86_399) / 86_400)
-        let secondOfDay = whole - days * 86_400
-        // Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(abs(value))
-            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count)) + digits
-        }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3_600, 2)):"
-            + "\(pad(secondOfDay % 3_600 / 60, 2)):\(pad(secondOfDay % 60, 2))Z"
     }
 }
 

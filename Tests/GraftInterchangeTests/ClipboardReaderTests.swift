@@ -99,6 +99,23 @@ import Testing
         }
     }
 
+    /// The XML property-list encoding writes dates as reals, and reads `<date>` elements for them too, as
+    /// a property list written by another tool has them; a date that is no date is refused.
+    @Test func plistDateElementsAreRead() throws {
+        let text = String(decoding: try ClipboardEncoding.plist.encode(ClipboardSamples.small), as: UTF8.self)
+        let hired = "<real>1.5</real>"
+        try #require(text.contains(hired))
+        let dated = text.replacingOccurrences(of: hired, with: "<date>2001-01-01T00:00:01.5Z</date>")
+        var reader = try ClipboardReader(data: Data(dated.utf8), encoding: .plist)
+        #expect(try Self.objects(&reader) == ClipboardSamples.small.objects)
+        for bad in ["2001-13-01T00:00:00Z", "2001-01-01T00:00:00", "2001-01-01T00:00:00.Z"] {
+            let broken = text.replacingOccurrences(of: hired, with: "<date>\(bad)</date>")
+            var reader = try ClipboardReader(data: Data(broken.utf8), encoding: .plist)
+            let error = #expect(throws: GraftError.self) { try Self.objects(&reader) }
+            #expect(error?.message.contains("'\(bad)' is not a date") == true, "\(bad)")
+        }
+    }
+
     /// A bad value in the middle of a document: the objects before it read, then an error that names the
     /// object, the key and the place.
     @Test(arguments: ClipboardEncoding.allCases)
