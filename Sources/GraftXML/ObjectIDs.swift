@@ -181,6 +181,53 @@ final class ObjectIDTable {
         return true
     }
 
+    /// The (tree, number) of every `z<number>-<suffix>` id added by `insertKeying`, so far.
+    private var suffixedSeen = Set<Pair>()
+    /// The (tree, number) of the `z<number>-<suffix>` ids `insertKeying` gave their number as key before
+    /// `z<number>` was seen: a `z<number>` of the same tree would prove the key wrong.
+    private var assumed = Set<Pair>()
+
+    /// What `insertKeying` found.
+    enum Keying: Equatable {
+        /// The id is already taken.
+        case duplicate
+        /// The key is certain.
+        case settled(Int64)
+        /// The key depends on ids further on.
+        case unsettled
+        /// The id contradicts a key given before (`assumed`): the document cannot be read in one pass.
+        case contradicted
+    }
+
+    /// Adds an object while the document is read once, before every id is known, and says the key its id
+    /// gives when that can be told now (see `assignKeys(root:)`): always for `z<number>`; for
+    /// `z<number>-<suffix>` when no earlier `z<number>-…` of the same tree claims the number and
+    /// `z<number>`, if it came earlier, is of another tree; never for other ids, whose keys follow the
+    /// largest number of the whole document. A `z<number>` that comes later and is of the same tree
+    /// (which Graft never writes: it gives a suffix only to a number another tree has) contradicts the
+    /// key given, and is reported as such.
+    func insertKeying(_ pointer: UnsafePointer<UInt8>, _ length: Int, entity: Int32, root: (Int) -> Int) -> Keying {
+        if let number = ObjectIDs.number(pointer, length) {
+            guard insert(pointer, length, entity: entity) else { return .duplicate }
+            if !assumed.isEmpty && assumed.remove(Pair(root: root(Int(entity)), key: number)) != nil {
+                return .contradicted
+            }
+            return .settled(number)
+        }
+        guard insert(pointer, length, entity: entity) else { return .duplicate }
+        let last = named.count - 1
+        guard let number = suffixedNumber(named[last]) else { return .unsettled }
+        let tree = root(Int(entity))
+        guard suffixedSeen.insert(Pair(root: tree, key: number)).inserted else { return .unsettled }
+        if let owner = self.entity(ofNumber: number) {
+            guard root(Int(owner)) != tree else { return .unsettled }
+        } else {
+            assumed.insert(Pair(root: tree, key: number))
+        }
+        named[last].key = number
+        return .settled(number)
+    }
+
     /// Adds a suffix to the table; `nil` when the table is full.
     private func addSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
         guard suffixes.count < Self.maxSuffixes else { return nil }
@@ -257,16 +304,27 @@ final class ObjectIDTable {
         for index in named.indices {
             let entity = Int(named[index].entity)
             let tree = root(entity)
+            // A key given while the document was read (`insertKeying`) is the one this gives.
+            let early = named[index].key
             if let number = suffixedNumber(named[index]) {
                 let clashes = self.entity(ofNumber: number).map { root(Int($0)) == tree } ?? false
                 if !clashes && claimed.insert(Pair(root: tree, key: number)).inserted {
+                    guard early < 0 || early == number else { throw inconsistent(early) }
                     named[index].key = number
                     continue
                 }
             }
+            guard early < 0 else { throw inconsistent(early) }
             named[index].key = next
             next += 1
         }
+        suffixedSeen.removeAll()
+        assumed.removeAll()
+    }
+
+    private func inconsistent(_ key: Int64) -> GraftError {
+        GraftError(
+            .malformedInput, "the key \(key) was given to an id before all ids were known, wrongly (a bug in Graft)")
     }
 
     private struct Pair: Hashable {
