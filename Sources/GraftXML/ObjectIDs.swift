@@ -181,12 +181,6 @@ final class ObjectIDTable {
         return true
     }
 
-    /// The (tree, number) of every `z<number>-<suffix>` id added by `insertKeying`, so far.
-    private var suffixedSeen = Set<Pair>()
-    /// The (tree, number) of the `z<number>-<suffix>` ids `insertKeying` gave their number as key before
-    /// `z<number>` was seen: a `z<number>` of the same tree would prove the key wrong.
-    private var assumed = Set<Pair>()
-
     /// What `insertKeying` found.
     enum Keying: Equatable {
         /// The id is already taken.
@@ -195,9 +189,13 @@ final class ObjectIDTable {
         case settled(Int64)
         /// The key depends on ids further on.
         case unsettled
-        /// The id contradicts a key given before (`assumed`): the document cannot be read in one pass.
+        /// The id contradicts a key given to an earlier id: the document cannot be read in one pass.
         case contradicted
     }
+
+    /// How many suffixes `insertKeying` looks through for other ids with the same number; beyond, the keys
+    /// of suffixed ids wait for the whole document.
+    private static let suffixesSearched = 16
 
     /// Adds an object while the document is read once, before every id is known, and says the key its id
     /// gives when that can be told now (see `assignKeys(root:)`): always for `z<number>`; for
@@ -207,25 +205,41 @@ final class ObjectIDTable {
     /// (which Graft never writes: it gives a suffix only to a number another tree has) contradicts the
     /// key given, and is reported as such.
     func insertKeying(_ pointer: UnsafePointer<UInt8>, _ length: Int, entity: Int32, root: (Int) -> Int) -> Keying {
+        guard insert(pointer, length, entity: entity) else { return .duplicate }
+        let tree = root(Int(entity))
         if let number = ObjectIDs.number(pointer, length) {
-            guard insert(pointer, length, entity: entity) else { return .duplicate }
-            if !assumed.isEmpty && assumed.remove(Pair(root: root(Int(entity)), key: number)) != nil {
+            // A suffixed id of this tree given this number as its key was given it wrongly.
+            if suffixedEntry(number, tree: tree, root: root, where: { $0.key == number }) != nil {
                 return .contradicted
             }
             return .settled(number)
         }
-        guard insert(pointer, length, entity: entity) else { return .duplicate }
         let last = named.count - 1
-        guard let number = suffixedNumber(named[last]) else { return .unsettled }
-        let tree = root(Int(entity))
-        guard suffixedSeen.insert(Pair(root: tree, key: number)).inserted else { return .unsettled }
-        if let owner = self.entity(ofNumber: number) {
-            guard root(Int(owner)) != tree else { return .unsettled }
-        } else {
-            assumed.insert(Pair(root: tree, key: number))
+        guard named[last].suffix >= 0, suffixes.count <= Self.suffixesSearched, otherIDs.isEmpty else {
+            return .unsettled
         }
+        let number = named[last].number
+        // An earlier id with another suffix claims the number in this tree (the same suffix would be a
+        // duplicate).
+        if suffixedEntry(number, tree: tree, root: root, except: named[last].suffix) != nil { return .unsettled }
+        if let owner = self.entity(ofNumber: number), root(Int(owner)) == tree { return .unsettled }
         named[last].key = number
         return .settled(number)
+    }
+
+    /// An object with an id `z<number>-<suffix>` of tree `tree` (and `condition`), looked for under every
+    /// suffix but `except`.
+    private func suffixedEntry(
+        _ number: Int64, tree: Int, root: (Int) -> Int, except: Int32 = -1,
+        where condition: (Named) -> Bool = { _ in true }
+    ) -> Named? {
+        for (place, table) in suffixed.enumerated() where place != Int(except) {
+            let position = table.value(number)
+            guard position != 0 else { continue }
+            let entry = named[Int(position - 1)]
+            if root(Int(entry.entity)) == tree && condition(entry) { return entry }
+        }
+        return nil
     }
 
     /// Adds a suffix to the table; `nil` when the table is full.
@@ -318,8 +332,6 @@ final class ObjectIDTable {
             named[index].key = next
             next += 1
         }
-        suffixedSeen.removeAll()
-        assumed.removeAll()
     }
 
     private func inconsistent(_ key: Int64) -> GraftError {
