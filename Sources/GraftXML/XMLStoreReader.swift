@@ -261,7 +261,12 @@ public final class XMLStoreReader: StoreReader {
         guard readsOnce && !idsComplete else { return try forEachSnapshot(body) }
         // After a failure, a read in order starts again from no ids.
         var done = false
-        defer { if !done { ids = ObjectIDTable() } }
+        defer {
+            if !done {
+                ids = ObjectIDTable()
+                idsComplete = false
+            }
+        }
         let ids = self.ids
         try withoutActuallyEscaping(body) { body in
             let deferred = try DeferredObjects(url: url, path: path)

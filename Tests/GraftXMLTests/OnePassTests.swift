@@ -136,12 +136,7 @@ import Testing
             try reader.forEachSnapshotInAnyOrder { _ in }
             Issue.record("\(expected.file) was read without an error")
         } catch let error as GraftError {
-            #expect(error.code == expected.code, "\(error)")
-            #expect(error.message.contains(expected.message), "\(error)")
-            #expect(error.context.first == .file(url.relativePath), "\(error)")
-            if let line = expected.line { #expect(error.context.contains(.line(line)), "\(error)") }
-            if let object = expected.object { #expect(error.context.contains(.object(object)), "\(error)") }
-            if let key = expected.key { #expect(error.context.contains(.key(key)), "\(error)") }
+            InvalidInputTests.check(error, is: expected, of: url)
         }
     }
 }
