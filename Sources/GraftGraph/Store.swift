@@ -191,6 +191,14 @@ public protocol StoreReader {
     var keyOffsets: [Int: Int64] { get }
     /// Calls `body` with every object in the document, each exactly once.
     func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
+    /// Calls `body` with every object in the document, each exactly once, in whatever order is cheapest
+    /// for the reader (by default `forEachSnapshot`'s): an XML store's reader opened with
+    /// `StoreReadOptions.readsOnceInAnyOrder` reads its file once, handing on last the objects that
+    /// refer to objects further on.
+    ///
+    /// - Throws: ``OrderedReadNeeded`` when the reader finds, part way, that the document cannot be read
+    ///   this way: what it handed on is to be discarded, and the document read with `forEachSnapshot`.
+    func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws
     /// Where `model` came from.
     var modelSource: ModelSource { get }
     /// Things worth telling the user that did not stop the read (how the model was found, values read as
@@ -207,12 +215,21 @@ extension StoreReader {
     public var modelSource: ModelSource { .given }
     public var warnings: [String] { [] }
 
+    public func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws { try forEachSnapshot(body) }
+
     public func counts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for entity in model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
         try forEachSnapshot { counts[model.descriptions[$0.ref.entity].name, default: 0] += 1 }
         return counts
     }
+}
+
+/// Thrown by ``StoreReader/forEachSnapshotInAnyOrder(_:)`` when the document cannot be read in the
+/// reader's cheaper order after all (an XML document whose ids contradict the keys given to earlier
+/// ones): the snapshots it handed on are to be discarded, and the document read again in order.
+public struct OrderedReadNeeded: Error, Sendable {
+    public init() {}
 }
 
 /// Keys for new objects of one inheritance tree.
@@ -261,10 +278,14 @@ public protocol StoreWriter {
     mutating func cancel()
     /// Things worth telling the user that did not stop the write.
     var warnings: [String] { get }
+    /// Whether the document written is the same whatever the order of the objects (see
+    /// `StoreDriver.writesSnapshotsInAnyOrder`); `false` by default.
+    var acceptsSnapshotsInAnyOrder: Bool { get }
 }
 
 extension StoreWriter {
     public var warnings: [String] { [] }
+    public var acceptsSnapshotsInAnyOrder: Bool { false }
 }
 
 /// A store that takes new objects as a stream, all or nothing, without being handed them at once: a

@@ -29,6 +29,10 @@ public protocol StoreDriver: Sendable {
     /// Whether a document numbers all its objects with one key sequence (a binary store does), so that a
     /// writer needs `StoreReader.keyOffsets` to keep keys of different inheritance trees apart.
     var hasOneKeySequence: Bool { get }
+    /// Whether the format's writers may take objects in any order (a SQLite store's rows do not depend
+    /// on it), so that a conversion into the format may read its input in the order cheapest for the
+    /// reader; each writer says for its model (`StoreWriter.acceptsSnapshotsInAnyOrder`).
+    var writesSnapshotsInAnyOrder: Bool { get }
     /// Suffixes of the files the format keeps beside a document while it is open (SQLite's `-wal`,
     /// `-shm` and `-journal`), which belong to the document.
     var sideFileSuffixes: [String] { get }
@@ -76,6 +80,7 @@ public protocol StoreDriver: Sendable {
 extension StoreDriver {
     public var holdsDanglingReferences: Bool { false }
     public var hasOneKeySequence: Bool { false }
+    public var writesSnapshotsInAnyOrder: Bool { false }
     public var sideFileSuffixes: [String] { [] }
 
     /// By default, the whole document read into memory through ``reader(at:model:options:)``, its saves
@@ -186,14 +191,20 @@ public struct StoreReadOptions: Sendable, Equatable {
     public var missingExternalData: MissingExternalData
     /// What to do with references to objects the document does not have.
     public var danglingReferences: DanglingReferences
+    /// Whether the document will be read once, through ``StoreReader/forEachSnapshotInAnyOrder(_:)``,
+    /// with no need of an object count beforehand: a reader may then leave out what only other uses
+    /// need (an XML store's reader reads its file once instead of scanning it for ids first, and its
+    /// `objectCount` is `nil`). Any other use still works, at the usual cost.
+    public var readsOnceInAnyOrder: Bool
 
     public init(
         valueReading: ValueReading = .strict, missingExternalData: MissingExternalData = .fail,
-        danglingReferences: DanglingReferences = .keep
+        danglingReferences: DanglingReferences = .keep, readsOnceInAnyOrder: Bool = false
     ) {
         self.valueReading = valueReading
         self.missingExternalData = missingExternalData
         self.danglingReferences = danglingReferences
+        self.readsOnceInAnyOrder = readsOnceInAnyOrder
     }
 
     /// What to do with a value whose external file is missing.

@@ -68,10 +68,10 @@ public enum Conversion {
     /// ``SnapshotStream``), as reading and writing are each about half the work of a conversion.
     static func pump<W: StoreWriter>(
         _ reader: any StoreReader, into writer: inout W, counts: inout [Int], total: Int?,
-        progress: ((_ done: Int, _ total: Int?) -> Void)?
+        progress: ((_ done: Int, _ total: Int?) -> Void)?, anyOrder: Bool = true
     ) throws {
         var done = 0
-        try SnapshotStream.forEach(of: reader) { snapshot in
+        try SnapshotStream.forEach(of: reader, anyOrder: anyOrder && writer.acceptsSnapshotsInAnyOrder) { snapshot in
             try writer.write(snapshot)
             counts[snapshot.ref.entity] += 1
             done += 1
@@ -113,6 +113,9 @@ public enum Conversion {
         // output cannot hold it.
         var reading = options.reading
         reading.danglingReferences = outputFormat.driver.holdsDanglingReferences ? .keep : .drop
+        // A writer that takes objects in any order lets the reader choose the cheapest (an XML document is
+        // then read once).
+        reading.readsOnceInAnyOrder = outputFormat.driver.writesSnapshotsInAnyOrder
         let reader = try inputFormat.driver.reader(at: input, model: options.model, options: reading)
         var metadata = StoreMetadata.make(
             for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
@@ -126,7 +129,16 @@ public enum Conversion {
         let total = reader.objectCount
         var perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
         do {
-            try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress)
+            do {
+                try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress)
+            } catch is OrderedReadNeeded {
+                // The reader could not read in its own order after all: start again, in document order.
+                writer.cancel()
+                writer = try outputFormat.driver.writer(
+                    at: output, model: reader.model, metadata: metadata, overwrite: options.overwrite)
+                perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
+                try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress, anyOrder: false)
+            }
             try writer.finish()
         } catch {
             writer.cancel()
@@ -147,7 +159,9 @@ public enum Conversion {
             // again, rather than checked against the version hashes the document records): strictly, so
             // that every value compared is the one stored, unless the conversion read leniently, whose
             // values read as no value must be absent from the output too.
-            let again = try inputFormat.driver.reader(at: input, model: options.model, options: reading)
+            var readingAgain = reading
+            readingAgain.readsOnceInAnyOrder = false
+            let again = try inputFormat.driver.reader(at: input, model: options.model, options: readingAgain)
             // Where the input's format can, its values are also compared as it holds them, without its
             // reader (SQLite).
             report.differences = try Verification.differences(

@@ -10,9 +10,13 @@ import GraftGraph
 /// would meet them: the producer's error comes after every snapshot made before it, and a consumer's
 /// error stops the producer.
 enum SnapshotStream {
-    /// Every snapshot of `reader`, read on a thread of its own, given to `body` here, in the reader's order.
-    static func forEach(of reader: any StoreReader, _ body: (Snapshot) throws -> Void) throws {
-        try run(producing: { emit in try reader.forEachSnapshot(emit) }, consuming: body)
+    /// Every snapshot of `reader`, read on a thread of its own, given to `body` here, in the reader's order
+    /// (with `anyOrder`, the order cheapest for the reader: `StoreReader.forEachSnapshotInAnyOrder`).
+    static func forEach(of reader: any StoreReader, anyOrder: Bool = false, _ body: (Snapshot) throws -> Void) throws {
+        try run(
+            producing: { emit in
+                if anyOrder { try reader.forEachSnapshotInAnyOrder(emit) } else { try reader.forEachSnapshot(emit) }
+            }, consuming: body)
     }
 
     /// Runs `produce` on a thread of its own, giving each snapshot it emits to `consume` here, in order.

@@ -13,6 +13,7 @@ public struct SQLiteStoreDriver: StoreDriver {
     public var storeType: StoreMetadata.StoreType { .sqlite }
     public var fileExtensions: [String] { ["sqlite", "sqlite3", "db", "store", "wiredatabase"] }
     public var holdsDanglingReferences: Bool { true }
+    public var writesSnapshotsInAnyOrder: Bool { true }
     public var sideFileSuffixes: [String] { SQLiteStore.sideFileSuffixes }
 
     /// The 16 bytes every SQLite 3 database starts with.

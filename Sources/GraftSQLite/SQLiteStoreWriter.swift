@@ -207,6 +207,11 @@ public final class SQLiteStoreWriter: StoreFileWriter {
         }
     }
 
+    /// Rows are the same whatever order their objects come in, unless the model has to-manys without
+    /// inverse: an object such a to-many holds keeps one owner in its row, the first written (the
+    /// warnings' examples of values stored inexactly also follow the order).
+    public var acceptsSnapshotsInAnyOrder: Bool { virtualColumns.isEmpty }
+
     public func write(_ snapshot: Snapshot) throws {
         guard database != nil else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
         let entity: EntityDescription

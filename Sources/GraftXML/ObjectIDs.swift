@@ -181,6 +181,67 @@ final class ObjectIDTable {
         return true
     }
 
+    /// What `insertKeying` found.
+    enum Keying: Equatable {
+        /// The id is already taken.
+        case duplicate
+        /// The key is certain.
+        case settled(Int64)
+        /// The key depends on ids further on.
+        case unsettled
+        /// The id contradicts a key given to an earlier id: the document cannot be read in one pass.
+        case contradicted
+    }
+
+    /// How many suffixes `insertKeying` looks through for other ids with the same number; beyond, the keys
+    /// of suffixed ids wait for the whole document.
+    private static let suffixesSearched = 16
+
+    /// Adds an object while the document is read once, before every id is known, and says the key its id
+    /// gives when that can be told now (see `assignKeys(root:)`): always for `z<number>`; for
+    /// `z<number>-<suffix>` when no earlier `z<number>-…` of the same tree claims the number and
+    /// `z<number>`, if it came earlier, is of another tree; never for other ids, whose keys follow the
+    /// largest number of the whole document. A `z<number>` that comes later and is of the same tree
+    /// (which Graft never writes: it gives a suffix only to a number another tree has) contradicts the
+    /// key given, and is reported as such.
+    func insertKeying(_ pointer: UnsafePointer<UInt8>, _ length: Int, entity: Int32, root: (Int) -> Int) -> Keying {
+        guard insert(pointer, length, entity: entity) else { return .duplicate }
+        let tree = root(Int(entity))
+        if let number = ObjectIDs.number(pointer, length) {
+            // A suffixed id of this tree given this number as its key was given it wrongly.
+            if suffixedEntry(number, tree: tree, root: root, where: { $0.key == number }) != nil {
+                return .contradicted
+            }
+            return .settled(number)
+        }
+        let last = named.count - 1
+        guard named[last].suffix >= 0, suffixes.count <= Self.suffixesSearched, otherIDs.isEmpty else {
+            return .unsettled
+        }
+        let number = named[last].number
+        // An earlier id with another suffix claims the number in this tree (the same suffix would be a
+        // duplicate).
+        if suffixedEntry(number, tree: tree, root: root, except: named[last].suffix) != nil { return .unsettled }
+        if let owner = self.entity(ofNumber: number), root(Int(owner)) == tree { return .unsettled }
+        named[last].key = number
+        return .settled(number)
+    }
+
+    /// An object with an id `z<number>-<suffix>` of tree `tree` (and `condition`), looked for under every
+    /// suffix but `except`.
+    private func suffixedEntry(
+        _ number: Int64, tree: Int, root: (Int) -> Int, except: Int32 = -1,
+        where condition: (Named) -> Bool = { _ in true }
+    ) -> Named? {
+        for (place, table) in suffixed.enumerated() where place != Int(except) {
+            let position = table.value(number)
+            guard position != 0 else { continue }
+            let entry = named[Int(position - 1)]
+            if root(Int(entry.entity)) == tree && condition(entry) { return entry }
+        }
+        return nil
+    }
+
     /// Adds a suffix to the table; `nil` when the table is full.
     private func addSuffix(_ bytes: UnsafeBufferPointer<UInt8>) -> Int32? {
         guard suffixes.count < Self.maxSuffixes else { return nil }
@@ -257,16 +318,25 @@ final class ObjectIDTable {
         for index in named.indices {
             let entity = Int(named[index].entity)
             let tree = root(entity)
+            // A key given while the document was read (`insertKeying`) is the one this gives.
+            let early = named[index].key
             if let number = suffixedNumber(named[index]) {
                 let clashes = self.entity(ofNumber: number).map { root(Int($0)) == tree } ?? false
                 if !clashes && claimed.insert(Pair(root: tree, key: number)).inserted {
+                    guard early < 0 || early == number else { throw inconsistent(early) }
                     named[index].key = number
                     continue
                 }
             }
+            guard early < 0 else { throw inconsistent(early) }
             named[index].key = next
             next += 1
         }
+    }
+
+    private func inconsistent(_ key: Int64) -> GraftError {
+        GraftError(
+            .malformedInput, "the key \(key) was given to an id before all ids were known, wrongly (a bug in Graft)")
     }
 
     private struct Pair: Hashable {

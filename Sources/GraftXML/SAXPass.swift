@@ -38,8 +38,12 @@ class SAXPass {
         self.path = path
     }
 
-    /// The line the parser is on.
-    var line: Int { parser.map { Int(xmlSAX2GetLineNumber(UnsafeMutableRawPointer($0))) } ?? 0 }
+    /// The line the parser is on, in the document.
+    var line: Int { parserLine + lineShift }
+    /// The line the parser is on, in what it is fed.
+    var parserLine: Int { parser.map { Int(xmlSAX2GetLineNumber(UnsafeMutableRawPointer($0))) } ?? 0 }
+    /// What to add to the parser's line for the document's (when it is fed pieces of the document).
+    var lineShift = 0
 
     /// Records a failure and stops the parser.
     func fail(_ error: any Error) {
@@ -85,45 +89,71 @@ class SAXPass {
             throw GraftError(.io, "cannot be opened: \(String(cString: strerror(errno)))", context: [.file(path)])
         }
         defer { close(descriptor) }
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Self.chunkSize)
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.chunkSize)
         defer { buffer.deallocate() }
-        var handler = handler
-        var length = try read(descriptor, into: buffer)
-        // The first bytes let libxml2 detect the encoding; the rest follows in pieces.
-        let head = min(length, 4)
-        guard
-            let context = xmlCreatePushParserCtxt(
-                &handler, Unmanaged.passUnretained(self).toOpaque(), buffer, Int32(head), path)
-        else {
-            throw GraftError(.io, "libxml2 could not create a parser", context: [.file(path)])
+        try run(handler) { feed in
+            while true {
+                let length = try read(descriptor, into: buffer)
+                if length == 0 { return }
+                guard try feed(UnsafeRawBufferPointer(start: buffer, count: length)) else { return }
+            }
         }
-        XMLErrors.silence(parser: UnsafeMutableRawPointer(context))
-        let options =
-            Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOERROR.rawValue) | Int32(XML_PARSE_NOWARNING.rawValue)
-        xmlCtxtUseOptions(context, options)
-        parser = context
+    }
+
+    /// Parses the document `produce` hands to `feed` in pieces (`feed` returns `false` once the parse has
+    /// stopped: a failure, `finished`, or XML that is not well-formed), until `produce` returns.
+    func run(
+        _ handler: xmlSAXHandler,
+        producing produce: (_ feed: (UnsafeRawBufferPointer) throws -> Bool) throws -> Void
+    ) throws {
+        var handler = handler
+        var context: xmlParserCtxtPtr?
         defer {
             parser = nil
-            xmlFreeParserCtxt(context)
+            if let context { xmlFreeParserCtxt(context) }
         }
-        var offset = head
-        while true {
-            if length - offset > 0 {
-                _ = xmlParseChunk(context, buffer + offset, Int32(length - offset), 0)
+        // The first bytes let libxml2 detect the encoding; the rest follows in pieces.
+        func create(_ head: UnsafePointer<CChar>?, _ count: Int) throws -> xmlParserCtxtPtr {
+            guard
+                let created = xmlCreatePushParserCtxt(
+                    &handler, Unmanaged.passUnretained(self).toOpaque(), head, Int32(count), path)
+            else {
+                throw GraftError(.io, "libxml2 could not create a parser", context: [.file(path)])
             }
-            if failure != nil || finished || context.pointee.wellFormed == 0 { break }
-            length = try read(descriptor, into: buffer)
-            offset = 0
-            if length == 0 {
-                _ = xmlParseChunk(context, nil, 0, 1)
-                break
+            XMLErrors.silence(parser: UnsafeMutableRawPointer(created))
+            let options =
+                Int32(XML_PARSE_NONET.rawValue) | Int32(XML_PARSE_NOERROR.rawValue)
+                | Int32(XML_PARSE_NOWARNING.rawValue)
+            xmlCtxtUseOptions(created, options)
+            context = created
+            parser = created
+            return created
+        }
+        try produce { chunk in
+            guard chunk.count > 0 else { return true }
+            var bytes = chunk.baseAddress!.assumingMemoryBound(to: CChar.self)
+            var length = chunk.count
+            let parsing: xmlParserCtxtPtr
+            if let context {
+                parsing = context
+            } else {
+                let head = min(length, 4)
+                parsing = try create(bytes, head)
+                bytes += head
+                length -= head
             }
+            if length > 0 { _ = xmlParseChunk(parsing, bytes, Int32(length), 0) }
+            return failure == nil && !finished && parsing.pointee.wellFormed != 0
         }
         if let failure { throw failure }
         if finished { return }
-        if context.pointee.wellFormed == 0 {
+        let parsed = try context ?? create(nil, 0)
+        if parsed.pointee.wellFormed != 0 { _ = xmlParseChunk(parsed, nil, 0, 1) }
+        if let failure { throw failure }
+        if finished { return }
+        if parsed.pointee.wellFormed == 0 {
             var error = XMLErrors.error(
-                ofParser: UnsafeMutableRawPointer(context), path: path, fallback: "the document is not well-formed XML")
+                ofParser: UnsafeMutableRawPointer(parsed), path: path, fallback: "the document is not well-formed XML")
             error.message = "not well-formed XML: " + error.message
             if error.message.contains("Huge input lookup") || error.message.contains("too long")
                 || error.message.contains("huge")
@@ -136,7 +166,10 @@ class SAXPass {
         }
     }
 
-    private func read(_ descriptor: Int32, into buffer: UnsafeMutablePointer<CChar>) throws -> Int {
+    /// The offset in the document of the byte the parser is at (in a callback: just after what it reports).
+    var byteOffset: Int { parser.map { Int(xmlByteConsumed($0)) } ?? 0 }
+
+    private func read(_ descriptor: Int32, into buffer: UnsafeMutablePointer<UInt8>) throws -> Int {
         var total = 0
         while total < Self.chunkSize {
             let count = systemRead(descriptor, buffer + total, Self.chunkSize - total)

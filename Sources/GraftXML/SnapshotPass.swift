@@ -13,6 +13,19 @@ final class SnapshotPass: SAXPass {
     /// What to do with values that are not of their attribute's type or range.
     private let refusals: ValueRefusals
     private let body: (Snapshot) throws -> Void
+    /// When the document is read once: the objects set aside for a second parse. Ids are then added to
+    /// `ids` as their objects start, and an object whose own key or a reference is not settled yet (an
+    /// object further on, see `ObjectIDTable.insertKeying`) is set aside rather than handed on.
+    private let deferring: DeferredObjects?
+    /// The root entity's index, by entity index (for `deferring`).
+    private let roots: [Int]
+    /// Whether the pass reads objects set aside (whose `<?graft-line N?>` say their lines).
+    private var isReplaying = false
+    /// Whether the object being read is set aside.
+    @exclusivity(unchecked) private var isDeferred = false
+    /// Where the object being read starts, counting from the end of the one before, and on which line.
+    @exclusivity(unchecked) private var boundary = 0
+    @exclusivity(unchecked) private var boundaryLine = 1
 
     private enum Place { case outside, database, object, attribute, relationship, skipping }
     @exclusivity(unchecked) private var place = Place.outside
@@ -40,8 +53,10 @@ final class SnapshotPass: SAXPass {
 
     init(
         url: URL, path: String, tables: ReadTables, ids: ObjectIDTable, checkDestinations: Bool,
-        refusals: ValueRefusals, body: @escaping (Snapshot) throws -> Void
+        refusals: ValueRefusals, deferring: DeferredObjects? = nil, body: @escaping (Snapshot) throws -> Void
     ) {
+        self.deferring = deferring
+        roots = tables.model.descriptions.map(\.rootIndex)
         self.tables = tables
         self.ids = ids
         self.checkDestinations = checkDestinations
@@ -53,7 +68,7 @@ final class SnapshotPass: SAXPass {
         super.init(url: url, path: path)
     }
 
-    func run() throws {
+    private func handler() -> xmlSAXHandler {
         var handler = Self.baseHandler()
         // `_withUnsafeGuaranteedRef` spares a retain and a release per callback: the pass outlives the parse.
         handler.startElementNs = { context, localName, _, _, _, _, attributeCount, _, attributes in
@@ -70,7 +85,25 @@ final class SnapshotPass: SAXPass {
             }
         }
         handler.cdataBlock = handler.characters
-        try run(handler)
+        // The lines of set-aside objects, when they are parsed again (see `DeferredObjects`).
+        handler.processingInstruction = { context, target, data in
+            Unmanaged<SnapshotPass>.fromOpaque(context!)._withUnsafeGuaranteedRef { pass in
+                guard pass.isReplaying, let target, let data, String(cString: target) == DeferredObjects.lineTarget,
+                    let line = Int(String(cString: data))
+                else { return }
+                pass.lineShift = line - pass.parserLine
+            }
+        }
+        return handler
+    }
+
+    /// Reads the document, handing on its snapshots.
+    func run() throws { try run(handler()) }
+
+    /// Reads the objects `deferred` set aside, once every id is known, handing on their snapshots.
+    func run(replaying deferred: DeferredObjects) throws {
+        isReplaying = true
+        try run(handler()) { feed in try deferred.replay(feed) }
     }
 
     // MARK: Errors
@@ -94,6 +127,7 @@ final class SnapshotPass: SAXPass {
             return
         case .outside:
             place = .database
+            if deferring != nil { markBoundary() }
         case .database:
             if Bytes.equal(name, "object") {
                 startObject(attributes)
@@ -120,7 +154,10 @@ final class SnapshotPass: SAXPass {
         defer { depth -= 1 }
         switch place {
         case .skipping:
-            if depth == skipUntil { place = .database }
+            if depth == skipUntil {
+                place = .database
+                if deferring != nil { markBoundary() }
+            }
         case .attribute:
             finishAttribute()
             if place == .attribute { place = .object }
@@ -129,6 +166,14 @@ final class SnapshotPass: SAXPass {
         case .object:
             place = .database
             do {
+                if let deferring {
+                    if isDeferred { try deferring.add(from: boundary, to: byteOffset, line: boundaryLine) }
+                    markBoundary()
+                    if isDeferred {
+                        isDeferred = false
+                        return
+                    }
+                }
                 try body(snapshot)
             } catch {
                 fail(error)
@@ -138,6 +183,12 @@ final class SnapshotPass: SAXPass {
         case .outside:
             break
         }
+    }
+
+    /// Notes that the next object's text starts here.
+    private func markBoundary() {
+        boundary = byteOffset
+        boundaryLine = line
     }
 
     private func startObject(_ attributes: SAXAttributes) {
@@ -158,16 +209,37 @@ final class SnapshotPass: SAXPass {
                     [.object(currentObject)]))
             return
         }
-        guard let found = ids.lookup(id.bytePointer, id.count), found.entity == entity else {
-            fail(
-                error(
-                    .malformedInput,
-                    "the object is not where the first pass saw it (did the file change while it was read?)",
-                    [.object(currentObject)]))
-            return
+        let key: Int64
+        if deferring != nil {
+            switch ids.insertKeying(id.bytePointer, id.count, entity: Int32(entity), root: { roots[$0] }) {
+            case .settled(let settled):
+                key = settled
+            case .unsettled:
+                isDeferred = true
+                key = 0
+            case .duplicate:
+                fail(
+                    error(
+                        .malformedInput, "the id '\(Bytes.excerpt(id))' is used by two objects",
+                        [.object(currentObject)]))
+                return
+            case .contradicted:
+                fail(OrderedReadNeeded())
+                return
+            }
+        } else {
+            guard let found = ids.lookup(id.bytePointer, id.count), found.entity == entity else {
+                fail(
+                    error(
+                        .malformedInput,
+                        "the object is not where the first pass saw it (did the file change while it was read?)",
+                        [.object(currentObject)]))
+                return
+            }
+            key = found.key
         }
         self.entity = entity
-        startSnapshot(entity: entity, key: found.key)
+        startSnapshot(entity: entity, key: key)
         attributeHint = Int(tables.entities[entity].firstAttribute)
         relationshipHint = Int(tables.entities[entity].firstRelationship)
         place = .object
@@ -184,6 +256,10 @@ final class SnapshotPass: SAXPass {
     }
 
     private func startAttribute(_ attributes: SAXAttributes) {
+        if isDeferred {
+            place = .relationship  // nothing to read: the object is parsed again later
+            return
+        }
         guard let name = attributes.value("name") else {
             fail(objectError(.malformedInput, "an <attribute> without a name"))
             return
@@ -338,6 +414,7 @@ final class SnapshotPass: SAXPass {
 
     private func readRelationship(_ attributes: SAXAttributes) {
         place = .relationship
+        if isDeferred { return }
         guard let name = attributes.value("name") else {
             fail(objectError(.malformedInput, "a <relationship> without a name"))
             return
@@ -382,7 +459,13 @@ final class SnapshotPass: SAXPass {
             let start = index
             while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
             guard index > start else { continue }
-            guard let target = ids.lookup(bytes + start, index - start) else {
+            let found = ids.lookup(bytes + start, index - start)
+            if deferring != nil && (found?.key ?? -1) < 0 {
+                // An object further on, or one whose key is not settled yet: read this one again later.
+                isDeferred = true
+                return
+            }
+            guard let target = found else {
                 fail(
                     objectError(
                         .malformedInput,

@@ -15,7 +15,9 @@ public struct XMLStoreDriver: StoreDriver {
     public func recognizes(prefix: Data) -> Bool { XMLStore.isXMLStore(prefix) }
 
     public func reader(at url: URL, model: Model?, options: StoreReadOptions) throws -> any StoreReader {
-        try XMLStoreReader(url: url, model: model, valueReading: options.valueReading)
+        try XMLStoreReader(
+            url: url, model: model, valueReading: options.valueReading, readsOnceInAnyOrder: options.readsOnceInAnyOrder
+        )
     }
 
     public func recordedVersionHashes(at url: URL) throws -> [String: Data] {

@@ -51,7 +51,12 @@ public final class XMLStoreReader: StoreReader {
     public let nextObjectID: Int64?
 
     private let path: String
-    private let ids: ObjectIDTable
+    private let header: HeaderPass.Header
+    private var ids: ObjectIDTable
+    /// Whether `ids` holds every object (with its key): after the first pass, or after a one-pass read.
+    private var idsComplete = false
+    /// Whether the document may be read once (see `forEachSnapshotInAnyOrder(_:)`).
+    private let readsOnce: Bool
     private let tables: ReadTables
 
     /// Opens a document.
@@ -67,7 +72,12 @@ public final class XMLStoreReader: StoreReader {
     ///   `<database>`; `GraftError.malformedInput` with the line for XML that is not well-formed, declares
     ///   entities, has duplicate ids or unreadable metadata; `GraftError.modelMismatch` naming the
     ///   entities whose version hashes differ from `model`'s, or an object whose type the model lacks.
-    public init(url: URL, model: Model?, valueReading: ValueReading = .strict) throws {
+    ///   - readsOnceInAnyOrder: leave the pass over the document that learns every object's id to the
+    ///     first use that needs it, so that `forEachSnapshotInAnyOrder(_:)` can read the file once (the
+    ///     errors of that pass, duplicate ids and unknown entities, then come from the reading).
+    public init(
+        url: URL, model: Model?, valueReading: ValueReading = .strict, readsOnceInAnyOrder: Bool = false
+    ) throws {
         self.url = url
         refusals = ValueRefusals(valueReading)
         path = url.relativePath
@@ -76,6 +86,7 @@ public final class XMLStoreReader: StoreReader {
         guard !kind.isDirectory else { throw GraftError(.io, "is a folder, not a file", context: [.file(path)]) }
 
         let header = try HeaderPass.read(url: url, path: path)
+        self.header = header
         var warnings: [String] = []
         if !header.hasDatabaseInfo {
             warnings.append("the document has no <databaseInfo>: it records no UUID, version or metadata")
@@ -132,18 +143,34 @@ public final class XMLStoreReader: StoreReader {
             modelSource = .inferred
             warnings += inferred.warnings
         }
-        let tables = ReadTables(model: self.model)
-        self.tables = tables
-        if modelSource != .inferred {
-            try Self.collectIDs(url: url, path: path, header: header, tables: tables, ids: ids)
+        tables = ReadTables(model: self.model)
+        // One pass serves only UTF-8 documents read strictly (a value read as no value would otherwise
+        // be warned about twice when its object is parsed again), whose ids a model inferred did not
+        // need already.
+        readsOnce = readsOnceInAnyOrder && modelSource != .inferred && !header.isTranscoded && valueReading == .strict
+        self.readWarnings = warnings
+        if modelSource == .inferred {
+            try assignKeys()
+        } else if !readsOnce {
+            try completeIDs()
         }
+    }
+
+    /// The first pass, unless done: every object's id, entity and key.
+    private func completeIDs() throws {
+        guard !idsComplete else { return }
+        try Self.collectIDs(url: url, path: path, header: header, tables: tables, ids: ids)
+        try assignKeys()
+    }
+
+    private func assignKeys() throws {
         let model = self.model
         do {
             try ids.assignKeys { model.descriptions[$0].rootIndex }
         } catch let error as GraftError {
             throw error.inFile(path)
         }
-        self.readWarnings = warnings
+        idsComplete = true
     }
 
     /// The first pass: every object's id and entity.
@@ -190,8 +217,9 @@ public final class XMLStoreReader: StoreReader {
         }
     }
 
-    /// How many objects the document holds.
-    public var objectCount: Int? { ids.count }
+    /// How many objects the document holds (`nil` before a reader opened with `readsOnceInAnyOrder` has
+    /// read them).
+    public var objectCount: Int? { idsComplete ? ids.count : nil }
 
     /// Calls `body` with every object, in document order.
     ///
@@ -204,17 +232,56 @@ public final class XMLStoreReader: StoreReader {
     /// documents (see `DocumentKeys`): keys an XML document shares between trees come back from ids
     /// such as `z5-EMPLOYEE`.
     public var keyOffsets: [Int: Int64] {
+        // A reader opened to read once learns its ids here (any error comes again from the reading).
+        try? completeIDs()
         let model = self.model
         let extents = ids.keyExtents { model.descriptions[$0].rootIndex }
         return DocumentKeys.offsets(maxKeys: extents.maxKeys, collide: extents.collide)
     }
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
+        try completeIDs()
         try withoutActuallyEscaping(body) { body in
             let pass = SnapshotPass(
                 url: url, path: path, tables: tables, ids: ids, checkDestinations: modelSource != .inferred,
                 refusals: refusals, body: body)
             try pass.run()
         }
+    }
+
+    /// Calls `body` with every object. A reader opened with `readsOnceInAnyOrder` (and whose ids are not
+    /// known yet) reads the file once: it learns the ids as it goes, hands on each object whose key and
+    /// references are settled when it is read, and sets the others aside (`DeferredObjects`) — objects
+    /// that refer to objects further on, or whose ids' keys depend on the whole document — to parse
+    /// them again, in document order, once every id is known. Otherwise as `forEachSnapshot(_:)`.
+    ///
+    /// Errors are those of `forEachSnapshot(_:)`, but where a document has several, another may come
+    /// first (one in an object set aside comes after those of the objects handed on).
+    public func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws {
+        guard readsOnce && !idsComplete else { return try forEachSnapshot(body) }
+        // After a failure, a read in order starts again from no ids.
+        var done = false
+        defer {
+            if !done {
+                ids = ObjectIDTable()
+                idsComplete = false
+            }
+        }
+        let ids = self.ids
+        try withoutActuallyEscaping(body) { body in
+            let deferred = try DeferredObjects(url: url, path: path)
+            let checkDestinations = modelSource != .inferred
+            try SnapshotPass(
+                url: url, path: path, tables: tables, ids: ids, checkDestinations: checkDestinations,
+                refusals: refusals, deferring: deferred, body: body
+            ).run()
+            try assignKeys()
+            guard deferred.count > 0 else { return }
+            try SnapshotPass(
+                url: url, path: path, tables: tables, ids: ids, checkDestinations: checkDestinations,
+                refusals: refusals, body: body
+            ).run(replaying: deferred)
+        }
+        done = true
     }
 }

@@ -27,6 +27,33 @@ import Testing
         database.close()
     }
 
+    // MARK: Reading an XML document once
+
+    /// An XML document whose ids a one-pass read cannot settle (`z104-EMPLOYEE` before a `z104` of the same
+    /// tree) converts to SQLite all the same, read again in order, and verifies.
+    @Test func anXMLDocumentThatCannotBeReadOnceIsReadInOrder() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let xml = folder.appendingPathComponent("Company.xml")
+        _ = try Conversion.convert(from: store, to: xml)
+        var text = try String(contentsOf: xml, encoding: .utf8)
+        // The first employee's id becomes z<n>-EMPLOYEE for the number of a later employee.
+        let employees = text.components(separatedBy: "<object type=\"EMPLOYEE\" id=\"").dropFirst().map {
+            String($0.prefix { $0 != "\"" })
+        }
+        let (first, later) = (try #require(employees.first), try #require(employees.last))
+        let renamed = "\(later)-EMPLOYEE"
+        for (old, new) in [
+            ("\"\(first)\"", "\"\(renamed)\""), (" \(first) ", " \(renamed) "), ("\"\(first) ", "\"\(renamed) "),
+            (" \(first)\"", " \(renamed)\""),
+        ] {
+            text = text.replacingOccurrences(of: old, with: new)
+        }
+        try Data(text.utf8).write(to: xml)
+        let output = folder.appendingPathComponent("Converted.sqlite")
+        let report = try Conversion.convert(from: xml, to: output, options: .init(verify: true))
+        #expect(report.objects == 13 && report.differences.isEmpty)
+    }
+
     // MARK: A decimal of 1e999999 (an infinite real once in the store)
 
     @Test(arguments: ["Company.xml", "Company.binary", "Converted.sqlite"])

@@ -95,14 +95,19 @@ import Testing
             try Support.convert(reader, to: output.appendingPathComponent("converted.xml"))
             Issue.record("\(expected.file) was read without an error")
         } catch let error as GraftError {
-            #expect(error.code == expected.code, "\(error)")
-            #expect(error.message.contains(expected.message), "\(error)")
-            #expect(error.context.first == .file(url.relativePath), "\(error)")
-            if let line = expected.line { #expect(error.context.contains(.line(line)), "\(error)") }
-            if let object = expected.object { #expect(error.context.contains(.object(object)), "\(error)") }
-            if let key = expected.key { #expect(error.context.contains(.key(key)), "\(error)") }
+            Self.check(error, is: expected, of: url)
         }
         #expect(Support.contents(of: output).isEmpty)
+    }
+
+    /// Checks that `error`, met reading `url`, is the one `expected` describes.
+    static func check(_ error: GraftError, is expected: Case, of url: URL) {
+        #expect(error.code == expected.code, "\(error)")
+        #expect(error.message.contains(expected.message), "\(error)")
+        #expect(error.context.first == .file(url.relativePath), "\(error)")
+        if let line = expected.line { #expect(error.context.contains(.line(line)), "\(error)") }
+        if let object = expected.object { #expect(error.context.contains(.object(object)), "\(error)") }
+        if let key = expected.key { #expect(error.context.contains(.key(key)), "\(error)") }
     }
 
     @Test func aUUIDInLowerCaseIsKeptAsWritten() throws {
