@@ -180,7 +180,7 @@ struct PasteCommand: ParsableCommand {
         if let idMap {
             try write(idMap: report, to: idMap)
         } else {
-            report.forEachIDMapEntry { id, uri in context.print("\(id)\t\(uri)") }
+            try report.writeIDMapLines { context.output.write(bytes: Data($0)) }
         }
         guard !quiet else { return }
         for note in report.notes { context.printError("note: \(note)") }

@@ -356,23 +356,38 @@ struct LocalIDTable {
     /// `o12` → (shift 0, 12), `r3` → (shift 4, 3); nil for ids of another form.
     @inline(__always)
     static func parse(_ id: String) -> (shift: UInt8, number: Int)? {
-        var utf8 = id.utf8.makeIterator()
+        // Over the string's own bytes (a native string, small ones too, has them contiguous).
+        if let found = id.utf8.withContiguousStorageIfAvailable({ parse(UnsafeRawBufferPointer($0)) }) {
+            return found
+        }
+        return Array(id.utf8).withUnsafeBytes { parse($0) }
+    }
+
+    /// `o12` → (shift 0, 12), `r3` → (shift 4, 3), from an id's UTF-8 bytes; nil for ids of another form.
+    @inline(__always)
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> (shift: UInt8, number: Int)? {
+        guard bytes.count >= 2, bytes.count <= 16 else { return nil }
         let shift: UInt8
-        switch utf8.next() {
+        switch bytes[0] {
         case UInt8(ascii: "o"): shift = 0
         case UInt8(ascii: "r"): shift = 4
         default: return nil
         }
+        // Digits without a leading zero, at most 15 of them.
+        guard bytes[1] != UInt8(ascii: "0") else { return nil }
         var number = 0
-        var digits = 0
-        while let byte = utf8.next() {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), digits < 15,
-                digits > 0 || byte != UInt8(ascii: "0")
-            else { return nil }
-            number = number * 10 + Int(byte - UInt8(ascii: "0"))
-            digits += 1
+        for index in 1..<bytes.count {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            number = number * 10 + Int(digit)
         }
-        return digits > 0 ? (shift, number) : nil
+        return (shift, number)
+    }
+
+    /// `o12` → 12; nil for ids of any other form (so that `"o\(number)"` gives the id back).
+    static func objectNumber(_ id: String) -> Int64? {
+        guard let found = parse(id), found.shift == 0 else { return nil }
+        return Int64(found.number)
     }
 
     /// The slot of a numbered id, growing the table when the number is not spread too thin.

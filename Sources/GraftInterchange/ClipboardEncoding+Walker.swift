@@ -18,6 +18,8 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     private(set) var schema: ClipboardSchema?
     /// The schema's entities, for the objects' hot path.
     private var entities: [ClipboardSchema.Entity] = []
+    /// The model's entities as the document lists them, for ``visitor``.
+    private var entityList: [Clipboard.EntityInfo] = []
     private var lastEntity = -1
     /// Where the objects are, when they were not read while the header was.
     private var objectsMark: Source.Mark?
@@ -34,6 +36,14 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     /// Whether objects are read without their relationships (skipped, their syntax checked, and given as
     /// none): for a pass that knows the graph's shape already.
     var skipsLinks = false
+    /// Called, when set, with each object while ``readHeader(collecting:)`` goes over the objects to reach
+    /// what follows them, where it would otherwise skip them: each read as ``nextObject(index:)`` reads it
+    /// with ``skipsValues``, so that a pass over the graph's shape costs no pass of its own. Only where the
+    /// model comes before the objects and the encoding does not count them up front; ``visitedObjects``
+    /// says whether it was called.
+    var visitor: ((_ object: Clipboard.Object, _ entities: [Clipboard.EntityInfo]) throws -> Void)?
+    /// Whether ``readHeader(collecting:)`` handed the objects to ``visitor``.
+    private(set) var visitedObjects = false
 
     init(_ source: Source) {
         self.source = source
@@ -125,16 +135,21 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         return parts
     }
 
-    /// Skips the objects, counting them and reporting ``progress`` as it goes.
+    /// Skips the objects (or hands them to ``visitor``), counting them and reporting ``progress`` as it goes.
     private mutating func skipObjects() throws -> Int {
         var list = try array("the objects")
         if let count = source.count(of: list) { return count }
+        let visitor = schema != nil ? self.visitor : nil
+        let skipped = (skipsValues, skipsLinks)
+        (skipsValues, skipsLinks) = (true, false)
+        defer { (skipsValues, skipsLinks) = skipped }
         var count = 0
         while try source.nextElement(&list, in: "the objects") {
-            try source.skipValue()
+            if let visitor { try visitor(try readObject(count), entityList) } else { try source.skipValue() }
             count += 1
             if count % ClipboardParts.progressInterval == 0 { progress?() }
         }
+        visitedObjects = visitor != nil
         return count
     }
 
@@ -212,6 +227,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             let schema = try ClipboardSchema(entities: entities)
             self.schema = schema
             self.entities = schema.entities
+            entityList = entities
         } catch let error as GraftError {
             throw source.located(error, at: at)
         }

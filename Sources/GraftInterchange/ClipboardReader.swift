@@ -56,6 +56,9 @@ public struct ClipboardReader {
     var skipsLinks = false
     private var finished = false
     private var failure: GraftError?
+    /// Whether the reader handed every object to the visit it was made with (see
+    /// ``init(contentsOf:visiting:)``), in a document that holds together.
+    private(set) var visitedObjects = false
 
     /// The number of objects, when it is known without reading them: always, for the reader goes over
     /// the objects once when it is made, skipping them (checking their syntax) to reach the members after
@@ -87,11 +90,36 @@ public struct ClipboardReader {
         try self.init(bytes: storage.bytes, encoding: encoding, storage: storage, collecting: false)
     }
 
+    /// A reader of a document file that, where it would skip the objects to read the header, reads them
+    /// instead and hands each to `visit`, as ``next()`` would give it with ``skipsValues``: a first pass
+    /// over the graph's shape made with the header's.
+    ///
+    /// ``visitedObjects`` says whether `visit` was given every object of a document that holds together
+    /// (every rule ``next()`` checks was checked); when not — the encoding counts its objects up front, the
+    /// model comes after them, or anything failed — what `visit` was given counts for nothing, and the
+    /// reader is as ``init(contentsOf:encoding:)`` makes it, with the same errors, thrown when they would be.
+    init(
+        contentsOf url: URL,
+        visiting visit: @escaping (_ object: Clipboard.Object, _ entities: [Clipboard.EntityInfo]) throws -> Void
+    ) throws {
+        let (data, mapping) = try MappedFile.map(url)
+        let storage = Storage(mapped: data, mapping: mapping)
+        do {
+            self = try ClipboardReader(
+                bytes: storage.bytes, encoding: nil, storage: storage, collecting: false, visiting: visit)
+        } catch {
+            // Made again without the visit, so that an error comes when and as it always does.
+            self = try ClipboardReader(bytes: storage.bytes, encoding: nil, storage: storage, collecting: false)
+        }
+    }
+
     /// A reader of `bytes`, which must stay valid as long as the reader is used unless `storage` holds
     /// them. With `collecting`, objects are read with the header when the model comes before them, and
-    /// every rule of the document is checked before the reader is made.
+    /// every rule of the document is checked before the reader is made. With `visit`, objects are handed
+    /// to it as ``init(contentsOf:visiting:)`` says, and any rule they break throws here.
     init(
-        bytes: UnsafeRawBufferPointer, encoding given: ClipboardEncoding?, storage: Storage?, collecting: Bool
+        bytes: UnsafeRawBufferPointer, encoding given: ClipboardEncoding?, storage: Storage?, collecting: Bool,
+        visiting visit: ((_ object: Clipboard.Object, _ entities: [Clipboard.EntityInfo]) throws -> Void)? = nil
     ) throws {
         let detected = ClipboardDetection.detect(UnsafeRawBufferPointer(rebasing: bytes.prefix(4096)))
         guard let encoding = given ?? detected else {
@@ -109,21 +137,37 @@ public struct ClipboardReader {
         let parts: ClipboardParts
         let engine: Engine
         var count: Int?
+        // The visited objects' ids, checked as next() checks them. Their number is not known yet: an object
+        // takes more than a hundred bytes, so that the table has room for the targets ahead from the start.
+        var visitedIDs = ClipboardIDs(expected: visit == nil ? 0 : bytes.count / 128)
+        let visitor = visit.map { visit in
+            { (object: Clipboard.Object, entities: [Clipboard.EntityInfo]) throws in
+                try visitedIDs.add(object)
+                try visit(object, entities)
+            }
+        }
+        var visited = false
         switch encoding {
         case .json:
             var walker = ClipboardWalker(ClipboardJSONScanner(bytes))
             walker.progress = storage?.release
+            walker.visitor = visitor
             (parts, count) = try Self.open(&walker, collecting: collecting)
+            (visited, walker.visitor) = (walker.visitedObjects, nil)
             engine = .json(walker)
         case .plist:
             var walker = ClipboardWalker(ClipboardPlistSource(bytes))
             walker.progress = storage?.release
+            walker.visitor = visitor
             (parts, count) = try Self.open(&walker, collecting: collecting)
+            (visited, walker.visitor) = (walker.visitedObjects, nil)
             engine = .plist(walker)
         case .binaryPlist:
             var walker = ClipboardWalker(try ClipboardBinaryPlistSource(bytes))
             walker.progress = storage?.release
+            walker.visitor = visitor
             (parts, count) = try Self.open(&walker, collecting: collecting)
+            (visited, walker.visitor) = (walker.visitedObjects, nil)
             engine = .binary(walker)
         case .xml:
             var reader = ClipboardXMLReader(bytes)
@@ -144,6 +188,13 @@ public struct ClipboardReader {
         try Self.checking(encoding) { try ids.add(references: parts.references ?? []) }
         referenceIDs = ids
         self.ids = ids
+        if visited {
+            // What the last call of next() checks; a failure makes the reader again, without the visit.
+            try visitedIDs.add(references: parts.references ?? [])
+            guard !visitedIDs.hasMissingTargets else { throw GraftError(.malformedInput, "a target is missing") }
+            try visitedIDs.checkRoots(parts.header.roots)
+        }
+        visitedObjects = visited
         if let collected {
             try Self.checking(encoding) {
                 for object in collected { try ids.add(object) }

@@ -15,6 +15,12 @@ protocol ClipboardObjectSource {
     var skipsValues: Bool { get set }
     /// Whether ``next()`` may leave the objects' relationships out (a pass that knows the shape already).
     var skipsLinks: Bool { get set }
+    /// The objects' shape when the source read it already (with the header), once; nil otherwise.
+    mutating func takeShape() -> PasteShape?
+}
+
+extension ClipboardObjectSource {
+    mutating func takeShape() -> PasteShape? { nil }
 }
 
 /// The objects of a clipboard in memory.
@@ -43,6 +49,27 @@ struct ClipboardObjects: ClipboardObjectSource {
 struct FileObjects: ClipboardObjectSource {
     var reader: ClipboardReader
     let path: String
+    private var shape: PasteShape?
+
+    /// The objects of the file at `url`, their shape read with the header where the encoding allows it
+    /// (see ``ClipboardReader/init(contentsOf:visiting:)``), so that a paste's first pass costs no read
+    /// of its own.
+    init(contentsOf url: URL, path: String) throws {
+        var shape: PasteShape?
+        reader = try ClipboardReader(contentsOf: url) { object, entities in
+            if shape == nil { shape = PasteShape(entities: entities) }
+            try shape!.add(object)
+        }
+        // A document without objects has an empty shape.
+        if reader.visitedObjects && shape == nil { shape = PasteShape(entities: reader.header.entities) }
+        self.shape = reader.visitedObjects ? shape : nil
+        self.path = path
+    }
+
+    mutating func takeShape() -> PasteShape? {
+        defer { shape = nil }
+        return shape
+    }
 
     var header: Clipboard.Header { reader.header }
     var skipsValues: Bool {
@@ -66,6 +93,132 @@ struct FileObjects: ClipboardObjectSource {
     mutating func rewind() { reader.rewind() }
 }
 
+/// How the first pass writes where a link points: an object's slot, or a reference's index.
+struct PasteLayout {
+    var entityOfSlot: [UInt16] = []
+    /// Per slot, the number of its id when it has Graft's form (`o12` → 12), else -1 - an index in
+    /// `otherIDs`.
+    var idNumbers: [Int64] = []
+    var otherIDs: [String] = []
+    /// Slot of the object numbered n (Graft's `o<n>` ids), or -1.
+    var slotOfNumber: [Int32] = []
+    var slotOfOther: [String: Int32] = [:]
+    /// Per slot, its first link; one more entry at the end.
+    var firstLink: [Int32] = [0]
+    /// Per link: target relationship index (or `UInt16.max` when the target model lacks it), end of its
+    /// targets.
+    var linkRelationship: [UInt16] = []
+    var linkEnd: [Int32] = []
+    /// Per link target, while reading: the target's id number (≥ 0) or another form of id (`Int64.min +`
+    /// an index in `pendingIDs`); then the slot, or a negative number for a reference.
+    var targets: [Int64] = []
+    var pendingIDs: [String] = []
+    var count: Int { entityOfSlot.count }
+
+    static func number(_ id: String) -> Int64? { LocalIDTable.objectNumber(id) }
+
+    /// Records the object's id; false when the document used it already.
+    mutating func add(id: String, slot: Int32) -> Bool {
+        // Numbers far beyond the objects read so far go the general way, so a hostile id cannot
+        // make the table huge.
+        if let number = Self.number(id), number < Int64(slotOfNumber.count) + (1 << 20) {
+            let index = Int(number)
+            if index >= slotOfNumber.count {
+                slotOfNumber.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfNumber.count))
+            }
+            guard slotOfNumber[index] < 0 else { return false }
+            slotOfNumber[index] = slot
+            idNumbers.append(number)
+            return true
+        }
+        guard slotOfOther.updateValue(slot, forKey: id) == nil else { return false }
+        idNumbers.append(-1 - Int64(otherIDs.count))
+        otherIDs.append(id)
+        return true
+    }
+
+    func slot(of id: String) -> Int32? {
+        if let number = Self.number(id), number < Int64(slotOfNumber.count) {
+            let slot = slotOfNumber[Int(number)]
+            if slot >= 0 { return slot }
+        }
+        return slotOfOther[id]
+    }
+
+    func id(of slot: Int) -> String {
+        let number = idNumbers[slot]
+        return number >= 0 ? "o\(number)" : otherIDs[Int(-1 - number)]
+    }
+}
+
+/// The first pass of a streaming paste: per object, its entity, its id and where its links point, as
+/// numbers; the values wait for the second pass. Read from the clipboard alone (its entity list), so that
+/// a reader can make it while it reads the header, before the paste knows its target.
+struct PasteShape {
+    let entities: [Clipboard.EntityInfo]
+    private let entityNumber: [String: Int]
+    /// Clipboard relationship names per entity (objects list them in this order).
+    private let relationshipNumbers: [[(name: String, index: Int?)]]
+    var layout = PasteLayout()
+    /// Per link, its relationship's index in the clipboard entity.
+    var clipboardRelationship: [UInt16] = []
+    /// Per clipboard entity, whether any object has it.
+    var hasObjects: [Bool]
+    private var entity = -1
+
+    init(entities: [Clipboard.EntityInfo]) {
+        self.entities = entities
+        entityNumber = Dictionary(
+            entities.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        relationshipNumbers = entities.map { info in
+            info.relationships.enumerated().map { (name: $0.element.name, index: Optional($0.offset)) }
+        }
+        hasObjects = [Bool](repeating: false, count: entities.count)
+    }
+
+    /// Adds the next object. A target is kept as its id's number (`o12` → 12) or, for ids of any other
+    /// form, as `Int64.min +` an index in the layout's pending ids: which of them are references is
+    /// settled once the references are known.
+    mutating func add(_ object: Clipboard.Object) throws {
+        // Objects of one entity come together: the previous object's entity is tried first.
+        if entity < 0 || entities[entity].name != object.entity {
+            guard let number = entityNumber[object.entity] else {
+                throw GraftError(
+                    .malformedInput,
+                    "the object names entity \(object.entity), which the document does not describe",
+                    context: [.object(object.id)])
+            }
+            entity = number
+        }
+        let slot = Int32(layout.count)
+        guard layout.add(id: object.id, slot: slot) else {
+            throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
+        }
+        layout.entityOfSlot.append(UInt16(entity))
+        hasObjects[entity] = true
+        var cursor = 0
+        for link in object.relationships {
+            guard let number = PasteEngine.match(link.name, in: relationshipNumbers[entity], cursor: &cursor) else {
+                throw GraftError(
+                    .malformedInput,
+                    "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
+                    context: [.object(object.id), .key(link.name)])
+            }
+            for target in link.targets {
+                if let number = PasteLayout.number(target) {
+                    layout.targets.append(number)
+                } else {
+                    layout.targets.append(Int64.min + Int64(layout.pendingIDs.count))
+                    layout.pendingIDs.append(target)
+                }
+            }
+            clipboardRelationship.append(UInt16(number))
+            layout.linkEnd.append(Int32(layout.targets.count))
+        }
+        layout.firstLink.append(Int32(layout.linkEnd.count))
+    }
+}
+
 /// A paste into a new document, streamed: the objects are read twice, and never held all at once.
 ///
 /// The first pass keeps, per object, only its entity and where its links point (as numbers); the second
@@ -85,68 +238,6 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         /// The objects break a rule or contradict each other: the caller pastes in memory instead, with
         /// the keys the store already gave, per tree.
         case needsEngine(keys: [Int: [Int64]])
-    }
-
-    /// How the first pass writes where a link points: an object's slot, or a reference's index.
-    private struct Layout {
-        var entityOfSlot: [UInt16] = []
-        /// Per slot, the number of its id when it has Graft's form (`o12` → 12), else -1 - an index in
-        /// `otherIDs`.
-        var idNumbers: [Int64] = []
-        var otherIDs: [String] = []
-        /// Slot of the object numbered n (Graft's `o<n>` ids), or -1.
-        var slotOfNumber: [Int32] = []
-        var slotOfOther: [String: Int32] = [:]
-        /// Per slot, its first link; one more entry at the end.
-        var firstLink: [Int32] = [0]
-        /// Per link: target relationship index (or `UInt16.max` when the target model lacks it), end of its
-        /// targets.
-        var linkRelationship: [UInt16] = []
-        var linkEnd: [Int32] = []
-        /// Per link target, while reading: the target's id number (≥ 0), a reference (`-1 - index`), or
-        /// another form of id (`Int64.min + index` in `pendingIDs`); then the slot, or -1 - reference index.
-        var targets: [Int64] = []
-        var pendingIDs: [String] = []
-        var count: Int { entityOfSlot.count }
-
-        /// `o12` → 12; nil for ids of any other form.
-        static func number(_ id: String) -> Int64? {
-            guard let found = LocalIDTable.parse(id), found.shift == 0 else { return nil }
-            return Int64(found.number)
-        }
-
-        /// Records the object's id; false when the document used it already.
-        mutating func add(id: String, slot: Int32) -> Bool {
-            // Numbers far beyond the objects read so far go the general way, so a hostile id cannot
-            // make the table huge.
-            if let number = Self.number(id), number < Int64(slotOfNumber.count) + (1 << 20) {
-                let index = Int(number)
-                if index >= slotOfNumber.count {
-                    slotOfNumber.append(contentsOf: repeatElement(-1, count: index + 1 - slotOfNumber.count))
-                }
-                guard slotOfNumber[index] < 0 else { return false }
-                slotOfNumber[index] = slot
-                idNumbers.append(number)
-                return true
-            }
-            guard slotOfOther.updateValue(slot, forKey: id) == nil else { return false }
-            idNumbers.append(-1 - Int64(otherIDs.count))
-            otherIDs.append(id)
-            return true
-        }
-
-        func slot(of id: String) -> Int32? {
-            if let number = Self.number(id), number < Int64(slotOfNumber.count) {
-                let slot = slotOfNumber[Int(number)]
-                if slot >= 0 { return slot }
-            }
-            return slotOfOther[id]
-        }
-
-        func id(of slot: Int) -> String {
-            let number = idNumbers[slot]
-            return number >= 0 ? "o\(number)" : otherIDs[Int(-1 - number)]
-        }
     }
 
     /// Where the objects go.
@@ -177,62 +268,24 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         _ source: inout Source, to destination: Destination, progress: ((_ done: Int, _ total: Int?) -> Void)?
     ) throws -> Outcome {
         let header = source.header
-        let entityNumber = Dictionary(
-            header.entities.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let referenceNumber = Dictionary(
             header.references.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { first, _ in first })
-        // Clipboard relationship names per entity, for the first pass (objects list them in this order).
-        let relationshipNumbers = header.entities.map { info in
-            info.relationships.enumerated().map { (name: $0.element.name, index: Optional($0.offset)) }
-        }
 
-        // First pass: entities, ids and links; the values wait for the second.
-        source.skipsValues = true
-        defer { source.skipsValues = false }
-        var layout = Layout()
-        var clipboardRelationship: [UInt16] = []
-        var hasObjects = [Bool](repeating: false, count: header.entities.count)
-        var entity = -1
-        while let object = try source.next() {
-            // Objects of one entity come together: the previous object's entity is tried first.
-            if entity < 0 || header.entities[entity].name != object.entity {
-                guard let number = entityNumber[object.entity] else {
-                    throw GraftError(
-                        .malformedInput,
-                        "the object names entity \(object.entity), which the document does not describe",
-                        context: [.object(object.id)])
-                }
-                entity = number
-            }
-            let slot = Int32(layout.count)
-            guard layout.add(id: object.id, slot: slot) else {
-                throw GraftError(.malformedInput, "the id is used twice", context: [.object(object.id)])
-            }
-            layout.entityOfSlot.append(UInt16(entity))
-            hasObjects[entity] = true
-            var cursor = 0
-            for link in object.relationships {
-                guard let number = PasteEngine.match(link.name, in: relationshipNumbers[entity], cursor: &cursor) else {
-                    throw GraftError(
-                        .malformedInput,
-                        "\(object.entity) has no relationship '\(link.name)' in the document's entity list",
-                        context: [.object(object.id), .key(link.name)])
-                }
-                for target in link.targets {
-                    if let number = Layout.number(target), referenceNumber.isEmpty || referenceNumber[target] == nil {
-                        layout.targets.append(number)
-                    } else if let reference = referenceNumber[target] {
-                        layout.targets.append(-1 - Int64(reference))
-                    } else {
-                        layout.targets.append(Int64.min + Int64(layout.pendingIDs.count))
-                        layout.pendingIDs.append(target)
-                    }
-                }
-                clipboardRelationship.append(UInt16(number))
-                layout.linkEnd.append(Int32(layout.targets.count))
-            }
-            layout.firstLink.append(Int32(layout.linkEnd.count))
+        // First pass: entities, ids and links, unless the source read them with the header; the values wait
+        // for the second.
+        var shape: PasteShape
+        if let read = source.takeShape() {
+            shape = read
+        } else {
+            source.skipsValues = true
+            defer { source.skipsValues = false }
+            shape = PasteShape(entities: header.entities)
+            while let object = try source.next() { try shape.add(object) }
         }
+        var layout = shape.layout
+        var clipboardRelationship = shape.clipboardRelationship
+        let hasObjects = shape.hasObjects
+        shape = PasteShape(entities: [])
         for root in header.roots where layout.slot(of: root) == nil {
             throw GraftError(.malformedInput, "the root '\(root)' is not an object of the document")
         }
@@ -260,15 +313,22 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
 
         // Where each target is: a slot, or a reference (dropped: a new document has nothing to link to).
+        // References with ids of the form objects have (`o12`) are rare: only then is a numbered target
+        // looked up among them.
+        let referencesHaveObjectIDs = referenceNumber.keys.contains { PasteLayout.number($0) != nil }
         for at in layout.targets.indices {
             let code = layout.targets[at]
             let slot: Int32?
             if code >= 0 {
+                if referencesHaveObjectIDs && referenceNumber["o\(code)"] != nil {
+                    layout.targets[at] = -1
+                    continue
+                }
                 slot = code < Int64(layout.slotOfNumber.count) ? layout.slotOfNumber[Int(code)] : nil
-            } else if code >= -Int64(header.references.count) {
-                continue
             } else {
-                slot = layout.slotOfOther[layout.pendingIDs[Int(code - Int64.min)]]
+                let id = layout.pendingIDs[Int(code - Int64.min)]
+                if !referenceNumber.isEmpty && referenceNumber[id] != nil { continue }
+                slot = layout.slotOfOther[id]
             }
             guard let slot, slot >= 0 else {
                 let link = Int(linkIndex(containing: at, in: layout))
@@ -438,8 +498,8 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         let names = model.descriptions.map(\.name)
         report.idMapStorage = .compact(
             PasteReport.CompactIDMap(
-                ids: (0..<layout.count).map { layout.id(of: $0) }, entities: targetEntity.map(Int32.init), keys: keys,
-                entityNames: names, storeIdentifier: destination.identifier))
+                idNumbers: layout.idNumbers, otherIDs: layout.otherIDs, entities: targetEntity.map(Int32.init),
+                keys: keys, entityNames: names, storeIdentifier: destination.identifier))
         return .pasted(report)
     }
 
@@ -447,7 +507,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
     private struct Handover: Error {}
 
     /// The slot whose links include `link`.
-    private func slot(ofLink link: Int, in layout: Layout) -> Int {
+    private func slot(ofLink link: Int, in layout: PasteLayout) -> Int {
         var low = 0, high = layout.count - 1
         while low < high {
             let middle = (low + high + 1) / 2
@@ -457,7 +517,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
     }
 
     /// The index of the link whose targets include position `at`.
-    private func linkIndex(containing at: Int, in layout: Layout) -> Int32 {
+    private func linkIndex(containing at: Int, in layout: PasteLayout) -> Int32 {
         var low = 0, high = layout.linkEnd.count - 1
         while low < high {
             let middle = (low + high) / 2
@@ -469,7 +529,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
     /// The inverse entries the clipboard does not state, sorted by the slot that gets them (slot,
     /// relationship, the object it points to); nil when two links contradict each other.
     private func inverses(
-        _ layout: Layout, targetEntity: [Int]
+        _ layout: PasteLayout, targetEntity: [Int]
     ) -> [(slot: Int32, relationship: UInt16, from: Int32)]? {
         var extras: [(slot: Int32, relationship: UInt16, from: Int32)] = []
         var toOnes: [Int: Int32] = [:]  // slot << 16 | relationship → the object an added to-one names

@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftGraph
 import GraftModel
 
@@ -92,7 +92,7 @@ public struct PasteReport: Sendable {
     public var idMapCount: Int {
         switch idMapStorage {
         case .entries(let entries): entries.count
-        case .compact(let map): map.ids.count
+        case .compact(let map): map.keys.count
         }
     }
 
@@ -102,10 +102,46 @@ public struct PasteReport: Sendable {
         case .entries(let entries):
             for (id, uri) in entries { try body(id, uri) }
         case .compact(let map):
-            let prefix = "x-coredata://\(map.storeIdentifier)/"
-            for at in map.ids.indices {
-                try body(map.ids[at], prefix + map.entityNames[Int(map.entities[at])] + "/p\(map.keys[at])")
+            let prefixes = map.uriPrefixes
+            for at in map.keys.indices {
+                try body(map.id(at: at), prefixes[Int(map.entities[at])] + "\(map.keys[at])")
             }
+        }
+    }
+
+    /// The id map as lines of text — each clipboard id, a tab, the URI, a newline — in document order,
+    /// handed to `body` in chunks (valid only during the call): what `graft paste` prints, made without a
+    /// string per line, so that the map of a paste of millions of objects costs little more than its bytes.
+    package func writeIDMapLines(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        try withoutActuallyEscaping(body) { body in
+            let buffer = ByteBuffer(sink: body)
+            switch idMapStorage {
+            case .entries(let entries):
+                for (id, uri) in entries {
+                    buffer.append(string: id)
+                    buffer.append(0x09)
+                    buffer.append(string: uri)
+                    buffer.append(0x0A)
+                    try buffer.flushIfFull()
+                }
+            case .compact(let map):
+                let prefixes = map.uriPrefixes.map { Array($0.utf8) }
+                for at in map.keys.indices {
+                    let number = map.idNumbers[at]
+                    if number >= 0 {
+                        buffer.append(UInt8(ascii: "o"))
+                        buffer.append(decimal: number)
+                    } else {
+                        buffer.append(string: map.otherIDs[Int(-1 - number)])
+                    }
+                    buffer.append(0x09)
+                    buffer.append(prefixes[Int(map.entities[at])])
+                    buffer.append(decimal: map.keys[at])
+                    buffer.append(0x0A)
+                    try buffer.flushIfFull()
+                }
+            }
+            try buffer.flush()
         }
     }
 
@@ -116,11 +152,22 @@ public struct PasteReport: Sendable {
 
     /// The id map of a large paste: per object its id, entity and key.
     struct CompactIDMap: Sendable {
-        var ids: [String]
+        /// Per object, the number of its id when it has Graft's form (`o12` → 12), else -1 - an index in
+        /// `otherIDs`: no string per object for the ids Graft writes.
+        var idNumbers: [Int64]
+        var otherIDs: [String]
         var entities: [Int32]
         var keys: [Int64]
         var entityNames: [String]
         var storeIdentifier: String
+
+        func id(at index: Int) -> String {
+            let number = idNumbers[index]
+            return number >= 0 ? "o\(number)" : otherIDs[Int(-1 - number)]
+        }
+
+        /// Per entity, what its objects' URIs start with, up to the key's digits.
+        var uriPrefixes: [String] { entityNames.map { "x-coredata://\(storeIdentifier)/\($0)/p" } }
     }
     /// The rules the pasted objects break, pasted as they are because validation was off
     /// (``PasteOptions/validates``); empty otherwise, since a paste that breaks rules is refused.
@@ -150,6 +197,21 @@ public struct PasteReport: Sendable {
             ),
             ("idMap", .object(idMap.map { ($0.id, JSONValue.string($0.uri)) })),
         ])
+    }
+}
+
+extension PasteReport.CompactIDMap {
+    /// The map of objects with these ids, each kept as its number when it has Graft's form.
+    init(ids: [String], entities: [Int32], keys: [Int64], entityNames: [String], storeIdentifier: String) {
+        var otherIDs: [String] = []
+        let idNumbers = ids.map { id -> Int64 in
+            if let number = LocalIDTable.objectNumber(id) { return number }
+            otherIDs.append(id)
+            return -Int64(otherIDs.count)
+        }
+        self.init(
+            idNumbers: idNumbers, otherIDs: otherIDs, entities: entities, keys: keys, entityNames: entityNames,
+            storeIdentifier: storeIdentifier)
     }
 }
 
@@ -274,7 +336,7 @@ public struct Paster {
         let path = clipboardURL.relativePath
         return try paste(
             objects: {
-                FileObjects(reader: try Self.inFile(path) { try ClipboardReader(contentsOf: clipboardURL) }, path: path)
+                try Self.inFile(path) { try FileObjects(contentsOf: clipboardURL, path: path) }
             },
             whole: { try Self.inFile(path) { try ClipboardEncoding.decode(try FileAccess.read(clipboardURL)) } },
             intoStoreAt: url, format: format, model: model, progress: progress)

@@ -122,6 +122,64 @@ import Testing
         #expect(error.context.contains(.object(ClipboardSamples.small.objects[0].id)), "\(error)")
     }
 
+    /// A reader made with a visit hands it, while it reads the header, each object as a pass without
+    /// values reads it — in the encodings that do not count their objects up front — and its objects are
+    /// then read as ever. A document that breaks a rule is visited for nothing, and fails where it always
+    /// fails, with the same error.
+    @Test(arguments: [ClipboardEncoding.json, .plist, .binaryPlist, .xml])
+    func theHeaderPassVisitsTheObjects(_ encoding: ClipboardEncoding) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = ClipboardSamples.company(objects: 60)
+        let file = folder.appendingPathComponent("clipboard.\(encoding.fileExtension)")
+        try encoding.encode(clipboard).write(to: file)
+        var visited: [Clipboard.Object] = []
+        var reader = try ClipboardReader(contentsOf: file) { object, entities in
+            #expect(entities == clipboard.entities)
+            visited.append(object)
+        }
+        let visits = encoding == .json || encoding == .plist
+        #expect(reader.visitedObjects == visits)
+        var plain = try ClipboardReader(contentsOf: file)
+        plain.skipsValues = true
+        let shapes = try Self.objectsOf(&plain)
+        #expect(visited == (visits ? shapes : []))
+        #expect(try Self.objectsOf(&reader) == clipboard.objects)
+
+        // A target no object has: the visit counts for nothing, and the last call of next() says so.
+        var missing = clipboard
+        let linked = try #require(missing.objects.firstIndex { !$0.relationships.isEmpty })
+        missing.objects[linked].relationships[0].targets[0] = "o999999"
+        let broken = folder.appendingPathComponent("broken.\(encoding.fileExtension)")
+        try encoding.encode(missing).write(to: broken)
+        var brokenReader = try ClipboardReader(contentsOf: broken) { _, _ in }
+        #expect(!brokenReader.visitedObjects)
+        var plainBroken = try ClipboardReader(contentsOf: broken)
+        let expected = try #require(throws: GraftError.self) { try Self.objectsOf(&plainBroken) }
+        let error = try #require(throws: GraftError.self) { try Self.objectsOf(&brokenReader) }
+        #expect(error.message == expected.message && error.context == expected.context)
+    }
+
+    /// The id map's lines, made as bytes, are the map's entries, whatever form the ids have.
+    @Test func theIDMapLinesAreTheEntries() throws {
+        var report = PasteReport(dryRun: false)
+        report.idMapStorage = .compact(
+            PasteReport.CompactIDMap(
+                ids: ["o1", "o20", "x-3", "o07", "r4"], entities: [0, 1, 1, 0, 1], keys: [1, 2, 30, 4, 5],
+                entityNames: ["Department", "Employee"], storeIdentifier: "S"))
+        var lines = Data()
+        try report.writeIDMapLines { lines.append(contentsOf: $0) }
+        var expected = ""
+        report.forEachIDMapEntry { expected += "\($0)\t\($1)\n" }
+        #expect(String(decoding: lines, as: UTF8.self) == expected)
+        #expect(expected.hasPrefix("o1\tx-coredata://S/Department/p1\no20\tx-coredata://S/Employee/p2\nx-3\t"))
+        #expect(expected.contains("\no07\tx-coredata://S/Department/p4\nr4\tx-coredata://S/Employee/p5\n"))
+        report.idMap = [("a", "x-coredata://S/Department/p9")]
+        lines = Data()
+        try report.writeIDMapLines { lines.append(contentsOf: $0) }
+        #expect(String(decoding: lines, as: UTF8.self) == "a\tx-coredata://S/Department/p9\n")
+    }
+
     static func objectsOf(_ reader: inout ClipboardReader) throws -> [Clipboard.Object] {
         var objects: [Clipboard.Object] = []
         while let object = try reader.next() { objects.append(object) }
