@@ -243,8 +243,8 @@ struct PasteEngine {
         var newCount = 0
         /// Existing objects' slots.
         var existing: [ObjectRef: Int32] = [:]
-        /// Clipboard object id → its slot.
-        var position: [String: Int32] = [:]
+        /// Per clipboard object, by position: its slot (-1 for one whose entity the target lacks).
+        var objectSlots: [Int32] = []
         var pasted: [(id: String, ref: ObjectRef)] = []
         /// The links the clipboard states, flat: source slot, relationship, end of its targets in `targets`.
         var links: [(from: Int32, relationship: Int32, end: Int32)] = []
@@ -299,9 +299,8 @@ struct PasteEngine {
         mutating func placeObjects(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws {
             let objects = plan.clipboard.objects
             var countPerRoot: [Int: Int] = [:]
-            for object in objects {
-                guard let mapping = plan.mappings[object.entity], case .insert = plan.actions[object.id] ?? .insert
-                else { continue }
+            for (object, action) in zip(objects, plan.actions) {
+                guard let mapping = plan.mappings[object.entity], case .insert = action else { continue }
                 countPerRoot[mapping.target.rootIndex, default: 0] += 1
             }
             var keys: [Int: IndexingIterator<[Int64]>] = [:]
@@ -309,13 +308,13 @@ struct PasteEngine {
                 keys[root] = try allocateKeys(root, count).makeIterator()
             }
             slots.reserveCapacity(objects.count)
-            position.reserveCapacity(objects.count)
+            objectSlots = Array(repeating: -1, count: objects.count)
             pasted.reserveCapacity(objects.count)
-            for object in objects {
+            for (at, object) in objects.enumerated() {
                 guard let entry = entries[object.entity] else { continue }
                 let entity = entry.mapping.target
                 let slot: Int32
-                switch plan.actions[object.id] ?? .insert {
+                switch plan.actions[at] {
                 case .insert:
                     var snapshot = Snapshot(entity: entity, key: keys[entity.rootIndex]!.next()!)
                     for index in entry.mapping.newAttributes {
@@ -355,16 +354,17 @@ struct PasteEngine {
                 case .skip(let ref):
                     slot = try self.slot(of: ref)
                 }
-                position[object.id] = slot
+                objectSlots[at] = slot
                 pasted.append((object.id, slots[Int(slot)].ref))
             }
         }
 
         /// The links the clipboard states, from every new and merged object.
         mutating func linkStated() throws {
-            for object in plan.clipboard.objects {
-                guard let entry = entries[object.entity], let source = position[object.id] else { continue }
-                if case .skip = plan.actions[object.id] ?? .insert { continue }
+            for (at, object) in plan.clipboard.objects.enumerated() {
+                let source = objectSlots[at]
+                guard source >= 0, let entry = entries[object.entity] else { continue }
+                if case .skip = plan.actions[at] { continue }
                 var cursor = 0
                 for link in object.relationships {
                     guard let index = PasteEngine.match(link.name, in: entry.relationships, cursor: &cursor) else {
@@ -374,12 +374,12 @@ struct PasteEngine {
                     var seen = link.targets.count > 32 ? Set<Int32>() : nil
                     for id in link.targets {
                         let other: Int32
-                        if let copied = position[id] {
-                            other = copied
-                        } else if case .some(.some(let ref)) = plan.references[id] {
+                        switch plan.ids.position(of: id) {
+                        case .object(let copied) where objectSlots[copied] >= 0: other = objectSlots[copied]
+                        case .reference(let reference):
+                            guard let ref = plan.references[reference] else { continue }
                             other = try slot(of: ref)
-                        } else {
-                            continue
+                        default: continue
                         }
                         if seen != nil {
                             if seen!.insert(other).inserted { targets.append(other) }

@@ -464,10 +464,13 @@ struct PastePlan {
         case skip(ObjectRef)
     }
 
-    /// Per object id: what happens to it.
-    var actions: [String: Action] = [:]
-    /// Per reference id: the target object, or nil when dropped.
-    var references: [String: ObjectRef?] = [:]
+    /// Per object, by its position in the clipboard: what happens to it.
+    var actions: [Action]
+    /// Per reference, by its position in the clipboard: the target object, or nil when there is none
+    /// (dropped, or its entity not in the target model).
+    var references: [ObjectRef?]
+    /// Where each id of the clipboard is, so that links are followed by position.
+    let ids: LocalIDPositions
     var danglingDescriptions: [String] = []
 
     /// - Parameter objectEntities: the entities the document's objects belong to, when `clipboard` holds
@@ -477,6 +480,9 @@ struct PastePlan {
         self.clipboard = clipboard
         self.model = model
         self.options = options
+        actions = Array(repeating: .insert, count: clipboard.objects.count)
+        references = Array(repeating: nil, count: clipboard.references.count)
+        ids = LocalIDPositions(objects: clipboard.objects, references: clipboard.references)
         if objectEntities == nil { try clipboard.check() }
         let objectEntities = objectEntities ?? Set(clipboard.objects.map(\.entity))
         var problems: [GraftError] = []
@@ -677,13 +683,12 @@ struct PastePlan {
             if let ref = sameStoreRefs[position]
                 ?? referenceValues[position].flatMap({ found[mapping.target.index]?[$0] })
             {
-                references[reference.id] = .some(ref)
+                references[position] = ref
                 continue
             }
             let described = Self.describe(reference)
             switch options.dangling {
             case .drop:
-                references[reference.id] = .some(nil)
                 danglingDescriptions.append(described)
             case .fail:
                 let why =
@@ -700,13 +705,12 @@ struct PastePlan {
         for (position, object) in clipboard.objects.enumerated() where !isEmpty {
             guard let mapping = mappings[object.entity] else { continue }
             guard let values = objectValues[position], let existing = found[mapping.target.index]?[values] else {
-                actions[object.id] = .insert
                 continue
             }
             switch mapping.policy {
-            case .merge: actions[object.id] = .merge(existing)
-            case .skip: actions[object.id] = .skip(existing)
-            case .duplicate: actions[object.id] = .insert
+            case .merge: actions[position] = .merge(existing)
+            case .skip: actions[position] = .skip(existing)
+            case .duplicate: break
             case .fail:
                 let identity = identity(of: mapping.target)
                 let shown = zip(identity, values).map {
@@ -733,15 +737,15 @@ struct PastePlan {
 
     func report(dryRun: Bool) -> PasteReport {
         var report = PasteReport(dryRun: dryRun)
-        for object in clipboard.objects {
+        for (object, action) in zip(clipboard.objects, actions) {
             guard let mapping = mappings[object.entity] else { continue }
-            switch actions[object.id] ?? .insert {
+            switch action {
             case .insert: report.inserted[mapping.target.name, default: 0] += 1
             case .merge: report.merged[mapping.target.name, default: 0] += 1
             case .skip: report.skipped[mapping.target.name, default: 0] += 1
             }
         }
-        report.linked = references.values.filter { $0 != nil }.count
+        report.linked = references.filter { $0 != nil }.count
         report.dangling = danglingDescriptions
         report.notes = notes
         return report
