@@ -24,14 +24,14 @@ final class ContextTarget: PasteTarget {
         return try context.store.snapshot(for: ref) != nil
     }
 
-    func find(
-        _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
-    ) throws -> [[Value]: ObjectRef] {
-        var found: [[Value]: ObjectRef] = [:]
-        for combination in Set(values) {
-            if let ref = try find(entity, Array(zip(attributes, combination))) { found[combination] = ref }
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+        var found: [[Value]: ObjectRef?] = [:]
+        return try values.map { combination in
+            if let known = found[combination] { return known }
+            let ref = try find(entity, Array(zip(attributes, combination)))
+            found[combination] = ref
+            return ref
         }
-        return found
     }
 
     /// The object of `entity` (or a subentity) whose attributes equal `values`, as the context sees them.

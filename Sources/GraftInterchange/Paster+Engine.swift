@@ -64,37 +64,47 @@ final class StoreTarget: PasteStoreTarget {
         try store.relatedRefs(of: ref, relationship: relationship)
     }
 
-    func find(
-        _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
-    ) throws -> [[Value]: ObjectRef] {
-        guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return [:] }
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+        guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return Array(repeating: nil, count: values.count) }
+        // Each distinct combination once: its position among them, per value.
+        var distinct: [[Value]] = []
+        var positions: [[Value]: Int] = [:]
+        positions.reserveCapacity(values.count)
+        let distinctAt = values.map { combination in
+            if let known = positions[combination] { return known }
+            positions[combination] = distinct.count
+            distinct.append(combination)
+            return distinct.count - 1
+        }
+        var refs = [ObjectRef?](repeating: nil, count: distinct.count)
+        /// Notes a snapshot that has one of the combinations, the first found for each.
+        func note(_ snapshot: Snapshot) {
+            let key = attributes.compactMap { snapshot.attributes[$0] }
+            guard key.count == attributes.count, let at = positions[key], refs[at] == nil else { return }
+            refs[at] = snapshot.ref
+        }
         let scope = lookupScope(of: entity, attributes: attributes)
         let entities = [scope.index] + scope.descendantIndices
         if answersInSQL[scope.index] == nil {
             let probe = try store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
             answersInSQL[scope.index] = probe.predicateApplied
         }
-        var result: [[Value]: ObjectRef] = [:]
-        guard answersInSQL[scope.index] == true else {
-            let index = try self.index(of: entity, attributes: attributes)
-            for combination in values { if let ref = index[combination] { result[combination] = ref } }
-            return result
-        }
-        let distinct = Array(Set(values))
-        let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
-        for start in stride(from: 0, to: distinct.count, by: size) {
-            let batch = distinct[start..<min(start + size, distinct.count)]
-            let fetched = try store.fetch(
-                StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
-            for snapshot in try snapshots(of: fetched) {
-                found[snapshot.ref] = snapshot
-                guard model.isKind(model.descriptions[snapshot.ref.entity], of: entity) else { continue }
-                let key = attributes.compactMap { snapshot.attributes[$0] }
-                guard key.count == attributes.count else { continue }
-                if result[key] == nil { result[key] = snapshot.ref }
+        if answersInSQL[scope.index] == true {
+            let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
+            for start in stride(from: 0, to: distinct.count, by: size) {
+                let batch = distinct[start..<min(start + size, distinct.count)]
+                let fetched = try store.fetch(
+                    StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
+                for snapshot in try snapshots(of: fetched) {
+                    found[snapshot.ref] = snapshot
+                    if model.isKind(model.descriptions[snapshot.ref.entity], of: entity) { note(snapshot) }
+                }
             }
+        } else {
+            let index = try self.index(of: entity, attributes: attributes)
+            for (at, combination) in distinct.enumerated() { refs[at] = index[combination] }
         }
-        return result
+        return distinctAt.map { refs[$0] }
     }
 
     /// The entity whose objects a lookup of `entity`'s `attributes` asks the store for: for a uniqueness
@@ -606,15 +616,14 @@ struct PasteEngine {
                 let rootIndices = group.names.compactMap { root.attributeIndexByName[$0] }
                 guard rootIndices.count == group.names.count else { continue }
                 let indices = group.names.map { group.entity.attributeIndexByName[$0]! }
-                var values: [[Value]] = []
+                var keyed: [(slot: Int, key: [Value])] = []
                 for slot in group.slots {
                     let key = indices.compactMap { slots[slot].attributes[$0] }
-                    if key.count == indices.count { values.append(key) }
+                    if key.count == indices.count { keyed.append((slot, key)) }
                 }
-                let taken = try target.find(root, attributes: rootIndices, among: values)
-                for slot in group.slots {
-                    let key = indices.compactMap { slots[slot].attributes[$0] }
-                    guard key.count == indices.count, let other = taken[key], other != slots[slot].ref else { continue }
+                let taken = try target.find(root, attributes: rootIndices, among: keyed.map(\.key))
+                for ((slot, key), other) in zip(keyed, taken) {
+                    guard let other, other != slots[slot].ref else { continue }
                     // An object this paste changes is checked with its new values, above.
                     if let changed = existing[other], dirty[Int(changed)] { continue }
                     found.append(

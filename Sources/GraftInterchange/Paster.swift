@@ -423,9 +423,10 @@ public struct Paster {
 protocol PasteTarget {
     var model: Model { get }
     var identifier: String { get }
-    /// For each combination of `values` of the attributes `attributes` (indices in `entity`) that an object
-    /// of `entity` (or a subentity) has, that object; looked up as a set, not one by one.
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [[Value]: ObjectRef]
+    /// For each combination of `values` of the attributes `attributes` (indices in `entity`), in their
+    /// order, the object of `entity` (or a subentity) that has it, nil when none does; looked up as a set,
+    /// not one by one.
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?]
     /// Whether the object exists.
     func exists(_ ref: ObjectRef) throws -> Bool
 }
@@ -635,13 +636,14 @@ struct PastePlan {
         let sameStore = clipboard.sourceStore != nil && clipboard.sourceStore == target.identifier
         // Every identity to look up, per target entity: the attributes and the value combinations.
         var wanted: [Int: (attributes: [Int], values: [[Value]])] = [:]
-        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> [Value]? {
+        /// Notes the combination to look up; returns its position among the entity's.
+        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> Int? {
             guard let values else { return nil }
             let combination = values.map(\.value)
             wanted[entity.index, default: (values.map(\.attribute), [])].values.append(combination)
-            return combination
+            return wanted[entity.index]!.values.count - 1
         }
-        var referenceValues: [[Value]?] = []
+        var referenceValues: [Int?] = []
         var sameStoreRefs: [ObjectRef?] = []
         for reference in clipboard.references {
             guard let mapping = mappings[reference.entity] else {
@@ -662,7 +664,7 @@ struct PastePlan {
         }
         // Nothing can conflict with an empty target: every object is new.
         let isEmpty = target is EmptyTarget || (target as? StoreTarget)?.isEmpty == true
-        var objectValues: [[Value]?] = []
+        var objectValues: [Int?] = []
         if !isEmpty {
             objectValues.reserveCapacity(clipboard.objects.count)
             for object in clipboard.objects {
@@ -673,7 +675,7 @@ struct PastePlan {
                 objectValues.append(want(try identityValues(object.attributes, entity: object.entity), mapping.target))
             }
         }
-        var found: [Int: [[Value]: ObjectRef]] = [:]
+        var found: [Int: [ObjectRef?]] = [:]
         for (entity, lookup) in wanted.sorted(by: { $0.key < $1.key }) {
             found[entity] = try target.find(
                 model.descriptions[entity], attributes: lookup.attributes, among: lookup.values)
@@ -704,9 +706,10 @@ struct PastePlan {
         }
         for (position, object) in clipboard.objects.enumerated() where !isEmpty {
             guard let mapping = mappings[object.entity] else { continue }
-            guard let values = objectValues[position], let existing = found[mapping.target.index]?[values] else {
+            guard let wantedAt = objectValues[position], let existing = found[mapping.target.index]?[wantedAt] else {
                 continue
             }
+            let values = wanted[mapping.target.index]!.values[wantedAt]
             switch mapping.policy {
             case .merge: actions[position] = .merge(existing)
             case .skip: actions[position] = .skip(existing)
@@ -756,8 +759,8 @@ struct PastePlan {
 struct EmptyTarget: PasteTarget {
     let model: Model
     let identifier: String
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [[Value]: ObjectRef] {
-        [:]
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+        Array(repeating: nil, count: values.count)
     }
     func exists(_ ref: ObjectRef) throws -> Bool { false }
 }

@@ -265,4 +265,48 @@ import Testing
             #expect(try store.snapshot(for: ref)?[attribute: "code", in: entity] == .integer(500))
         }
     }
+
+    /// A clipboard that names each identity twice, the second copies after a batch's worth of others: each
+    /// pair merges into the one existing object (the later copy's values last), the id map says so for both,
+    /// and refused, each copy is named.
+    @Test func anIdentityTwiceInTheClipboardMergesIntoOneObject() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("twice.sqlite")
+        let entity = try #require(Company.v2.entity(named: "Department"))
+        let count = 600  // more than one lookup asks for
+        let snapshots = (1...count).map { key -> Snapshot in
+            var snapshot = Snapshot(entity: entity, key: Int64(key))
+            snapshot[attribute: "name", in: entity] = .string("D\(key)")
+            snapshot[attribute: "code", in: entity] = .integer(Int64(key % 900 + 1))
+            return snapshot
+        }
+        try StoreFormat.sqlite.driver.write(
+            snapshots, to: url, model: Company.v2, metadata: StoreMetadata.make(for: Company.v2, storeType: .sqlite),
+            overwrite: false)
+        var copied = try Copier.copy(storeAt: url, selection: Selection(roots: [.all]), model: Company.v2).clipboard
+        var again = copied.objects
+        for index in again.indices {
+            again[index].id = "again\(index)"
+            again[index].attributes = again[index].attributes.map {
+                $0.name == "code" ? .init("code", .integer(901)) : $0
+            }
+        }
+        copied.objects += again
+
+        let refused = try #require(throws: GraftError.self) { try Paster().paste(copied, intoStoreAt: url) }
+        #expect(refused.underlying.count == 2 * count)
+
+        let report = try Paster(options: PasteOptions(onConflict: .merge)).paste(copied, intoStoreAt: url)
+        #expect(report.merged == ["Department": 2 * count])
+        let uris = report.idMap.map(\.uri)
+        #expect(Array(uris[..<count]) == Array(uris[count...]))
+        #expect(Set(uris).count == count)
+        let store = try StoreFormat.openForReading(url, model: Company.v2)
+        let all = try store.fetch(StoreFetch(entities: [entity.index]))
+        #expect(all.refs.count == count)
+        for ref in all.refs.prefix(20) + all.refs.suffix(20) {
+            #expect(try store.snapshot(for: ref)?[attribute: "code", in: entity] == .integer(901))
+        }
+    }
 }
