@@ -271,11 +271,21 @@ struct PasteEngine {
             self.target = target
         }
 
-        /// Per clipboard entity: the mapping, and its properties in the clipboard's order.
-        struct Entry {
-            var mapping: PastePlan.EntityMapping
-            var attributes: [(name: String, index: Int?)]
-            var relationships: [(name: String, index: Int?)]
+        /// Per clipboard entity: the mapping, and its properties in the clipboard's order (a class, so that
+        /// taking one per object copies nothing).
+        final class Entry {
+            let mapping: PastePlan.EntityMapping
+            let attributes: [(name: String, index: Int?)]
+            let relationships: [(name: String, index: Int?)]
+
+            init(
+                mapping: PastePlan.EntityMapping, attributes: [(name: String, index: Int?)],
+                relationships: [(name: String, index: Int?)]
+            ) {
+                self.mapping = mapping
+                self.attributes = attributes
+                self.relationships = relationships
+            }
         }
         lazy var entries: [String: Entry] = {
             var entries: [String: Entry] = [:]
@@ -336,7 +346,8 @@ struct PasteEngine {
                             continue
                         }
                         snapshot.attributes[index] = try plan.convert(
-                            named.value, to: entity.attributes[index], object: object.id)
+                            named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
+                            object: object.id)
                     }
                     slot = Int32(slots.count)
                     slots.append(snapshot)
@@ -354,7 +365,9 @@ struct PasteEngine {
                         guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
-                        values[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
+                        values[index] = try plan.convert(
+                            named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
+                            object: object.id)
                     }
                     if values != slots[Int(slot)].attributes {
                         slots[Int(slot)].attributes = values

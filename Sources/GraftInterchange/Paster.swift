@@ -619,13 +619,22 @@ struct PastePlan {
 
     /// Identity values of a clipboard object (or reference) in target attribute indices; nil when the
     /// entity has no identity or a value is missing.
-    func identityValues(_ values: [Clipboard.NamedValue], entity: String) throws -> [(attribute: Int, value: Value)]? {
-        guard let mapping = mappings[entity], !mapping.identity.isEmpty else { return nil }
+    func identityValues(
+        _ values: [Clipboard.NamedValue], entity: String, mapping: EntityMapping
+    ) throws -> [(attribute: Int, value: Value)]? {
+        guard !mapping.identity.isEmpty else { return nil }
         var found: [(attribute: Int, value: Value)] = []
         found.reserveCapacity(mapping.identity.count)
         for (index, name) in mapping.identity {
             guard let name, let named = values.first(where: { $0.name == name }) else { return nil }
-            found.append((index, try convert(named.value, to: mapping.target.attributes[index], object: entity)))
+            // The attribute's fields, not the whole description, which a copy would retain string by string.
+            let attributes = mapping.target.attributes
+            found.append(
+                (
+                    index,
+                    try convert(named.value, to: attributes[index].type, key: attributes[index].name, object: entity)
+                )
+            )
         }
         return found
     }
@@ -660,7 +669,9 @@ struct PastePlan {
             sameStoreRefs.append(ref)
             referenceValues.append(
                 ref == nil
-                    ? want(try identityValues(reference.identity, entity: reference.entity), mapping.target) : nil)
+                    ? want(
+                        try identityValues(reference.identity, entity: reference.entity, mapping: mapping),
+                        mapping.target) : nil)
         }
         // Nothing can conflict with an empty target: every object is new.
         let isEmpty = target is EmptyTarget || (target as? StoreTarget)?.isEmpty == true
@@ -672,7 +683,9 @@ struct PastePlan {
                     objectValues.append(nil)
                     continue
                 }
-                objectValues.append(want(try identityValues(object.attributes, entity: object.entity), mapping.target))
+                objectValues.append(
+                    want(try identityValues(object.attributes, entity: object.entity, mapping: mapping), mapping.target)
+                )
             }
         }
         var found: [Int: [ObjectRef?]] = [:]
