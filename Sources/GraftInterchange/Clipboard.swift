@@ -468,6 +468,58 @@ struct LocalIDTable {
     func containsObject(_ id: String) -> Bool { bits(id) & Self.roles == Self.object }
 }
 
+/// Where each id of a document is: the position of its object or reference, found without hashing for
+/// ids of the usual form (`o12`, `r3`, numbered as ``LocalIDTable`` reads them), through a dictionary for
+/// others. Built once, so that a paste follows links by position.
+struct LocalIDPositions {
+    /// Where an id is.
+    enum Position: Equatable {
+        case object(Int)
+        case reference(Int)
+    }
+
+    /// Per number, the position + 1 of the object (`o…`) or reference (`r…`) so numbered; 0 for none.
+    private var objects: [Int32] = []
+    private var references: [Int32] = []
+    private var others: [String: Position] = [:]
+
+    init(objects: [Clipboard.Object], references: [Clipboard.Reference]) {
+        let limit = 8 * (objects.count + references.count) + 1024
+        for (offset, object) in objects.enumerated() {
+            if let (shift, number) = LocalIDTable.parse(object.id), shift == 0, number <= limit {
+                Self.set(&self.objects, number, offset)
+            } else if others[object.id] == nil {
+                others[object.id] = .object(offset)
+            }
+        }
+        for (offset, reference) in references.enumerated() {
+            if let (shift, number) = LocalIDTable.parse(reference.id), shift != 0, number <= limit {
+                Self.set(&self.references, number, offset)
+            } else if others[reference.id] == nil {
+                others[reference.id] = .reference(offset)
+            }
+        }
+    }
+
+    /// Notes `offset` for `number`, unless an earlier one has it.
+    private static func set(_ table: inout [Int32], _ number: Int, _ offset: Int) {
+        if number >= table.count { table.append(contentsOf: repeatElement(0, count: number + 1 - table.count)) }
+        if table[number] == 0 { table[number] = Int32(offset + 1) }
+    }
+
+    /// The position of the object or reference with the id `id`, nil when the document has none.
+    @inline(__always)
+    func position(of id: String) -> Position? {
+        if let (shift, number) = LocalIDTable.parse(id) {
+            if shift == 0, number < objects.count, objects[number] != 0 { return .object(Int(objects[number] - 1)) }
+            if shift != 0, number < references.count, references[number] != 0 {
+                return .reference(Int(references[number] - 1))
+            }
+        }
+        return others.isEmpty ? nil : others[id]
+    }
+}
+
 /// How attribute values are written in clipboard documents, whatever the encoding.
 public enum ClipboardValues {
     /// The name each type has in every encoding (`"integer64"`, `"date"`, …).

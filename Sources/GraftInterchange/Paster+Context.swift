@@ -24,14 +24,14 @@ final class ContextTarget: PasteTarget {
         return try context.store.snapshot(for: ref) != nil
     }
 
-    func find(
-        _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
-    ) throws -> [[Value]: ObjectRef] {
-        var found: [[Value]: ObjectRef] = [:]
-        for combination in Set(values) {
-            if let ref = try find(entity, Array(zip(attributes, combination))) { found[combination] = ref }
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+        var found: [[Value]: ObjectRef?] = [:]
+        return try values.map { combination in
+            if let known = found[combination] { return known }
+            let ref = try find(entity, Array(zip(attributes, combination)))
+            found[combination] = ref
+            return ref
         }
-        return found
     }
 
     /// The object of `entity` (or a subentity) whose attributes equal `values`, as the context sees them.
@@ -89,9 +89,9 @@ struct ContextWork {
         objects.reserveCapacity(plan.clipboard.objects.count)
         var touched: [ObjectIdentifier: ManagedObject] = [:]
         // Objects first, so that links can reach any of them.
-        for object in plan.clipboard.objects {
+        for (object, action) in zip(plan.clipboard.objects, plan.actions) {
             guard let mapping = plan.mappings[object.entity] else { continue }
-            switch plan.actions[object.id] ?? .insert {
+            switch action {
             case .insert:
                 let created = try context.insert(mapping.target)
                 try setAttributes(of: created, from: object, mapping: mapping)
@@ -106,9 +106,9 @@ struct ContextWork {
             touched[ObjectIdentifier(objects[object.id]!)] = objects[object.id]!
         }
         // Links, from every pasted or merged object; the context keeps the other sides.
-        for object in plan.clipboard.objects {
+        for (object, action) in zip(plan.clipboard.objects, plan.actions) {
             guard let mapping = plan.mappings[object.entity], let source = objects[object.id] else { continue }
-            if case .skip = plan.actions[object.id] ?? .insert { continue }
+            if case .skip = action { continue }
             for link in object.relationships {
                 guard let index = mapping.relationships[link.name] else { continue }
                 let relationship = mapping.target.relationships[index]
@@ -116,7 +116,7 @@ struct ContextWork {
                 for id in link.targets {
                     if let copied = objects[id] {
                         targets.append(copied)
-                    } else if let resolved = plan.references[id], let ref = resolved {
+                    } else if case .reference(let at) = plan.ids.position(of: id), let ref = plan.references[at] {
                         let existing = try context.existingObject(with: ObjectID(entity: ref.entity, key: ref.key))
                         touched[ObjectIdentifier(existing)] = existing
                         targets.append(existing)

@@ -64,37 +64,47 @@ final class StoreTarget: PasteStoreTarget {
         try store.relatedRefs(of: ref, relationship: relationship)
     }
 
-    func find(
-        _ entity: EntityDescription, attributes: [Int], among values: [[Value]]
-    ) throws -> [[Value]: ObjectRef] {
-        guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return [:] }
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+        guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return Array(repeating: nil, count: values.count) }
+        // Each distinct combination once: its position among them, per value.
+        var distinct: [[Value]] = []
+        var positions: [[Value]: Int] = [:]
+        positions.reserveCapacity(values.count)
+        let distinctAt = values.map { combination in
+            if let known = positions[combination] { return known }
+            positions[combination] = distinct.count
+            distinct.append(combination)
+            return distinct.count - 1
+        }
+        var refs = [ObjectRef?](repeating: nil, count: distinct.count)
+        /// Notes a snapshot that has one of the combinations, the first found for each.
+        func note(_ snapshot: Snapshot) {
+            let key = attributes.compactMap { snapshot.attributes[$0] }
+            guard key.count == attributes.count, let at = positions[key], refs[at] == nil else { return }
+            refs[at] = snapshot.ref
+        }
         let scope = lookupScope(of: entity, attributes: attributes)
         let entities = [scope.index] + scope.descendantIndices
         if answersInSQL[scope.index] == nil {
             let probe = try store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
             answersInSQL[scope.index] = probe.predicateApplied
         }
-        var result: [[Value]: ObjectRef] = [:]
-        guard answersInSQL[scope.index] == true else {
-            let index = try self.index(of: entity, attributes: attributes)
-            for combination in values { if let ref = index[combination] { result[combination] = ref } }
-            return result
-        }
-        let distinct = Array(Set(values))
-        let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
-        for start in stride(from: 0, to: distinct.count, by: size) {
-            let batch = distinct[start..<min(start + size, distinct.count)]
-            let fetched = try store.fetch(
-                StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
-            for snapshot in try snapshots(of: fetched) {
-                found[snapshot.ref] = snapshot
-                guard model.isKind(model.descriptions[snapshot.ref.entity], of: entity) else { continue }
-                let key = attributes.compactMap { snapshot.attributes[$0] }
-                guard key.count == attributes.count else { continue }
-                if result[key] == nil { result[key] = snapshot.ref }
+        if answersInSQL[scope.index] == true {
+            let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
+            for start in stride(from: 0, to: distinct.count, by: size) {
+                let batch = distinct[start..<min(start + size, distinct.count)]
+                let fetched = try store.fetch(
+                    StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
+                for snapshot in try snapshots(of: fetched) {
+                    found[snapshot.ref] = snapshot
+                    if model.isKind(model.descriptions[snapshot.ref.entity], of: entity) { note(snapshot) }
+                }
             }
+        } else {
+            let index = try self.index(of: entity, attributes: attributes)
+            for (at, combination) in distinct.enumerated() { refs[at] = index[combination] }
         }
-        return result
+        return distinctAt.map { refs[$0] }
     }
 
     /// The entity whose objects a lookup of `entity`'s `attributes` asks the store for: for a uniqueness
@@ -243,8 +253,8 @@ struct PasteEngine {
         var newCount = 0
         /// Existing objects' slots.
         var existing: [ObjectRef: Int32] = [:]
-        /// Clipboard object id → its slot.
-        var position: [String: Int32] = [:]
+        /// Per clipboard object, by position: its slot (-1 for one whose entity the target lacks).
+        var objectSlots: [Int32] = []
         var pasted: [(id: String, ref: ObjectRef)] = []
         /// The links the clipboard states, flat: source slot, relationship, end of its targets in `targets`.
         var links: [(from: Int32, relationship: Int32, end: Int32)] = []
@@ -261,11 +271,21 @@ struct PasteEngine {
             self.target = target
         }
 
-        /// Per clipboard entity: the mapping, and its properties in the clipboard's order.
-        struct Entry {
-            var mapping: PastePlan.EntityMapping
-            var attributes: [(name: String, index: Int?)]
-            var relationships: [(name: String, index: Int?)]
+        /// Per clipboard entity: the mapping, and its properties in the clipboard's order (a class, so that
+        /// taking one per object copies nothing).
+        final class Entry {
+            let mapping: PastePlan.EntityMapping
+            let attributes: [(name: String, index: Int?)]
+            let relationships: [(name: String, index: Int?)]
+
+            init(
+                mapping: PastePlan.EntityMapping, attributes: [(name: String, index: Int?)],
+                relationships: [(name: String, index: Int?)]
+            ) {
+                self.mapping = mapping
+                self.attributes = attributes
+                self.relationships = relationships
+            }
         }
         lazy var entries: [String: Entry] = {
             var entries: [String: Entry] = [:]
@@ -299,9 +319,8 @@ struct PasteEngine {
         mutating func placeObjects(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws {
             let objects = plan.clipboard.objects
             var countPerRoot: [Int: Int] = [:]
-            for object in objects {
-                guard let mapping = plan.mappings[object.entity], case .insert = plan.actions[object.id] ?? .insert
-                else { continue }
+            for (object, action) in zip(objects, plan.actions) {
+                guard let mapping = plan.mappings[object.entity], case .insert = action else { continue }
                 countPerRoot[mapping.target.rootIndex, default: 0] += 1
             }
             var keys: [Int: IndexingIterator<[Int64]>] = [:]
@@ -309,13 +328,13 @@ struct PasteEngine {
                 keys[root] = try allocateKeys(root, count).makeIterator()
             }
             slots.reserveCapacity(objects.count)
-            position.reserveCapacity(objects.count)
+            objectSlots = Array(repeating: -1, count: objects.count)
             pasted.reserveCapacity(objects.count)
-            for object in objects {
+            for (at, object) in objects.enumerated() {
                 guard let entry = entries[object.entity] else { continue }
                 let entity = entry.mapping.target
                 let slot: Int32
-                switch plan.actions[object.id] ?? .insert {
+                switch plan.actions[at] {
                 case .insert:
                     var snapshot = Snapshot(entity: entity, key: keys[entity.rootIndex]!.next()!)
                     for index in entry.mapping.newAttributes {
@@ -327,7 +346,8 @@ struct PasteEngine {
                             continue
                         }
                         snapshot.attributes[index] = try plan.convert(
-                            named.value, to: entity.attributes[index], object: object.id)
+                            named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
+                            object: object.id)
                     }
                     slot = Int32(slots.count)
                     slots.append(snapshot)
@@ -345,7 +365,9 @@ struct PasteEngine {
                         guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
-                        values[index] = try plan.convert(named.value, to: entity.attributes[index], object: object.id)
+                        values[index] = try plan.convert(
+                            named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
+                            object: object.id)
                     }
                     if values != slots[Int(slot)].attributes {
                         slots[Int(slot)].attributes = values
@@ -355,16 +377,17 @@ struct PasteEngine {
                 case .skip(let ref):
                     slot = try self.slot(of: ref)
                 }
-                position[object.id] = slot
+                objectSlots[at] = slot
                 pasted.append((object.id, slots[Int(slot)].ref))
             }
         }
 
         /// The links the clipboard states, from every new and merged object.
         mutating func linkStated() throws {
-            for object in plan.clipboard.objects {
-                guard let entry = entries[object.entity], let source = position[object.id] else { continue }
-                if case .skip = plan.actions[object.id] ?? .insert { continue }
+            for (at, object) in plan.clipboard.objects.enumerated() {
+                let source = objectSlots[at]
+                guard source >= 0, let entry = entries[object.entity] else { continue }
+                if case .skip = plan.actions[at] { continue }
                 var cursor = 0
                 for link in object.relationships {
                     guard let index = PasteEngine.match(link.name, in: entry.relationships, cursor: &cursor) else {
@@ -374,12 +397,12 @@ struct PasteEngine {
                     var seen = link.targets.count > 32 ? Set<Int32>() : nil
                     for id in link.targets {
                         let other: Int32
-                        if let copied = position[id] {
-                            other = copied
-                        } else if case .some(.some(let ref)) = plan.references[id] {
+                        switch plan.ids.position(of: id) {
+                        case .object(let copied) where objectSlots[copied] >= 0: other = objectSlots[copied]
+                        case .reference(let reference):
+                            guard let ref = plan.references[reference] else { continue }
                             other = try slot(of: ref)
-                        } else {
-                            continue
+                        default: continue
                         }
                         if seen != nil {
                             if seen!.insert(other).inserted { targets.append(other) }
@@ -606,15 +629,14 @@ struct PasteEngine {
                 let rootIndices = group.names.compactMap { root.attributeIndexByName[$0] }
                 guard rootIndices.count == group.names.count else { continue }
                 let indices = group.names.map { group.entity.attributeIndexByName[$0]! }
-                var values: [[Value]] = []
+                var keyed: [(slot: Int, key: [Value])] = []
                 for slot in group.slots {
                     let key = indices.compactMap { slots[slot].attributes[$0] }
-                    if key.count == indices.count { values.append(key) }
+                    if key.count == indices.count { keyed.append((slot, key)) }
                 }
-                let taken = try target.find(root, attributes: rootIndices, among: values)
-                for slot in group.slots {
-                    let key = indices.compactMap { slots[slot].attributes[$0] }
-                    guard key.count == indices.count, let other = taken[key], other != slots[slot].ref else { continue }
+                let taken = try target.find(root, attributes: rootIndices, among: keyed.map(\.key))
+                for ((slot, key), other) in zip(keyed, taken) {
+                    guard let other, other != slots[slot].ref else { continue }
                     // An object this paste changes is checked with its new values, above.
                     if let changed = existing[other], dirty[Int(changed)] { continue }
                     found.append(

@@ -485,9 +485,10 @@ public struct Paster {
 protocol PasteTarget {
     var model: Model { get }
     var identifier: String { get }
-    /// For each combination of `values` of the attributes `attributes` (indices in `entity`) that an object
-    /// of `entity` (or a subentity) has, that object; looked up as a set, not one by one.
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [[Value]: ObjectRef]
+    /// For each combination of `values` of the attributes `attributes` (indices in `entity`), in their
+    /// order, the object of `entity` (or a subentity) that has it, nil when none does; looked up as a set,
+    /// not one by one.
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?]
     /// Whether the object exists.
     func exists(_ ref: ObjectRef) throws -> Bool
 }
@@ -526,10 +527,13 @@ struct PastePlan {
         case skip(ObjectRef)
     }
 
-    /// Per object id: what happens to it.
-    var actions: [String: Action] = [:]
-    /// Per reference id: the target object, or nil when dropped.
-    var references: [String: ObjectRef?] = [:]
+    /// Per object, by its position in the clipboard: what happens to it.
+    var actions: [Action]
+    /// Per reference, by its position in the clipboard: the target object, or nil when there is none
+    /// (dropped, or its entity not in the target model).
+    var references: [ObjectRef?]
+    /// Where each id of the clipboard is, so that links are followed by position.
+    let ids: LocalIDPositions
     var danglingDescriptions: [String] = []
 
     /// - Parameter objectEntities: the entities the document's objects belong to, when `clipboard` holds
@@ -539,6 +543,9 @@ struct PastePlan {
         self.clipboard = clipboard
         self.model = model
         self.options = options
+        actions = Array(repeating: .insert, count: clipboard.objects.count)
+        references = Array(repeating: nil, count: clipboard.references.count)
+        ids = LocalIDPositions(objects: clipboard.objects, references: clipboard.references)
         if objectEntities == nil { try clipboard.check() }
         let objectEntities = objectEntities ?? Set(clipboard.objects.map(\.entity))
         var problems: [GraftError] = []
@@ -674,13 +681,22 @@ struct PastePlan {
 
     /// Identity values of a clipboard object (or reference) in target attribute indices; nil when the
     /// entity has no identity or a value is missing.
-    func identityValues(_ values: [Clipboard.NamedValue], entity: String) throws -> [(attribute: Int, value: Value)]? {
-        guard let mapping = mappings[entity], !mapping.identity.isEmpty else { return nil }
+    func identityValues(
+        _ values: [Clipboard.NamedValue], entity: String, mapping: EntityMapping
+    ) throws -> [(attribute: Int, value: Value)]? {
+        guard !mapping.identity.isEmpty else { return nil }
         var found: [(attribute: Int, value: Value)] = []
         found.reserveCapacity(mapping.identity.count)
         for (index, name) in mapping.identity {
             guard let name, let named = values.first(where: { $0.name == name }) else { return nil }
-            found.append((index, try convert(named.value, to: mapping.target.attributes[index], object: entity)))
+            // The attribute's fields, not the whole description, which a copy would retain string by string.
+            let attributes = mapping.target.attributes
+            found.append(
+                (
+                    index,
+                    try convert(named.value, to: attributes[index].type, key: attributes[index].name, object: entity)
+                )
+            )
         }
         return found
     }
@@ -691,13 +707,14 @@ struct PastePlan {
         let sameStore = clipboard.sourceStore != nil && clipboard.sourceStore == target.identifier
         // Every identity to look up, per target entity: the attributes and the value combinations.
         var wanted: [Int: (attributes: [Int], values: [[Value]])] = [:]
-        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> [Value]? {
+        /// Notes the combination to look up; returns its position among the entity's.
+        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> Int? {
             guard let values else { return nil }
             let combination = values.map(\.value)
             wanted[entity.index, default: (values.map(\.attribute), [])].values.append(combination)
-            return combination
+            return wanted[entity.index]!.values.count - 1
         }
-        var referenceValues: [[Value]?] = []
+        var referenceValues: [Int?] = []
         var sameStoreRefs: [ObjectRef?] = []
         for reference in clipboard.references {
             guard let mapping = mappings[reference.entity] else {
@@ -714,11 +731,13 @@ struct PastePlan {
             sameStoreRefs.append(ref)
             referenceValues.append(
                 ref == nil
-                    ? want(try identityValues(reference.identity, entity: reference.entity), mapping.target) : nil)
+                    ? want(
+                        try identityValues(reference.identity, entity: reference.entity, mapping: mapping),
+                        mapping.target) : nil)
         }
         // Nothing can conflict with an empty target: every object is new.
         let isEmpty = target is EmptyTarget || (target as? StoreTarget)?.isEmpty == true
-        var objectValues: [[Value]?] = []
+        var objectValues: [Int?] = []
         if !isEmpty {
             objectValues.reserveCapacity(clipboard.objects.count)
             for object in clipboard.objects {
@@ -726,10 +745,12 @@ struct PastePlan {
                     objectValues.append(nil)
                     continue
                 }
-                objectValues.append(want(try identityValues(object.attributes, entity: object.entity), mapping.target))
+                objectValues.append(
+                    want(try identityValues(object.attributes, entity: object.entity, mapping: mapping), mapping.target)
+                )
             }
         }
-        var found: [Int: [[Value]: ObjectRef]] = [:]
+        var found: [Int: [ObjectRef?]] = [:]
         for (entity, lookup) in wanted.sorted(by: { $0.key < $1.key }) {
             found[entity] = try target.find(
                 model.descriptions[entity], attributes: lookup.attributes, among: lookup.values)
@@ -739,13 +760,12 @@ struct PastePlan {
             if let ref = sameStoreRefs[position]
                 ?? referenceValues[position].flatMap({ found[mapping.target.index]?[$0] })
             {
-                references[reference.id] = .some(ref)
+                references[position] = ref
                 continue
             }
             let described = Self.describe(reference)
             switch options.dangling {
             case .drop:
-                references[reference.id] = .some(nil)
                 danglingDescriptions.append(described)
             case .fail:
                 let why =
@@ -761,14 +781,14 @@ struct PastePlan {
         }
         for (position, object) in clipboard.objects.enumerated() where !isEmpty {
             guard let mapping = mappings[object.entity] else { continue }
-            guard let values = objectValues[position], let existing = found[mapping.target.index]?[values] else {
-                actions[object.id] = .insert
+            guard let wantedAt = objectValues[position], let existing = found[mapping.target.index]?[wantedAt] else {
                 continue
             }
+            let values = wanted[mapping.target.index]!.values[wantedAt]
             switch mapping.policy {
-            case .merge: actions[object.id] = .merge(existing)
-            case .skip: actions[object.id] = .skip(existing)
-            case .duplicate: actions[object.id] = .insert
+            case .merge: actions[position] = .merge(existing)
+            case .skip: actions[position] = .skip(existing)
+            case .duplicate: break
             case .fail:
                 let identity = identity(of: mapping.target)
                 let shown = zip(identity, values).map {
@@ -795,15 +815,15 @@ struct PastePlan {
 
     func report(dryRun: Bool) -> PasteReport {
         var report = PasteReport(dryRun: dryRun)
-        for object in clipboard.objects {
+        for (object, action) in zip(clipboard.objects, actions) {
             guard let mapping = mappings[object.entity] else { continue }
-            switch actions[object.id] ?? .insert {
+            switch action {
             case .insert: report.inserted[mapping.target.name, default: 0] += 1
             case .merge: report.merged[mapping.target.name, default: 0] += 1
             case .skip: report.skipped[mapping.target.name, default: 0] += 1
             }
         }
-        report.linked = references.values.filter { $0 != nil }.count
+        report.linked = references.filter { $0 != nil }.count
         report.dangling = danglingDescriptions
         report.notes = notes
         return report
@@ -814,8 +834,8 @@ struct PastePlan {
 struct EmptyTarget: PasteTarget {
     let model: Model
     let identifier: String
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [[Value]: ObjectRef] {
-        [:]
+    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+        Array(repeating: nil, count: values.count)
     }
     func exists(_ ref: ObjectRef) throws -> Bool { false }
 }

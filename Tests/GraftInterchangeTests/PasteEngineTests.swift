@@ -117,6 +117,70 @@ import Testing
             ])
     }
 
+    /// Links are followed by the ids' positions in the clipboard, whatever the ids look like: a department
+    /// with its people under ids of other forms (a word, a leading zero, a number far beyond the document's
+    /// size, a reference-like `r…` on an object) merges and links exactly as under the usual `o…` ids.
+    @Test(arguments: StoreFormat.allCases)
+    func idsOfAnyFormLinkAsNumberedOnesDo(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.companyStore(format, in: folder)
+        var sales = try Copier(source: try Company.source()).copy(
+            Selection(
+                roots: [.predicate(entity: "Department", format: "name == 'Sales'")], follow: ["Department.employees"]))
+        for index in sales.objects.indices where sales.objects[index].entity != "Department" {
+            sales.objects[index].attributes = sales.objects[index].attributes.map {
+                guard $0.name == "name", case .string(let name) = $0.value else { return $0 }
+                return .init("name", .string(name + " (2)"))
+            }
+        }
+        // Ids other than o1, o2, …: each object's id replaced, and every link to it.
+        let forms = ["sales", "o007", "o99999999", "r1", "x-2", "o3"]
+        var renamed: [String: String] = [:]
+        for (index, object) in sales.objects.enumerated() {
+            renamed[object.id] = index < forms.count ? forms[index] : "e\(index)"
+        }
+        var odd = sales
+        for index in odd.objects.indices {
+            odd.objects[index].id = renamed[odd.objects[index].id]!
+            for link in odd.objects[index].relationships.indices {
+                odd.objects[index].relationships[link].targets = odd.objects[index].relationships[link].targets.map {
+                    renamed[$0] ?? $0
+                }
+            }
+        }
+        odd.roots = odd.roots.map { renamed[$0] ?? $0 }
+        try odd.check()
+
+        let options = PasteOptions(onConflict: .merge, dangling: .drop)
+        let oddURL = folder.appendingPathComponent("odd.\(format.driver.fileExtensions[0])")
+        try FileManager.default.copyItem(at: url, to: oddURL)
+        let usual = try Paster(options: options).paste(sales, intoStoreAt: url)
+        let other = try Paster(options: options).paste(odd, intoStoreAt: oddURL)
+        #expect(other.merged == usual.merged && other.inserted == usual.inserted && other.linked == usual.linked)
+        #expect(other.idMap.map(\.uri) == usual.idMap.map(\.uri))
+        #expect(other.idMap.map(\.id) == odd.objects.map(\.id))
+        let people = sales.objects.filter { $0.entity != "Department" }.compactMap {
+            if case .string(let name)? = $0[attribute: "name"] { return name } else { return nil }
+        }
+        #expect(people.count >= 3)
+        for pasted in [url, oddURL] {
+            let (context, department) = try Self.object("Department", "name", "Sales", at: pasted)
+            defer { withExtendedLifetime(context) {} }
+            #expect(
+                Self.names(try department.relatedObjects(forKey: "employees").allObjects()).sorted() == people.sorted())
+        }
+
+        // Into a context, the same.
+        let context = ObjectContext(store: try StoreFormat.openForReading(url, model: Company.v2))
+        let report = try Paster(options: options).paste(odd, into: context)
+        #expect(report.merged == usual.merged)
+        let found = try context.fetch(
+            FetchRequest(entityName: "Department", predicate: try GraftPredicate(format: "name == 'Sales'")))
+        let department = try #require(found.first)
+        #expect(try department.relatedObjects(forKey: "employees").count == people.count)
+    }
+
     /// A subentity's identity under its root's uniqueness constraint is looked up over the whole tree:
     /// a Manager copy merges into the Manager with its employeeID, and one that takes a plain Employee's
     /// employeeID is not merged into that Employee (it is no Manager), but refused by the constraint (here
@@ -199,6 +263,50 @@ import Testing
         #expect(all.refs.count == count)
         for ref in all.refs.prefix(50) {
             #expect(try store.snapshot(for: ref)?[attribute: "code", in: entity] == .integer(500))
+        }
+    }
+
+    /// A clipboard that names each identity twice, the second copies after a batch's worth of others: each
+    /// pair merges into the one existing object (the later copy's values last), the id map says so for both,
+    /// and refused, each copy is named.
+    @Test func anIdentityTwiceInTheClipboardMergesIntoOneObject() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("twice.sqlite")
+        let entity = try #require(Company.v2.entity(named: "Department"))
+        let count = 600  // more than one lookup asks for
+        let snapshots = (1...count).map { key -> Snapshot in
+            var snapshot = Snapshot(entity: entity, key: Int64(key))
+            snapshot[attribute: "name", in: entity] = .string("D\(key)")
+            snapshot[attribute: "code", in: entity] = .integer(Int64(key % 900 + 1))
+            return snapshot
+        }
+        try StoreFormat.sqlite.driver.write(
+            snapshots, to: url, model: Company.v2, metadata: StoreMetadata.make(for: Company.v2, storeType: .sqlite),
+            overwrite: false)
+        var copied = try Copier.copy(storeAt: url, selection: Selection(roots: [.all]), model: Company.v2).clipboard
+        var again = copied.objects
+        for index in again.indices {
+            again[index].id = "again\(index)"
+            again[index].attributes = again[index].attributes.map {
+                $0.name == "code" ? .init("code", .integer(901)) : $0
+            }
+        }
+        copied.objects += again
+
+        let refused = try #require(throws: GraftError.self) { try Paster().paste(copied, intoStoreAt: url) }
+        #expect(refused.underlying.count == 2 * count)
+
+        let report = try Paster(options: PasteOptions(onConflict: .merge)).paste(copied, intoStoreAt: url)
+        #expect(report.merged == ["Department": 2 * count])
+        let uris = report.idMap.map(\.uri)
+        #expect(Array(uris[..<count]) == Array(uris[count...]))
+        #expect(Set(uris).count == count)
+        let store = try StoreFormat.openForReading(url, model: Company.v2)
+        let all = try store.fetch(StoreFetch(entities: [entity.index]))
+        #expect(all.refs.count == count)
+        for ref in all.refs.prefix(20) + all.refs.suffix(20) {
+            #expect(try store.snapshot(for: ref)?[attribute: "code", in: entity] == .integer(901))
         }
     }
 }
