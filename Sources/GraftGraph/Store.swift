@@ -191,6 +191,11 @@ public protocol StoreReader {
     var keyOffsets: [Int: Int64] { get }
     /// Calls `body` with every object in the document, each exactly once.
     func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws
+    /// Calls `body` with the ref of every object `forEachSnapshot` gives, in the same order, without
+    /// reading the objects, when the reader can do that at a fraction of the cost of reading them (a
+    /// SQLite store reads only its tables' keys); returns `false`, having called nothing, when it cannot.
+    /// By default it cannot.
+    func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool
     /// Where `model` came from.
     var modelSource: ModelSource { get }
     /// Things worth telling the user that did not stop the read (how the model was found, values read as
@@ -206,6 +211,8 @@ extension StoreReader {
     public var objectCount: Int? { nil }
     public var modelSource: ModelSource { .given }
     public var warnings: [String] { [] }
+
+    public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool { false }
 
     public func counts() throws -> [String: Int] {
         var counts: [String: Int] = [:]

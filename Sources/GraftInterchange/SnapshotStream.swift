@@ -15,6 +15,16 @@ enum SnapshotStream {
         try run(producing: { emit in try reader.forEachSnapshot(emit) }, consuming: body)
     }
 
+    /// Every snapshot of `reader`, read on a thread of its own, given to `body` here in batches of
+    /// `size` (the last may hold fewer), in the reader's order. A batch is valid during the call only:
+    /// its storage is filled again with later snapshots, so a consumer that keeps its snapshots makes
+    /// the producer copy them.
+    static func forEachBatch(
+        of reader: any StoreReader, size: Int, _ body: ([Snapshot]) throws -> Void
+    ) throws {
+        try run(producing: { emit in try reader.forEachSnapshot(emit) }, batchSize: size, consuming: body)
+    }
+
     /// Runs `produce` on a thread of its own, giving each snapshot it emits to `consume` here, in order.
     ///
     /// `produce` and what it captures are used by that thread alone until this function returns, so it
@@ -23,7 +33,18 @@ enum SnapshotStream {
         producing produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void,
         consuming consume: (Snapshot) throws -> Void
     ) throws {
-        let pipe = SnapshotPipe()
+        try run(producing: produce, batchSize: SnapshotPipe.defaultBatchSize) { batch in
+            for snapshot in batch { try consume(snapshot) }
+        }
+    }
+
+    /// Runs `produce` on a thread of its own, giving what it emits to `consume` here in batches of
+    /// `batchSize`, in order (see ``forEachBatch(of:size:_:)``).
+    static func run(
+        producing produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void, batchSize: Int,
+        consuming consume: ([Snapshot]) throws -> Void
+    ) throws {
+        let pipe = SnapshotPipe(batchSize: batchSize)
         let thread = ProducingThread(produce: produce, pipe: pipe)
         thread.start()
         defer {
@@ -31,7 +52,7 @@ enum SnapshotStream {
             thread.wait()
         }
         while let batch = try pipe.receive() {
-            for snapshot in batch { try consume(snapshot) }
+            try consume(batch)
             pipe.recycle(batch)
         }
     }
@@ -40,8 +61,16 @@ enum SnapshotStream {
 /// Batches of snapshots on their way from a producing thread to the consuming one, with at most a few
 /// batches in flight so that memory stays bounded.
 private final class SnapshotPipe: @unchecked Sendable {
-    static let batchSize = 256
-    static let batchesInFlight = 8
+    static let defaultBatchSize = 256
+    let batchSize: Int
+    /// At most this many batches wait for the consumer: about 2,000 snapshots, or one batch of a larger
+    /// size (while the consumer works through one and the producer fills the next).
+    let batchesInFlight: Int
+
+    init(batchSize: Int) {
+        self.batchSize = max(1, batchSize)
+        batchesInFlight = max(1, 2048 / self.batchSize)
+    }
 
     /// Thrown inside the producing thread when the consumer has stopped, to end the production.
     struct Stopped: Error {}
@@ -60,7 +89,7 @@ private final class SnapshotPipe: @unchecked Sendable {
     func send(_ batch: [Snapshot]) throws {
         condition.lock()
         defer { condition.unlock() }
-        while batches.count - first >= Self.batchesInFlight && !stopped { condition.wait() }
+        while batches.count - first >= batchesInFlight && !stopped { condition.wait() }
         if stopped { throw Stopped() }
         batches.append(batch)
         condition.broadcast()
@@ -100,7 +129,7 @@ private final class SnapshotPipe: @unchecked Sendable {
     func recycle(_ batch: [Snapshot]) {
         condition.lock()
         defer { condition.unlock() }
-        if !stopped && spare.count < Self.batchesInFlight { spare.append(batch) }
+        if !stopped && spare.count < batchesInFlight { spare.append(batch) }
     }
 
     /// A batch to fill: one the writer gave back, or a new one.
@@ -109,7 +138,7 @@ private final class SnapshotPipe: @unchecked Sendable {
         defer { condition.unlock() }
         if let batch = spare.popLast() { return batch }
         var batch: [Snapshot] = []
-        batch.reserveCapacity(Self.batchSize)
+        batch.reserveCapacity(batchSize)
         return batch
     }
 
@@ -170,7 +199,7 @@ private final class ProducingThread: @unchecked Sendable {
                     batch.append(snapshot.copyWithOwnStorage())
                 }
                 filled += 1
-                if filled == SnapshotPipe.batchSize {
+                if filled == pipe.batchSize {
                     try sendFilled()
                     batch = pipe.emptyBatch()
                 }

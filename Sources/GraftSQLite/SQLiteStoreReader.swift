@@ -198,6 +198,27 @@ public final class SQLiteStoreReader: StoreReader {
         }
     }
 
+    /// The refs of the objects ``forEachSnapshot(_:)`` gives, in its order, from each table's keys and
+    /// entity numbers alone (read from the table's primary key, no value decoded).
+    public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool {
+        do {
+            for table in schema.tables.indices {
+                let decoder = SQLiteRowDecoder(
+                    schema: schema, table: table, database: database, path: url.relativePath,
+                    externalData: externalDataFolder, refusals: refusals)
+                let rows = try database.prepare(
+                    "SELECT Z_PK, Z_ENT FROM \(quoted(schema.tables[table].name)) ORDER BY Z_PK")
+                while try rows.step() {
+                    let (key, entity) = try decoder.entity(of: rows)
+                    try body(ObjectRef(entity: entity, key: key))
+                }
+            }
+        } catch let error as GraftError {
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
+        }
+        return true
+    }
+
     // MARK: Reading one table
 
     /// The `Z_ENT` of every row of an entity table, by key: read in one pass over the table, so that
