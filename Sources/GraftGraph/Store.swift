@@ -222,6 +222,15 @@ extension StoreReader {
     }
 }
 
+/// A store reader that can hand its snapshots over instead of lending them, so that a consumer that keeps
+/// them (a writer on another thread) need not copy them.
+package protocol SnapshotExchangingReader: StoreReader {
+    /// Calls `body` with every object in the document, as ``StoreReader/forEachSnapshot(_:)`` does; `body`
+    /// may exchange the snapshot for another of the same entity that it holds alone and no longer needs
+    /// (one this call gave it earlier), whose storage the reader then fills with a later object.
+    func forEachSnapshot(exchanging body: (inout Snapshot) throws -> Void) throws
+}
+
 /// Keys for new objects of one inheritance tree.
 package enum KeyAllocation {
     /// `count` keys after `last` (`last + 1`, `last + 2`, …), checked against the end of Int64.

@@ -12,7 +12,9 @@ import GraftGraph
 enum SnapshotStream {
     /// Every snapshot of `reader`, read on a thread of its own, given to `body` here, in the reader's order.
     static func forEach(of reader: any StoreReader, _ body: (Snapshot) throws -> Void) throws {
-        try run(producing: { emit in try reader.forEachSnapshot(emit) }, consuming: body)
+        try forEachBatch(of: reader, size: SnapshotPipe.defaultBatchSize) { batch in
+            for snapshot in batch { try body(snapshot) }
+        }
     }
 
     /// Every snapshot of `reader`, read on a thread of its own, given to `body` here in batches of
@@ -22,7 +24,21 @@ enum SnapshotStream {
     static func forEachBatch(
         of reader: any StoreReader, size: Int, _ body: ([Snapshot]) throws -> Void
     ) throws {
-        try run(producing: { emit in try reader.forEachSnapshot(emit) }, batchSize: size, consuming: body)
+        // A reader that hands its snapshots over fills the batches' storage itself.
+        if let handing = reader as? any SnapshotExchangingReader {
+            try run(
+                producing: { emit in try handing.forEachSnapshot(exchanging: emit) }, exchanging: true,
+                batchSize: size, consuming: body)
+        } else {
+            try run(
+                producing: { emit in
+                    try reader.forEachSnapshot { snapshot in
+                        var lent = snapshot
+                        try emit(&lent)
+                    }
+                },
+                exchanging: false, batchSize: size, consuming: body)
+        }
     }
 
     /// Runs `produce` on a thread of its own, giving each snapshot it emits to `consume` here, in order.
@@ -33,19 +49,29 @@ enum SnapshotStream {
         producing produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void,
         consuming consume: (Snapshot) throws -> Void
     ) throws {
-        try run(producing: produce, batchSize: SnapshotPipe.defaultBatchSize) { batch in
+        try run(
+            producing: { emit in
+                try produce { snapshot in
+                    var lent = snapshot
+                    try emit(&lent)
+                }
+            }, exchanging: false,
+            batchSize: SnapshotPipe.defaultBatchSize
+        ) { batch in
             for snapshot in batch { try consume(snapshot) }
         }
     }
 
     /// Runs `produce` on a thread of its own, giving what it emits to `consume` here in batches of
-    /// `batchSize`, in order (see ``forEachBatch(of:size:_:)``).
-    static func run(
-        producing produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void, batchSize: Int,
-        consuming consume: ([Snapshot]) throws -> Void
+    /// `batchSize`, in order (see ``forEachBatch(of:size:_:)``). When `exchanging`, the snapshots
+    /// emitted are exchanged for spent ones of the same entity (see ``SnapshotExchangingReader``);
+    /// else they are copied and left as they are.
+    private static func run(
+        producing produce: @escaping (_ emit: (inout Snapshot) throws -> Void) throws -> Void, exchanging: Bool,
+        batchSize: Int, consuming consume: ([Snapshot]) throws -> Void
     ) throws {
         let pipe = SnapshotPipe(batchSize: batchSize)
-        let thread = ProducingThread(produce: produce, pipe: pipe)
+        let thread = ProducingThread(produce: produce, exchanging: exchanging, pipe: pipe)
         thread.start()
         defer {
             pipe.stop()
@@ -157,13 +183,19 @@ private final class SnapshotPipe: @unchecked Sendable {
 /// The thread that runs a producer into a `SnapshotPipe`. The producer is used by this thread alone
 /// from `start()` until `wait()` returns.
 private final class ProducingThread: @unchecked Sendable {
-    private let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void
+    private let produce: (_ emit: (inout Snapshot) throws -> Void) throws -> Void
+    /// Whether emitted snapshots may be exchanged for spent ones rather than copied.
+    private let exchanging: Bool
     private let pipe: SnapshotPipe
     private let done = NSCondition()
     private var isDone = false
 
-    init(produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void, pipe: SnapshotPipe) {
+    init(
+        produce: @escaping (_ emit: (inout Snapshot) throws -> Void) throws -> Void, exchanging: Bool,
+        pipe: SnapshotPipe
+    ) {
         self.produce = produce
+        self.exchanging = exchanging
         self.pipe = pipe
     }
 
@@ -181,8 +213,10 @@ private final class ProducingThread: @unchecked Sendable {
     }
 
     private func run() {
-        // Snapshots are copied into the batch's own storage rather than shared, so that the producer's
-        // snapshot stays uniquely referenced and can reuse its storage too.
+        // Snapshots are exchanged for the spent ones of a batch given back, when of the same entity, or
+        // copied into the batch's own storage; never shared, so that the producer's snapshot stays
+        // uniquely referenced and can reuse its storage too.
+        let exchanging = self.exchanging
         var batch = pipe.emptyBatch()
         var filled = 0
         func sendFilled() throws {
@@ -194,7 +228,11 @@ private final class ProducingThread: @unchecked Sendable {
         do {
             try produce { snapshot in
                 if filled < batch.count {
-                    batch[filled].copyContents(of: snapshot)
+                    if exchanging && batch[filled].ref.entity == snapshot.ref.entity {
+                        swap(&batch[filled], &snapshot)
+                    } else {
+                        batch[filled].copyContents(of: snapshot)
+                    }
                 } else {
                     batch.append(snapshot.copyWithOwnStorage())
                 }
