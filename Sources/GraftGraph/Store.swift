@@ -228,7 +228,7 @@ package protocol SnapshotExchangingReader: StoreReader {
     /// Calls `body` with every object in the document, as ``StoreReader/forEachSnapshot(_:)`` does; `body`
     /// may exchange the snapshot for another of the same entity that it holds alone and no longer needs
     /// (one this call gave it earlier), whose storage the reader then fills with a later object.
-    func forEachSnapshot(exchanging body: (inout Snapshot) throws -> Void) throws
+    func handOverEachSnapshot(_ body: (inout Snapshot) throws -> Void) throws
 }
 
 /// Keys for new objects of one inheritance tree.

@@ -187,7 +187,7 @@ struct ClipboardJSONSink: ClipboardTextSink {
     }
 
     /// Writes a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`, all
-    /// else as UTF-8.
+    /// else as UTF-8. Runs without any of those are passed over eight bytes at a time.
     static func string(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
         output.reserve(bytes.count + 2)
         output.append(UInt8(ascii: "\""))
@@ -195,6 +195,12 @@ struct ClipboardJSONSink: ClipboardTextSink {
         let count = bytes.count
         var index = 0
         while index < count {
+            if index + 8 <= count,
+                !ClipboardJSONText.mayStop(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
                 index += 1

@@ -27,7 +27,7 @@ enum SnapshotStream {
         // A reader that hands its snapshots over fills the batches' storage itself.
         if let handing = reader as? any SnapshotExchangingReader {
             try run(
-                producing: { emit in try handing.forEachSnapshot(exchanging: emit) }, exchanging: true,
+                producing: { emit in try handing.handOverEachSnapshot(emit) }, exchanging: true,
                 batchSize: size, consuming: body)
         } else {
             try run(

@@ -192,10 +192,10 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     }
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
-        try forEachSnapshot(exchanging: { try body($0) })
+        try handOverEachSnapshot { try body($0) }
     }
 
-    package func forEachSnapshot(exchanging body: (inout Snapshot) throws -> Void) throws {
+    package func handOverEachSnapshot(_ body: (inout Snapshot) throws -> Void) throws {
         do {
             var entityNumbers: [Int: EntityNumbers?] = [:]
             for table in schema.tables.indices {
