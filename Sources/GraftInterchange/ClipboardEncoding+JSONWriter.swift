@@ -86,7 +86,24 @@ struct ClipboardJSONSink: ClipboardTextSink {
         afterKey = true
     }
 
-    mutating func key(_ member: ClipboardMember) { keyBytes(member.rawValue) }
+    mutating func key(_ member: ClipboardMember) {
+        // The keys every object has, as written.
+        switch member {
+        case .id: literalKey("\"id\": ")
+        case .entity: literalKey("\"entity\": ")
+        case .attributes: literalKey("\"attributes\": ")
+        case .relationships: literalKey("\"relationships\": ")
+        default: keyBytes(member.rawValue)
+        }
+    }
+
+    /// A key whose text needs no escaping, with its `: `.
+    @inline(__always)
+    private mutating func literalKey(_ key: StaticString) {
+        separate()
+        output.append(key)
+        afterKey = true
+    }
     mutating func declarationKey(_ name: String) { keyBytes(name) }
 
     static var needsAttributePositions: Bool { true }
