@@ -233,7 +233,7 @@ struct ClipboardSchema {
         if parts > 1 {
             let size = (count + parts - 1) / parts
             nonisolated(unsafe) let schema = self
-            nonisolated(unsafe) let objects = clipboard.objects
+            let objects = clipboard.objects
             nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
             let lock = NSLock()
             DispatchQueue.concurrentPerform(iterations: parts) { part in
