@@ -372,7 +372,7 @@ extension Decimal {
     /// Whether two decimals have the same mantissa, exponent and flags, not merely the same value.
     package func hasSameRepresentation(as other: Decimal) -> Bool {
         withUnsafeBytes(of: self) { mine in
-            withUnsafeBytes(of: other) { theirs in mine.elementsEqual(theirs) }
+            withUnsafeBytes(of: other) { theirs in memcmp(mine.baseAddress!, theirs.baseAddress!, mine.count) == 0 }
         }
     }
 

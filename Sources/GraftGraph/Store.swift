@@ -199,6 +199,11 @@ public protocol StoreReader {
     /// - Throws: ``OrderedReadNeeded`` when the reader finds, part way, that the document cannot be read
     ///   this way: what it handed on is to be discarded, and the document read with `forEachSnapshot`.
     func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws
+    /// Calls `body` with the ref of every object `forEachSnapshot` gives, in the same order, without
+    /// reading the objects, when the reader can do that at a fraction of the cost of reading them (a
+    /// SQLite store reads only its tables' keys); returns `false`, having called nothing, when it cannot.
+    /// By default it cannot.
+    func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool
     /// Where `model` came from.
     var modelSource: ModelSource { get }
     /// Things worth telling the user that did not stop the read (how the model was found, values read as
@@ -217,6 +222,8 @@ extension StoreReader {
 
     public func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws { try forEachSnapshot(body) }
 
+    public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool { false }
+
     public func counts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for entity in model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
@@ -230,6 +237,15 @@ extension StoreReader {
 /// ones): the snapshots it handed on are to be discarded, and the document read again in order.
 public struct OrderedReadNeeded: Error, Sendable {
     public init() {}
+}
+
+/// A store reader that can hand its snapshots over instead of lending them, so that a consumer that keeps
+/// them (a writer on another thread) need not copy them.
+package protocol SnapshotExchangingReader: StoreReader {
+    /// Calls `body` with every object in the document, as ``StoreReader/forEachSnapshot(_:)`` does; `body`
+    /// may exchange the snapshot for another of the same entity that it holds alone and no longer needs
+    /// (one this call gave it earlier), whose storage the reader then fills with a later object.
+    func handOverEachSnapshot(_ body: (inout Snapshot) throws -> Void) throws
 }
 
 /// Keys for new objects of one inheritance tree.

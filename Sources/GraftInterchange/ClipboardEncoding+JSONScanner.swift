@@ -154,7 +154,7 @@ struct ClipboardJSONScanner {
         // character; the byte loop below then settles the one that does.
         while position + 8 <= count {
             let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-            guard !Self.mayStop(word) else { break }
+            guard !ClipboardJSONText.mayStop(word) else { break }
             position += 8
         }
         while position < count {
@@ -170,20 +170,6 @@ struct ClipboardJSONScanner {
             position += 1
         }
         throw error("a string that starts here is not closed (the document is truncated?)", at: quote)
-    }
-
-    /// Whether one of the eight bytes of `word` may be a quote, a backslash or a control character
-    /// (below 0x20): the bit tricks that find a zero byte, on the word compared with each.
-    @inline(__always)
-    private static func mayStop(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let quotes = word ^ (ones &* 0x22)
-        let backslashes = word ^ (ones &* 0x5C)
-        let zeroQuote = (quotes &- ones) & ~quotes
-        let zeroBackslash = (backslashes &- ones) & ~backslashes
-        let below = (word &- ones &* 0x20) & ~word
-        return (zeroQuote | zeroBackslash | below) & highs != 0
     }
 
     private mutating func escapedString(from start: Int) throws -> UnsafeRawBufferPointer {

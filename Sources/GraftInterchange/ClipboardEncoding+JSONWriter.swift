@@ -86,7 +86,24 @@ struct ClipboardJSONSink: ClipboardTextSink {
         afterKey = true
     }
 
-    mutating func key(_ member: ClipboardMember) { keyBytes(member.rawValue) }
+    mutating func key(_ member: ClipboardMember) {
+        // The keys every object has, as written.
+        switch member {
+        case .id: literalKey("\"id\": ")
+        case .entity: literalKey("\"entity\": ")
+        case .attributes: literalKey("\"attributes\": ")
+        case .relationships: literalKey("\"relationships\": ")
+        default: keyBytes(member.rawValue)
+        }
+    }
+
+    /// A key whose text needs no escaping, with its `: `.
+    @inline(__always)
+    private mutating func literalKey(_ key: StaticString) {
+        separate()
+        output.append(key)
+        afterKey = true
+    }
     mutating func declarationKey(_ name: String) { keyBytes(name) }
 
     static var needsAttributePositions: Bool { true }
@@ -187,7 +204,7 @@ struct ClipboardJSONSink: ClipboardTextSink {
     }
 
     /// Writes a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`, all
-    /// else as UTF-8.
+    /// else as UTF-8. Runs without any of those are passed over eight bytes at a time.
     static func string(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
         output.reserve(bytes.count + 2)
         output.append(UInt8(ascii: "\""))
@@ -195,6 +212,12 @@ struct ClipboardJSONSink: ClipboardTextSink {
         let count = bytes.count
         var index = 0
         while index < count {
+            if index + 8 <= count,
+                !ClipboardJSONText.mayStop(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
             if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
                 index += 1

@@ -224,9 +224,46 @@ struct ClipboardSchema {
     /// attribute's type and a type clipboards carry, and each relationship is declared (once) and a to-one
     /// has at most one target. Ids are not checked here: `ClipboardEncoding.decode` runs
     /// `Clipboard.check()`, which refuses repeated ids and targets that do not exist.
+    ///
+    /// Many objects are checked in parts on several threads; the error is the one a single pass would
+    /// meet first.
     func validate(_ clipboard: Clipboard) throws {
+        let count = clipboard.objects.count
+        let parts = count >= 1 << 16 ? min(ProcessInfo.processInfo.activeProcessorCount, 8) : 1
+        if parts > 1 {
+            let size = (count + parts - 1) / parts
+            nonisolated(unsafe) let schema = self
+            let objects = clipboard.objects
+            nonisolated(unsafe) var failures: [(part: Int, error: Error)] = []
+            let lock = NSLock()
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                do {
+                    try schema.validate(objects[min(count, part * size)..<min(count, (part + 1) * size)])
+                } catch {
+                    lock.withLock { failures.append((part, error)) }
+                }
+            }
+            if let first = failures.min(by: { $0.part < $1.part }) { throw first.error }
+        } else {
+            try validate(clipboard.objects[...])
+        }
         var last = -1
-        for object in clipboard.objects {
+        for reference in clipboard.references {
+            guard let index = entity(named: reference.entity, last: last) else {
+                throw GraftError(
+                    .malformedInput,
+                    "the reference names entity \(reference.entity), which the document does not describe",
+                    context: [.object(reference.id)])
+            }
+            last = index
+            try Self.validate(reference.identity, of: entities[index], id: reference.id)
+        }
+    }
+
+    /// Checks the objects, as ``validate(_:)`` does.
+    private func validate(_ objects: ArraySlice<Clipboard.Object>) throws {
+        var last = -1
+        for object in objects {
             guard let index = entity(named: object.entity, last: last) else {
                 throw GraftError(
                     .malformedInput, "the object names entity \(object.entity), which the document does not describe",
@@ -255,16 +292,6 @@ struct ClipboardSchema {
                         context: [.object(object.id), .key(link.name)])
                 }
             }
-        }
-        for reference in clipboard.references {
-            guard let index = entity(named: reference.entity, last: last) else {
-                throw GraftError(
-                    .malformedInput,
-                    "the reference names entity \(reference.entity), which the document does not describe",
-                    context: [.object(reference.id)])
-            }
-            last = index
-            try Self.validate(reference.identity, of: entities[index], id: reference.id)
         }
     }
 

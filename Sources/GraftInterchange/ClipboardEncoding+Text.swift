@@ -88,6 +88,27 @@ extension ClipboardUUID {
     }
 }
 
+// MARK: - JSON strings
+
+/// What JSON strings have in common, read or written: the bytes that end one, start an escape or must be
+/// escaped.
+enum ClipboardJSONText {
+    /// Whether one of the eight bytes of `word` may be a quote, a backslash or a control character
+    /// (below 0x20): the bit tricks that find a zero byte, on the word compared with each. A word
+    /// without one can be passed over whole.
+    @inline(__always)
+    static func mayStop(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let zeroQuote = (quotes &- ones) & ~quotes
+        let zeroBackslash = (backslashes &- ones) & ~backslashes
+        let below = (word &- ones &* 0x20) & ~word
+        return (zeroQuote | zeroBackslash | below) & highs != 0
+    }
+}
+
 // MARK: - Doubles
 
 /// Doubles in the text encodings: the shortest text that reads back exactly, and each encoding's words for

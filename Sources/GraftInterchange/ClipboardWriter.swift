@@ -99,6 +99,20 @@ public struct ClipboardWriter {
         if binary != nil { try binary!.write(snapshot, layout: layout) }
     }
 
+    /// Writes store objects straight from their snapshots, in order, as ``write(_:layout:)`` writes each:
+    /// the text encodings write them in rounds on several threads, the snapshots read where they are
+    /// (batches of ``roundSize`` fill whole rounds). Every snapshot's entity must fit as there.
+    mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
+        try requireOpen()
+        if json != nil { try json!.write(snapshots, layout: layout) }
+        if plist != nil { try plist!.write(snapshots, layout: layout) }
+        if xml != nil { try xml!.write(snapshots, layout: layout) }
+        if binary != nil { for snapshot in snapshots { try binary!.write(snapshot, layout: layout) } }
+    }
+
+    /// How many objects one round of writing on several threads takes.
+    static var roundSize: Int { WritingRounds.parts * WritingRounds.partSize }
+
     /// Writes the references and the document's end, and hands on the last bytes.
     public mutating func finish() throws {
         try requireOpen()
@@ -661,23 +675,28 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
 
 // MARK: - The writer's body, specialised per sink
 
+/// How the text encodings share out objects between threads: in rounds of `parts` parts, each of
+/// `partSize` objects written by a thread of its own.
+private enum WritingRounds {
+    static let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+    static let partSize = 8192
+}
+
 private struct Body<Sink: ClipboardTokenSink> {
     var writer: ClipboardDocumentWriter<Sink>
     let encoding: ClipboardEncoding
     let references: [Clipboard.Reference]
     let output: ByteBuffer
-    /// Objects, or snapshots, checked and waiting to be written, in a round, on several threads; at most
-    /// one of the two holds any, so that the order is kept.
+    /// Objects checked and waiting to be written, in a round, on several threads.
     private var batch: [Clipboard.Object] = []
-    private var snapshots: [Snapshot] = []
-    /// The layout the snapshots are written with (set by the first).
-    private var layout: SnapshotLayout?
+    /// Whether the writer has been given the layout snapshots are written with (by the first).
+    private var placed = false
     private var written = 0
-    private let parts = min(ProcessInfo.processInfo.activeProcessorCount, 8)
+    private let parts = WritingRounds.parts
     /// Whether objects are written in rounds on several threads (text encodings, on more than one core).
     private let inRounds: Bool
     /// How many objects each thread writes in a round.
-    private static var partSize: Int { 8192 }
+    private static var partSize: Int { WritingRounds.partSize }
     /// The buffers the threads of a round write into, kept from round to round.
     private var partBuffers: [ByteBuffer] = []
 
@@ -703,7 +722,6 @@ private struct Body<Sink: ClipboardTokenSink> {
                 try ClipboardSchema.validateXMLText(single, versionIdentifiers: false)
             }
         }
-        try writeSnapshots()
         guard written > 0 && inRounds else {
             try writeOne(object)
             return
@@ -717,29 +735,38 @@ private struct Body<Sink: ClipboardTokenSink> {
 
     /// Writes a store's object from its snapshot (see ``ClipboardDocumentWriter/write(_:_:)``).
     mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
-        if self.layout == nil {
+        try prepare(layout)
+        try writer.write(snapshot, layout)
+        written += 1
+        try output.flushIfFull()
+    }
+
+    /// Writes store objects from their snapshots, in rounds when the encoding allows.
+    mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
+        try prepare(layout)
+        var start = 0
+        if written == 0, let first = snapshots.first {
+            // The first object sets the state (a separator written, a list opened) the others share.
+            try write(first, layout: layout)
+            start = 1
+        }
+        guard inRounds && snapshots.count - start >= Self.partSize else {
+            for snapshot in snapshots[start...] { try write(snapshot, layout: layout) }
+            return
+        }
+        try writeInRounds(snapshots[start...]) { writer, snapshot in try writer.write(snapshot, layout) }
+    }
+
+    /// Before snapshots: the layout placed (once), the objects waiting written.
+    private mutating func prepare(_ layout: SnapshotLayout) throws {
+        if !placed {
             writer.place(layout)
-            self.layout = layout
+            placed = true
         }
         if !batch.isEmpty {
             try writeChecked(batch)
             batch.removeAll(keepingCapacity: true)
         }
-        guard written > 0 && inRounds else {
-            try writer.write(snapshot, layout)
-            written += 1
-            try output.flushIfFull()
-            return
-        }
-        snapshots.append(snapshot)
-        if snapshots.count == parts * Self.partSize { try writeSnapshots() }
-    }
-
-    /// Writes the snapshots waiting.
-    private mutating func writeSnapshots() throws {
-        guard let layout, !snapshots.isEmpty else { return }
-        try writeInRounds(snapshots[...]) { writer, snapshot in try writer.write(snapshot, layout) }
-        snapshots.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
@@ -811,7 +838,6 @@ private struct Body<Sink: ClipboardTokenSink> {
     }
 
     mutating func finish() throws {
-        try writeSnapshots()
         try writeChecked(batch)
         batch = []
         try writer.finish(references)

@@ -256,11 +256,16 @@ public struct Copier {
     /// ``copyAll(from:includesModel:progress:)``'s clipboard.
     ///
     /// The roots (every object's id, in the order read) come before the objects in the document, and the
-    /// entity list holds only the entities used; so the text encodings write the objects to a temporary
-    /// file as they are read, then the header, then the file's bytes; a binary property list, whose
-    /// numbering starts with the header, reads the document twice (the ids first, then the objects).
-    /// What is kept is the ids (16 bytes an object) and, for binary property lists, the offsets. The store
-    /// is read on a thread of its own while the objects are written (see ``SnapshotStream``).
+    /// entity list holds only the entities used. So the text encodings read the objects' refs first,
+    /// when the reader can without reading the objects (``StoreReader/forEachRef(_:)``), then write the
+    /// header and the objects as they are read; else they write the objects to a temporary file as they
+    /// are read, then the header, then the file's bytes. A binary property list, whose numbering starts
+    /// with the header, reads the document twice (the ids and sizes first, then the objects). What is
+    /// kept is the ids (16 bytes an object) and, for binary property lists, the offsets. The store is read
+    /// on a thread of its own while the objects are written (see ``SnapshotStream``).
+    ///
+    /// When the header is written first, a read that fails part way has handed `sink` part of the
+    /// document (a file written atomically is left as it was).
     ///
     /// For example:
     ///
@@ -308,6 +313,34 @@ public struct Copier {
                 progress?(done, copying.total)
                 try writer.finish()
                 return StreamedCopy(copying.counts(counts), references: 0, warnings: warnings)
+            }
+            if let refs = try copying.refs(of: reader) {
+                // The header first, from the refs, then the objects as they are read.
+                for ref in refs { counts[ref.entity] += 1 }
+                let header = copying.header(
+                    roots: try refs.map { ClipboardLocalID.text(try copying.layout.localID($0)) },
+                    used: copying.used(counts), includesModel: includesModel)
+                var writer = try ClipboardWriter(encoding: encoding, header: header, capacity: nil, output: output)
+                var done = 0
+                try SnapshotStream.forEachBatch(of: reader, size: ClipboardWriter.roundSize) { batch in
+                    for snapshot in batch {
+                        guard done < refs.count && snapshot.ref == refs[done] else {
+                            throw GraftError(
+                                .malformedInput,
+                                "the store changed while it was copied: its objects differ from the keys read first")
+                        }
+                        done += 1
+                    }
+                    try copying.write(batch, with: &writer)
+                    progress?(done, copying.total)
+                }
+                guard done == refs.count else {
+                    throw GraftError(
+                        .malformedInput,
+                        "the store changed while it was copied: it has fewer objects than keys read first")
+                }
+                try writer.finish()
+                return StreamedCopy(copying.counts(counts), references: 0, warnings: reader.warnings)
             }
             // The objects go to a temporary file, written by a writer whose header (with every entity
             // and no roots) is thrown away; the real header follows the read, then the objects' bytes,
@@ -510,6 +543,22 @@ extension Copier {
             } else {
                 try writer.write(try layout.object(snapshot))
             }
+        }
+
+        /// Writes the objects of a batch of snapshots, in rounds when every one fits as it is.
+        func write(_ batch: [Snapshot], with writer: inout ClipboardWriter) throws {
+            if batch.allSatisfy({ layout.fits[$0.ref.entity] }) {
+                try writer.write(batch, layout: layout)
+            } else {
+                for snapshot in batch { try write(snapshot, with: &writer) }
+            }
+        }
+
+        /// Every object's ref, in the order read, when the reader can read them without the objects.
+        func refs(of reader: any StoreReader) throws -> [ObjectRef]? {
+            var refs: [ObjectRef] = []
+            if let total { refs.reserveCapacity(total) }
+            return try reader.forEachRef { refs.append($0) } ? refs : nil
         }
 
         func object(_ snapshot: Snapshot) throws -> Clipboard.Object { try layout.object(snapshot) }

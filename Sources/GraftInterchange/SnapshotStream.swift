@@ -12,11 +12,37 @@ import GraftGraph
 enum SnapshotStream {
     /// Every snapshot of `reader`, read on a thread of its own, given to `body` here, in the reader's order
     /// (with `anyOrder`, the order cheapest for the reader: `StoreReader.forEachSnapshotInAnyOrder`).
-    static func forEach(of reader: any StoreReader, anyOrder: Bool = false, _ body: (Snapshot) throws -> Void) throws {
-        try run(
-            producing: { emit in
-                if anyOrder { try reader.forEachSnapshotInAnyOrder(emit) } else { try reader.forEachSnapshot(emit) }
-            }, consuming: body)
+    static func forEach(
+        of reader: any StoreReader, anyOrder: Bool = false, _ body: (Snapshot) throws -> Void
+    ) throws {
+        try forEachBatch(of: reader, anyOrder: anyOrder, size: SnapshotPipe.defaultBatchSize) { batch in
+            for snapshot in batch { try body(snapshot) }
+        }
+    }
+
+    /// Every snapshot of `reader`, read on a thread of its own, given to `body` here in batches of
+    /// `size` (the last may hold fewer), in the reader's order (with `anyOrder`, the order cheapest for
+    /// the reader). A batch is valid during the call only: its storage is filled again with later
+    /// snapshots, so a consumer that keeps its snapshots makes the producer copy them.
+    static func forEachBatch(
+        of reader: any StoreReader, anyOrder: Bool = false, size: Int, _ body: ([Snapshot]) throws -> Void
+    ) throws {
+        // A reader that hands its snapshots over fills the batches' storage itself (in its one order).
+        if let handing = reader as? any SnapshotExchangingReader {
+            try run(
+                producing: { emit in try handing.handOverEachSnapshot(emit) }, exchanging: true,
+                batchSize: size, consuming: body)
+        } else {
+            try run(
+                producing: { emit in
+                    func lend(_ snapshot: Snapshot) throws {
+                        var lent = snapshot
+                        try emit(&lent)
+                    }
+                    if anyOrder { try reader.forEachSnapshotInAnyOrder(lend) } else { try reader.forEachSnapshot(lend) }
+                },
+                exchanging: false, batchSize: size, consuming: body)
+        }
     }
 
     /// Runs `produce` on a thread of its own, giving each snapshot it emits to `consume` here, in order.
@@ -27,15 +53,36 @@ enum SnapshotStream {
         producing produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void,
         consuming consume: (Snapshot) throws -> Void
     ) throws {
-        let pipe = SnapshotPipe()
-        let thread = ProducingThread(produce: produce, pipe: pipe)
+        try run(
+            producing: { emit in
+                try produce { snapshot in
+                    var lent = snapshot
+                    try emit(&lent)
+                }
+            }, exchanging: false,
+            batchSize: SnapshotPipe.defaultBatchSize
+        ) { batch in
+            for snapshot in batch { try consume(snapshot) }
+        }
+    }
+
+    /// Runs `produce` on a thread of its own, giving what it emits to `consume` here in batches of
+    /// `batchSize`, in order (see ``forEachBatch(of:size:_:)``). When `exchanging`, the snapshots
+    /// emitted are exchanged for spent ones of the same entity (see ``SnapshotExchangingReader``);
+    /// else they are copied and left as they are.
+    private static func run(
+        producing produce: @escaping (_ emit: (inout Snapshot) throws -> Void) throws -> Void, exchanging: Bool,
+        batchSize: Int, consuming consume: ([Snapshot]) throws -> Void
+    ) throws {
+        let pipe = SnapshotPipe(batchSize: batchSize)
+        let thread = ProducingThread(produce: produce, exchanging: exchanging, pipe: pipe)
         thread.start()
         defer {
             pipe.stop()
             thread.wait()
         }
         while let batch = try pipe.receive() {
-            for snapshot in batch { try consume(snapshot) }
+            try consume(batch)
             pipe.recycle(batch)
         }
     }
@@ -44,8 +91,16 @@ enum SnapshotStream {
 /// Batches of snapshots on their way from a producing thread to the consuming one, with at most a few
 /// batches in flight so that memory stays bounded.
 private final class SnapshotPipe: @unchecked Sendable {
-    static let batchSize = 256
-    static let batchesInFlight = 8
+    static let defaultBatchSize = 256
+    let batchSize: Int
+    /// At most this many batches wait for the consumer: about 2,000 snapshots, or one batch of a larger
+    /// size (while the consumer works through one and the producer fills the next).
+    let batchesInFlight: Int
+
+    init(batchSize: Int) {
+        self.batchSize = max(1, batchSize)
+        batchesInFlight = max(1, 2048 / self.batchSize)
+    }
 
     /// Thrown inside the producing thread when the consumer has stopped, to end the production.
     struct Stopped: Error {}
@@ -64,7 +119,7 @@ private final class SnapshotPipe: @unchecked Sendable {
     func send(_ batch: [Snapshot]) throws {
         condition.lock()
         defer { condition.unlock() }
-        while batches.count - first >= Self.batchesInFlight && !stopped { condition.wait() }
+        while batches.count - first >= batchesInFlight && !stopped { condition.wait() }
         if stopped { throw Stopped() }
         batches.append(batch)
         condition.broadcast()
@@ -104,7 +159,7 @@ private final class SnapshotPipe: @unchecked Sendable {
     func recycle(_ batch: [Snapshot]) {
         condition.lock()
         defer { condition.unlock() }
-        if !stopped && spare.count < Self.batchesInFlight { spare.append(batch) }
+        if !stopped && spare.count < batchesInFlight { spare.append(batch) }
     }
 
     /// A batch to fill: one the writer gave back, or a new one.
@@ -113,7 +168,7 @@ private final class SnapshotPipe: @unchecked Sendable {
         defer { condition.unlock() }
         if let batch = spare.popLast() { return batch }
         var batch: [Snapshot] = []
-        batch.reserveCapacity(Self.batchSize)
+        batch.reserveCapacity(batchSize)
         return batch
     }
 
@@ -132,13 +187,19 @@ private final class SnapshotPipe: @unchecked Sendable {
 /// The thread that runs a producer into a `SnapshotPipe`. The producer is used by this thread alone
 /// from `start()` until `wait()` returns.
 private final class ProducingThread: @unchecked Sendable {
-    private let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void
+    private let produce: (_ emit: (inout Snapshot) throws -> Void) throws -> Void
+    /// Whether emitted snapshots may be exchanged for spent ones rather than copied.
+    private let exchanging: Bool
     private let pipe: SnapshotPipe
     private let done = NSCondition()
     private var isDone = false
 
-    init(produce: @escaping (_ emit: (Snapshot) throws -> Void) throws -> Void, pipe: SnapshotPipe) {
+    init(
+        produce: @escaping (_ emit: (inout Snapshot) throws -> Void) throws -> Void, exchanging: Bool,
+        pipe: SnapshotPipe
+    ) {
         self.produce = produce
+        self.exchanging = exchanging
         self.pipe = pipe
     }
 
@@ -156,8 +217,10 @@ private final class ProducingThread: @unchecked Sendable {
     }
 
     private func run() {
-        // Snapshots are copied into the batch's own storage rather than shared, so that the producer's
-        // snapshot stays uniquely referenced and can reuse its storage too.
+        // Snapshots are exchanged for the spent ones of a batch given back, when of the same entity, or
+        // copied into the batch's own storage; never shared, so that the producer's snapshot stays
+        // uniquely referenced and can reuse its storage too.
+        let exchanging = self.exchanging
         var batch = pipe.emptyBatch()
         var filled = 0
         func sendFilled() throws {
@@ -169,12 +232,16 @@ private final class ProducingThread: @unchecked Sendable {
         do {
             try produce { snapshot in
                 if filled < batch.count {
-                    batch[filled].copyContents(of: snapshot)
+                    if exchanging && batch[filled].ref.entity == snapshot.ref.entity {
+                        swap(&batch[filled], &snapshot)
+                    } else {
+                        batch[filled].copyContents(of: snapshot)
+                    }
                 } else {
                     batch.append(snapshot.copyWithOwnStorage())
                 }
                 filled += 1
-                if filled == SnapshotPipe.batchSize {
+                if filled == pipe.batchSize {
                     try sendFilled()
                     batch = pipe.emptyBatch()
                 }

@@ -1,6 +1,6 @@
 internal import CSQLite
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 
 /// One connection to a SQLite database file, owned by this object and closed when it goes away.
 ///
@@ -448,7 +448,7 @@ final class SQLiteStatement {
     func validatedText(_ index: Int32) -> String? {
         guard let pointer = sqlite3_column_text(statement, index) else { return nil }
         let count = Int(sqlite3_column_bytes(statement, index))
-        return String(validating: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
+        return ByteText.string(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
     func data(_ index: Int32) -> Data? {

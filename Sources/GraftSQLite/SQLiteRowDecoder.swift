@@ -23,6 +23,8 @@ struct SQLiteRowDecoder {
     /// Where one entity's values are in a row.
     final class Plan {
         let attributes: [Attribute]
+        /// The attributes (by index) the row has no column for, which read no value.
+        let unread: [Int]
         /// One entry per relationship of the entity, in order.
         let relationships: [Relationship]
 
@@ -43,8 +45,11 @@ struct SQLiteRowDecoder {
             case missingToOne
         }
 
-        init(attributes: [Attribute], relationships: [Relationship]) {
+        init(attributes: [Attribute], count: Int, relationships: [Relationship]) {
             self.attributes = attributes
+            var unread = Array(0..<count)
+            for attribute in attributes { unread.removeAll { $0 == attribute.index } }
+            self.unread = unread
             self.relationships = relationships
         }
     }
@@ -75,7 +80,7 @@ struct SQLiteRowDecoder {
                 relationships.append(.missingToOne)
             }
         }
-        let plan = Plan(attributes: attributes, relationships: relationships)
+        let plan = Plan(attributes: attributes, count: entity.attributes.count, relationships: relationships)
         plans[entityIndex] = plan
         return plan
     }
@@ -147,6 +152,7 @@ struct SQLiteRowDecoder {
     ) throws {
         let entityIndex = snapshot.ref.entity
         snapshot.ref.key = key
+        for index in plan.unread { snapshot.attributes[index] = nil }
         for slot in plan.attributes {
             do {
                 snapshot.attributes[slot.index] = try SQLiteValues.read(

@@ -17,7 +17,7 @@ import GraftModel
 /// let reader = try SQLiteStoreReader(url: storeURL, model: nil)   // the store's own model cache
 /// try reader.forEachSnapshot { snapshot in … }
 /// ```
-public final class SQLiteStoreReader: StoreReader {
+public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     public let model: Model
     public let metadata: StoreMetadata
     public let modelSource: ModelSource
@@ -37,6 +37,10 @@ public final class SQLiteStoreReader: StoreReader {
 
     /// References to missing objects, by root entity and key; empty unless `dangling` is `.drop`.
     private var missing: Set<MissingKey> = []
+
+    /// The entity numbers of tables (by index) gathered by ``forEachRef(_:)``, for the reads after it;
+    /// `nil` for a table whose keys do not allow them.
+    private var collectedNumbers: [Int: EntityNumbers?] = [:]
 
     private struct MissingKey: Hashable {
         var root: Int
@@ -188,6 +192,10 @@ public final class SQLiteStoreReader: StoreReader {
     }
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
+        try handOverEachSnapshot { try body($0) }
+    }
+
+    package func handOverEachSnapshot(_ body: (inout Snapshot) throws -> Void) throws {
         do {
             var entityNumbers: [Int: EntityNumbers?] = [:]
             for table in schema.tables.indices {
@@ -196,6 +204,31 @@ public final class SQLiteStoreReader: StoreReader {
         } catch let error as GraftError {
             throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
         }
+    }
+
+    /// The refs of the objects ``forEachSnapshot(_:)`` gives, in its order, from each table's keys and
+    /// entity numbers alone (read from the table's primary key, no value decoded).
+    public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool {
+        do {
+            for table in schema.tables.indices {
+                let decoder = SQLiteRowDecoder(
+                    schema: schema, table: table, database: database, path: url.relativePath,
+                    externalData: externalDataFolder, refusals: refusals)
+                let rows = try database.prepare(
+                    "SELECT Z_PK, Z_ENT FROM \(quoted(schema.tables[table].name)) ORDER BY Z_PK")
+                // The same pass gathers the table's entity numbers, which reading its to-manys needs.
+                var collector = try entityNumbersCollector(ofTable: table)
+                while try rows.step() {
+                    let (key, entity) = try decoder.entity(of: rows)
+                    collector.add(key: key, number: rows.int64(1))
+                    try body(ObjectRef(entity: entity, key: key))
+                }
+                collectedNumbers.updateValue(collector.result, forKey: table)
+            }
+        } catch let error as GraftError {
+            throw error.context.first == .file(url.relativePath) ? error : error.inFile(url.relativePath)
+        }
+        return true
     }
 
     // MARK: Reading one table
@@ -220,35 +253,63 @@ public final class SQLiteStoreReader: StoreReader {
         }
     }
 
-    /// The entity numbers of a table's rows, when its keys are dense enough to keep them in an array
-    /// (Core Data's are), each key is used once and every number fits in two bytes; else `nil`.
-    private func entityNumbers(ofTable tableIndex: Int, cache: inout [Int: EntityNumbers?]) throws -> EntityNumbers? {
-        if let cached = cache[tableIndex] { return cached }
-        let name = quoted(schema.tables[tableIndex].name)
-        var result: EntityNumbers?
-        let bounds = try database.prepare("SELECT min(Z_PK), max(Z_PK), count(*) FROM \(name)")
-        if try bounds.step(), !bounds.isNull(0) {
-            let (lowest, highest, count) = (bounds.int64(0), bounds.int64(1), bounds.int64(2))
+    /// Gathers a table's entity numbers from its rows, in any order, while its keys allow an array.
+    private struct EntityNumbersCollector {
+        /// `nil` once the keys do not allow one.
+        private var numbers: [UInt16]?
+
+        /// For a table whose keys run from `lowest` to `highest` over `count` rows: dense enough when the
+        /// array is at most about four entries a row.
+        init(lowest: Int64, highest: Int64, count: Int64) {
             if lowest >= 0 && highest < 1 << 27 && highest <= 4 * count + (1 << 20) {
-                var numbers = [UInt16](repeating: EntityNumbers.absent, count: Int(highest) + 1)
-                let rows = try database.prepare("SELECT Z_PK, Z_ENT FROM \(name)")
-                var usable = true
-                while try rows.step() {
-                    let key = rows.int64(0)
-                    let number = rows.int64(1)
-                    guard key >= 0 && key <= highest, numbers[Int(key)] == EntityNumbers.absent,
-                        number >= 0 && number < Int64(EntityNumbers.absent)
-                    else {
-                        usable = false
-                        break
-                    }
-                    numbers[Int(key)] = UInt16(number)
-                }
-                if usable { result = EntityNumbers(numbers) }
+                numbers = [UInt16](repeating: EntityNumbers.absent, count: Int(highest) + 1)
             }
         }
-        cache.updateValue(result, forKey: tableIndex)
-        return result
+
+        var isCollecting: Bool { numbers != nil }
+
+        /// Notes the entity number of the row with `key`; a key out of bounds or seen before, or a number
+        /// that does not fit in two bytes, ends the collection.
+        mutating func add(key: Int64, number: Int64) {
+            guard let count = numbers?.count else { return }
+            guard key >= 0 && key < count, numbers![Int(key)] == EntityNumbers.absent,
+                number >= 0 && number < Int64(EntityNumbers.absent)
+            else {
+                numbers = nil
+                return
+            }
+            numbers![Int(key)] = UInt16(number)
+        }
+
+        var result: EntityNumbers? { numbers.map(EntityNumbers.init) }
+    }
+
+    /// A collector for a table's entity numbers, from the table's key bounds.
+    private func entityNumbersCollector(ofTable tableIndex: Int) throws -> EntityNumbersCollector {
+        let bounds = try database.prepare(
+            "SELECT min(Z_PK), max(Z_PK), count(*) FROM \(quoted(schema.tables[tableIndex].name))")
+        guard try bounds.step(), !bounds.isNull(0) else {
+            return EntityNumbersCollector(lowest: -1, highest: -1, count: 0)
+        }
+        return EntityNumbersCollector(lowest: bounds.int64(0), highest: bounds.int64(1), count: bounds.int64(2))
+    }
+
+    /// The entity numbers of a table's rows, when its keys are dense enough to keep them in an array
+    /// (Core Data's are), each key is used once and every number fits in two bytes; else `nil`. Those
+    /// ``forEachRef(_:)`` gathered are not read again.
+    private func entityNumbers(ofTable tableIndex: Int, cache: inout [Int: EntityNumbers?]) throws -> EntityNumbers? {
+        if let cached = cache[tableIndex] { return cached }
+        if let collected = collectedNumbers[tableIndex] {
+            cache.updateValue(collected, forKey: tableIndex)
+            return collected
+        }
+        var collector = try entityNumbersCollector(ofTable: tableIndex)
+        if collector.isCollecting {
+            let rows = try database.prepare("SELECT Z_PK, Z_ENT FROM \(quoted(schema.tables[tableIndex].name))")
+            while collector.isCollecting, try rows.step() { collector.add(key: rows.int64(0), number: rows.int64(1)) }
+        }
+        cache.updateValue(collector.result, forKey: tableIndex)
+        return collector.result
     }
 
     /// A cursor over (owner key, related key, related entity) rows sorted by owner key.
@@ -401,7 +462,7 @@ public final class SQLiteStoreReader: StoreReader {
     }
 
     private func readTable(
-        _ tableIndex: Int, entityNumbers: inout [Int: EntityNumbers?], _ body: (Snapshot) throws -> Void
+        _ tableIndex: Int, entityNumbers: inout [Int: EntityNumbers?], _ body: (inout Snapshot) throws -> Void
     ) throws {
         var decoder = SQLiteRowDecoder(
             schema: schema, table: tableIndex, database: database, path: url.relativePath,
@@ -455,7 +516,16 @@ public final class SQLiteStoreReader: StoreReader {
                 if cursors.count > 1 { Self.removeRepeats(from: &refs) }
                 return true
             }
-            try body(self.missing.isEmpty ? current.snapshot : withoutMissingReferences(current.snapshot))
+            if self.missing.isEmpty {
+                try body(&current.snapshot)
+                // What `body` gave back is filled with the next row of the entity: it must be of the entity.
+                if current.snapshot.ref.entity != entityIndex {
+                    current.snapshot = Snapshot(entity: model.descriptions[entityIndex], key: 0)
+                }
+            } else {
+                var snapshot = withoutMissingReferences(current.snapshot)
+                try body(&snapshot)
+            }
         }
     }
 

@@ -1,0 +1,85 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftInterchange
+import GraftModel
+import GraftSQLite
+import GraftTestSupport
+import Testing
+
+/// A whole SQLite store large enough that the streamed copy writes in rounds on several threads and the
+/// reader's snapshots are handed over in batches: the same document as the copy made in memory.
+@Suite struct LargeCopyTests {
+    /// Departments of 25 (the department, a manager, 23 employees reporting to the manager, every fifth a
+    /// flunky), with some text that needs escaping: `objects` objects in all.
+    static func store(objects: Int, in folder: URL) throws -> URL {
+        let model = Company.v2
+        let department = model.entity(named: "Department")!, employee = model.entity(named: "Employee")!
+        let manager = model.entity(named: "Manager")!, flunky = model.entity(named: "Flunky")!
+        var snapshots: [Snapshot] = []
+        var personKey: Int64 = 0
+        for index in 0..<(objects / 25) {
+            let key = Int64(index + 1)
+            var unit = Snapshot(entity: department, key: key)
+            unit[attribute: "name", in: department] = .string("Department \(key) \"Ünit\"\t\\")
+            unit[attribute: "code", in: department] = .integer(Int64(index % 999 + 1))
+            unit[attribute: "budget", in: department] = .decimal(Decimal(string: "\(100_000 + index).5")!)
+            snapshots.append(unit)
+            let bossKey = personKey + 1
+            for member in 0..<24 {
+                personKey += 1
+                let entity = member == 0 ? manager : member % 5 == 0 ? flunky : employee
+                var person = Snapshot(entity: entity, key: personKey)
+                person[attribute: "name", in: entity] = .string("Employee \(personKey)")
+                person[attribute: "employeeID", in: entity] = .integer(personKey)
+                person[attribute: "salary", in: entity] = .decimal(Decimal(30_000 + Int(personKey % 500)))
+                person[attribute: "hireDate", in: entity] = .date(
+                    Date(timeIntervalSinceReferenceDate: 600_000_000 + Double(personKey) * 97.25))
+                person[attribute: "rating", in: entity] = .double(Double(Float(Double(personKey % 50) / 10)))
+                person[relationship: "department", in: entity] = .toOne(ObjectRef(entity: department.index, key: key))
+                if entity.name == "Flunky" { person[attribute: "coffeeOrder", in: entity] = .string("flat white ☕") }
+                if member > 0 {
+                    person[relationship: "manager", in: entity] = .toOne(ObjectRef(entity: manager.index, key: bossKey))
+                }
+                snapshots.append(person)
+            }
+        }
+        let url = folder.appendingPathComponent("large.sqlite")
+        try StoreFormat.sqlite.driver.write(
+            snapshots, to: url, model: model, metadata: StoreMetadata.make(for: model, storeType: .sqlite),
+            overwrite: false)
+        return url
+    }
+
+    @Test func aLargeStoreStreamedIsItsCopyInMemory() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.store(objects: 40_000, in: folder)
+        let copied = try Copier.copyAll(from: Copier.reader(for: url, model: nil))
+        #expect(copied.objects.count == 40_000)
+        for encoding in [ClipboardEncoding.json, .xml, .binaryPlist] {
+            var bytes = Data()
+            let streamed = try Copier.copyAll(
+                from: Copier.reader(for: url, model: nil), encoding: encoding, to: { bytes.append(contentsOf: $0) })
+            #expect(bytes == (try encoding.encode(copied)), "\(encoding)")
+            #expect(streamed.counts == copied.counts)
+        }
+    }
+
+    /// The refs the SQLite reader reads without the objects are those of its snapshots, in order; the
+    /// snapshots read after them are the same as without.
+    @Test func theRefsComeInTheSnapshotsOrder() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.store(objects: 500, in: folder)
+        let reader = try SQLiteStoreReader(url: url, model: nil)
+        var snapshots: [Snapshot] = []
+        try reader.forEachSnapshot { snapshots.append($0) }
+        var refs: [ObjectRef] = []
+        #expect(try reader.forEachRef { refs.append($0) })
+        #expect(refs == snapshots.map(\.ref))
+        var again: [Snapshot] = []
+        try reader.forEachSnapshot { again.append($0) }
+        #expect(again == snapshots)
+    }
+}
