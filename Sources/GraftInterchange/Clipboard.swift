@@ -1,5 +1,5 @@
 import Foundation
-import GraftCore
+@_spi(GraftInternal) import GraftCore
 import GraftGraph
 import GraftModel
 
@@ -466,6 +466,50 @@ struct LocalIDTable {
     func contains(_ id: String) -> Bool { bits(id) & Self.roles != 0 }
 
     func containsObject(_ id: String) -> Bool { bits(id) & Self.roles == Self.object }
+}
+
+/// A document's object ids in order, each kept as its number when it has Graft's form (`o12` → 12) and as
+/// text otherwise: no string per object for the ids Graft writes.
+struct LocalIDList: Sendable {
+    /// Per id, its number (≥ 0), else -1 - an index in `otherIDs`.
+    private var numbers: [Int64] = []
+    private var otherIDs: [String] = []
+
+    init() {}
+
+    init(_ ids: [String]) {
+        numbers.reserveCapacity(ids.count)
+        for id in ids {
+            if let number = LocalIDTable.objectNumber(id) { append(number: number) } else { append(other: id) }
+        }
+    }
+
+    var count: Int { numbers.count }
+
+    /// Appends the id `o<number>`.
+    mutating func append(number: Int64) { numbers.append(number) }
+
+    /// Appends an id kept as its text.
+    mutating func append(other id: String) {
+        numbers.append(-1 - Int64(otherIDs.count))
+        otherIDs.append(id)
+    }
+
+    subscript(position: Int) -> String {
+        let number = numbers[position]
+        return number >= 0 ? ClipboardLocalID.text(number) : otherIDs[Int(-1 - number)]
+    }
+
+    /// Appends the UTF-8 bytes of the id at `position` to `buffer`, without making its string.
+    func write(_ position: Int, to buffer: ByteBuffer) {
+        let number = numbers[position]
+        if number >= 0 {
+            buffer.append(UInt8(ascii: "o"))
+            buffer.append(decimal: number)
+        } else {
+            buffer.append(string: otherIDs[Int(-1 - number)])
+        }
+    }
 }
 
 /// Where each id of a document is: the position of its object or reference, found without hashing for

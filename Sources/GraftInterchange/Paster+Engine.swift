@@ -187,7 +187,8 @@ struct PasteEngine {
         func idMap(model: Model, storeIdentifier: String) -> PasteReport.IDMapStorage {
             .compact(
                 PasteReport.CompactIDMap(
-                    ids: pasted.map(\.id), entities: pasted.map { Int32($0.ref.entity) }, keys: pasted.map(\.ref.key),
+                    ids: LocalIDList(pasted.map(\.id)), entities: pasted.map { Int32($0.ref.entity) },
+                    keys: pasted.map(\.ref.key),
                     entityNames: model.descriptions.map(\.name), storeIdentifier: storeIdentifier))
         }
 

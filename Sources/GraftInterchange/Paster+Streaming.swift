@@ -96,10 +96,8 @@ struct FileObjects: ClipboardObjectSource {
 /// How the first pass writes where a link points: an object's slot, or a reference's index.
 struct PasteLayout {
     var entityOfSlot: [UInt16] = []
-    /// Per slot, the number of its id when it has Graft's form (`o12` → 12), else -1 - an index in
-    /// `otherIDs`.
-    var idNumbers: [Int64] = []
-    var otherIDs: [String] = []
+    /// Per slot, its object's id.
+    var ids = LocalIDList()
     /// Slot of the object numbered n (Graft's `o<n>` ids), or -1.
     var slotOfNumber: [Int32] = []
     var slotOfOther: [String: Int32] = [:]
@@ -128,12 +126,11 @@ struct PasteLayout {
             }
             guard slotOfNumber[index] < 0 else { return false }
             slotOfNumber[index] = slot
-            idNumbers.append(number)
+            ids.append(number: number)
             return true
         }
         guard slotOfOther.updateValue(slot, forKey: id) == nil else { return false }
-        idNumbers.append(-1 - Int64(otherIDs.count))
-        otherIDs.append(id)
+        ids.append(other: id)
         return true
     }
 
@@ -145,10 +142,7 @@ struct PasteLayout {
         return slotOfOther[id]
     }
 
-    func id(of slot: Int) -> String {
-        let number = idNumbers[slot]
-        return number >= 0 ? "o\(number)" : otherIDs[Int(-1 - number)]
-    }
+    func id(of slot: Int) -> String { ids[slot] }
 }
 
 /// The first pass of a streaming paste: per object, its entity, its id and where its links point, as
@@ -498,7 +492,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         let names = model.descriptions.map(\.name)
         report.idMapStorage = .compact(
             PasteReport.CompactIDMap(
-                idNumbers: layout.idNumbers, otherIDs: layout.otherIDs, entities: targetEntity.map(Int32.init),
+                ids: layout.ids, entities: targetEntity.map(Int32.init),
                 keys: keys, entityNames: names, storeIdentifier: destination.identifier))
         return .pasted(report)
     }

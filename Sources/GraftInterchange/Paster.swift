@@ -104,7 +104,7 @@ public struct PasteReport: Sendable {
         case .compact(let map):
             let prefixes = map.uriPrefixes
             for at in map.keys.indices {
-                try body(map.id(at: at), prefixes[Int(map.entities[at])] + "\(map.keys[at])")
+                try body(map.ids[at], prefixes[Int(map.entities[at])] + "\(map.keys[at])")
             }
         }
     }
@@ -127,13 +127,7 @@ public struct PasteReport: Sendable {
             case .compact(let map):
                 let prefixes = map.uriPrefixes.map { Array($0.utf8) }
                 for at in map.keys.indices {
-                    let number = map.idNumbers[at]
-                    if number >= 0 {
-                        buffer.append(UInt8(ascii: "o"))
-                        buffer.append(decimal: number)
-                    } else {
-                        buffer.append(string: map.otherIDs[Int(-1 - number)])
-                    }
+                    map.ids.write(at, to: buffer)
                     buffer.append(0x09)
                     buffer.append(prefixes[Int(map.entities[at])])
                     buffer.append(decimal: map.keys[at])
@@ -152,19 +146,11 @@ public struct PasteReport: Sendable {
 
     /// The id map of a large paste: per object its id, entity and key.
     struct CompactIDMap: Sendable {
-        /// Per object, the number of its id when it has Graft's form (`o12` → 12), else -1 - an index in
-        /// `otherIDs`: no string per object for the ids Graft writes.
-        var idNumbers: [Int64]
-        var otherIDs: [String]
+        var ids: LocalIDList
         var entities: [Int32]
         var keys: [Int64]
         var entityNames: [String]
         var storeIdentifier: String
-
-        func id(at index: Int) -> String {
-            let number = idNumbers[index]
-            return number >= 0 ? "o\(number)" : otherIDs[Int(-1 - number)]
-        }
 
         /// Per entity, what its objects' URIs start with, up to the key's digits.
         var uriPrefixes: [String] { entityNames.map { "x-coredata://\(storeIdentifier)/\($0)/p" } }
@@ -197,21 +183,6 @@ public struct PasteReport: Sendable {
             ),
             ("idMap", .object(idMap.map { ($0.id, JSONValue.string($0.uri)) })),
         ])
-    }
-}
-
-extension PasteReport.CompactIDMap {
-    /// The map of objects with these ids, each kept as its number when it has Graft's form.
-    init(ids: [String], entities: [Int32], keys: [Int64], entityNames: [String], storeIdentifier: String) {
-        var otherIDs: [String] = []
-        let idNumbers = ids.map { id -> Int64 in
-            if let number = LocalIDTable.objectNumber(id) { return number }
-            otherIDs.append(id)
-            return -Int64(otherIDs.count)
-        }
-        self.init(
-            idNumbers: idNumbers, otherIDs: otherIDs, entities: entities, keys: keys, entityNames: entityNames,
-            storeIdentifier: storeIdentifier)
     }
 }
 

@@ -165,7 +165,7 @@ import Testing
         var report = PasteReport(dryRun: false)
         report.idMapStorage = .compact(
             PasteReport.CompactIDMap(
-                ids: ["o1", "o20", "x-3", "o07", "r4"], entities: [0, 1, 1, 0, 1], keys: [1, 2, 30, 4, 5],
+                ids: LocalIDList(["o1", "o20", "x-3", "o07", "r4"]), entities: [0, 1, 1, 0, 1], keys: [1, 2, 30, 4, 5],
                 entityNames: ["Department", "Employee"], storeIdentifier: "S"))
         var lines = Data()
         try report.writeIDMapLines { lines.append(contentsOf: $0) }
