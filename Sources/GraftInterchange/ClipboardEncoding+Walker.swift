@@ -44,6 +44,13 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     var visitor: ((_ object: Clipboard.Object, _ entities: [Clipboard.EntityInfo]) throws -> Void)?
     /// Whether ``readHeader(collecting:)`` handed the objects to ``visitor``.
     private(set) var visitedObjects = false
+    /// Where one object's values and relationships are gathered before they are copied at their size.
+    private let valueScratch = ClipboardScratchList<Clipboard.NamedValue>()
+    private let linkScratch = ClipboardScratchList<Clipboard.Link>()
+    private let idScratch = ClipboardScratchList<String>()
+    /// Per entity and relationship, the targets of the last to-one read as a single id, shared with the
+    /// next object that has the same.
+    private var lastToOne: [[[String]]] = []
 
     init(_ source: Source) {
         self.source = source
@@ -227,6 +234,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             let schema = try ClipboardSchema(entities: entities)
             self.schema = schema
             self.entities = schema.entities
+            lastToOne = schema.entities.map { Array(repeating: [], count: $0.relationships.count) }
             entityList = entities
         } catch let error as GraftError {
             throw source.located(error, at: at)
@@ -453,8 +461,10 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         guard var dictionary = try source.beginDictionary() else {
             throw mismatch("the \(what)", .dictionary, context: [.object(label)])
         }
-        var values: [Clipboard.NamedValue] = []
-        values.reserveCapacity(entity.attributeNames.count)
+        // Gathered in the walker's scratch list, then moved into an array of their number: an object keeps
+        // no room for the attributes it has no value for.
+        let values = valueScratch
+        values.begin()
         var cursor = ClipboardSchema.Cursor()
         while let key = try source.nextKey(&dictionary, in: "the \(what)") {
             let at = source.offset
@@ -468,7 +478,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
                 throw error.within(object: label, key: name)
             }
         }
-        return values
+        return values.take()
     }
 
     /// One value, read as the attribute's type says.
@@ -588,8 +598,8 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         guard var dictionary = try source.beginDictionary() else {
             throw mismatch("the relationships", .dictionary, context: [.object(label)])
         }
-        var links: [Clipboard.Link] = []
-        links.reserveCapacity(entity.relationships.count)
+        let links = linkScratch
+        links.begin()
         var cursor = ClipboardSchema.Cursor()
         while let key = try source.nextKey(&dictionary, in: "the relationships") {
             let at = source.offset
@@ -600,7 +610,16 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             let toMany = entity.relationships[position].isToMany
             let kind = source.kind()
             if kind == .string && !toMany {
-                links.append(Clipboard.Link(name, [try string("a target id")]))
+                let target = try string("a target id")
+                // Objects that come together often point to the same object (employees of a department,
+                // to their department): they share one list.
+                if let last = lastToOne[index][position].first, last == target {
+                    links.append(Clipboard.Link(name, lastToOne[index][position]))
+                } else {
+                    let targets = [target]
+                    lastToOne[index][position] = targets
+                    links.append(Clipboard.Link(name, targets))
+                }
             } else if kind == .array {
                 let targets = try ids("the targets")
                 if let problem = entity.targetsProblem(position, count: targets.count) {
@@ -615,7 +634,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
                             + source.describeNext(), at: at, context: [.object(label), .key(name)])
             }
         }
-        return links
+        return links.take()
     }
 
     // MARK: Small pieces
@@ -649,10 +668,17 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
 
     private mutating func ids(_ what: @autoclosure () -> String) throws -> [String] {
         var list = try array(what())
-        var ids: [String] = []
-        ids.reserveCapacity(source.count(of: list) ?? 0)
+        if let count = source.count(of: list) {
+            var ids: [String] = []
+            ids.reserveCapacity(count)
+            while try source.nextElement(&list, in: what()) { ids.append(try string("an id")) }
+            return ids
+        }
+        // An encoding that does not count: gathered in the scratch list, then moved into an array of their number.
+        let ids = idScratch
+        ids.begin()
         while try source.nextElement(&list, in: what()) { ids.append(try string("an id")) }
-        return ids
+        return ids.take()
     }
 
     private mutating func integer(_ what: @autoclosure () -> String) throws -> Int64 {
@@ -712,5 +738,54 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     private mutating func twice(_ key: UnsafeRawBufferPointer, context: [GraftError.Location]) -> GraftError {
         source.error(
             "the \(Source.memberWord) '\(ByteText.excerpt(key))' appears twice", at: source.offset, context: context)
+    }
+}
+
+/// A list one object's values, relationships or targets are gathered in before they are moved into an
+/// array of their number, so that arrays read from an encoding that does not count have no spare capacity
+/// and the gathering allocates nothing once it has grown.
+///
+/// The walker's copies share it, one at a time; what an error left in it is dropped by the next ``begin()``.
+final class ClipboardScratchList<Element> {
+    private var base = UnsafeMutablePointer<Element>.allocate(capacity: 16)
+    private var capacity = 16
+    private var count = 0
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    /// Empties the list.
+    @inline(__always)
+    func begin() {
+        if count > 0 { base.deinitialize(count: count) }
+        count = 0
+    }
+
+    @inline(__always)
+    func append(_ element: Element) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: element)
+        count += 1
+    }
+
+    private func grow() {
+        let larger = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = larger
+        capacity *= 2
+    }
+
+    /// The elements, moved into an array of their number; the list is left empty.
+    @inline(__always)
+    func take() -> [Element] {
+        let taken = count
+        count = 0
+        return [Element](unsafeUninitializedCapacity: taken) { buffer, initialized in
+            if taken > 0 { buffer.baseAddress!.moveInitialize(from: base, count: taken) }
+            initialized = taken
+        }
     }
 }
