@@ -459,9 +459,67 @@ protocol PasteTarget {
     /// For each combination of `values` of the attributes `attributes` (indices in `entity`), in their
     /// order, the object of `entity` (or a subentity) that has it, nil when none does; looked up as a set,
     /// not one by one.
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?]
+    func find(_ entity: EntityDescription, attributes: [Int], among values: IdentityValues) throws -> [ObjectRef?]
     /// Whether the object exists.
     func exists(_ ref: ObjectRef) throws -> Bool
+}
+
+/// Combinations of the values of a few attributes, kept in one flat array (not one array per
+/// combination): combination `i` is `values[i * width ..< (i + 1) * width]`.
+struct IdentityValues {
+    /// How many values each combination has.
+    let width: Int
+    private(set) var values: [Value] = []
+
+    init(width: Int) { self.width = width }
+
+    /// How many combinations there are.
+    var count: Int { width == 0 ? 0 : values.count / width }
+    var isEmpty: Bool { values.isEmpty }
+
+    subscript(position: Int) -> ArraySlice<Value> { values[position * width..<(position + 1) * width] }
+
+    /// The combination at `position`, as a key that hashes one value alone when there is only one.
+    func key(at position: Int) -> IdentityKey {
+        width == 1 ? .single(values[position]) : .combination(Array(self[position]))
+    }
+
+    /// Adds one value of the combination being added; a combination is complete after `width` of them.
+    mutating func append(_ value: Value) { values.append(value) }
+
+    /// Leaves out the values of an incomplete last combination.
+    mutating func dropIncomplete() { values.removeLast(values.count % max(width, 1)) }
+
+    mutating func reserveCapacity(_ combinations: Int) { values.reserveCapacity(combinations * width) }
+}
+
+/// One combination of identity values, as a dictionary key: a single attribute's value is hashed alone.
+enum IdentityKey: Hashable {
+    case single(Value)
+    case combination([Value])
+
+    /// The values of `attributes` (indices) in `snapshot`; nil when one has none.
+    init?(_ snapshot: Snapshot, attributes: [Int]) {
+        if attributes.count == 1 {
+            guard let value = snapshot.attributes[attributes[0]] else { return nil }
+            self = .single(value)
+            return
+        }
+        var values: [Value] = []
+        values.reserveCapacity(attributes.count)
+        for index in attributes {
+            guard let value = snapshot.attributes[index] else { return nil }
+            values.append(value)
+        }
+        self = .combination(values)
+    }
+
+    var values: [Value] {
+        switch self {
+        case .single(let value): return [value]
+        case .combination(let values): return values
+        }
+    }
 }
 
 /// Everything decided before anything is written: how the clipboard's entities and properties map to the
@@ -642,6 +700,13 @@ struct PastePlan {
     func convert(
         _ value: Value, to type: AttributeType, key: @autoclosure () -> String, object: String
     ) throws -> Value {
+        try Self.convert(value, to: type, key: key(), object: object)
+    }
+
+    /// A clipboard value as an attribute of `type` holds it; `key` names the attribute in the error.
+    static func convert(
+        _ value: Value, to type: AttributeType, key: @autoclosure () -> String, object: String
+    ) throws -> Value {
         guard let converted = ValueConversion.coerce(value, to: type) else {
             throw GraftError(
                 .typeMismatch, "\(value) cannot be held by the target's \(type.modelName) attribute",
@@ -650,26 +715,24 @@ struct PastePlan {
         return converted
     }
 
-    /// Identity values of a clipboard object (or reference) in target attribute indices; nil when the
-    /// entity has no identity or a value is missing.
-    func identityValues(
-        _ values: [Clipboard.NamedValue], entity: String, mapping: EntityMapping
-    ) throws -> [(attribute: Int, value: Value)]? {
-        guard !mapping.identity.isEmpty else { return nil }
-        var found: [(attribute: Int, value: Value)] = []
-        found.reserveCapacity(mapping.identity.count)
+    /// Adds the identity values of a clipboard object (or reference), converted to the target's
+    /// attributes, to `combinations`; false (and nothing added) when the entity has no identity or a value
+    /// is missing. (Static, so that a caller inside a mutating method does not copy the plan per call.)
+    static func appendIdentity(
+        of values: [Clipboard.NamedValue], entity: String, mapping: EntityMapping, to combinations: inout IdentityValues
+    ) throws -> Bool {
+        guard !mapping.identity.isEmpty else { return false }
+        // The attribute's fields, not the whole description, which a copy would retain string by string.
+        let attributes = mapping.target.attributes
         for (index, name) in mapping.identity {
-            guard let name, let named = values.first(where: { $0.name == name }) else { return nil }
-            // The attribute's fields, not the whole description, which a copy would retain string by string.
-            let attributes = mapping.target.attributes
-            found.append(
-                (
-                    index,
-                    try convert(named.value, to: attributes[index].type, key: attributes[index].name, object: entity)
-                )
-            )
+            guard let name, let named = values.first(where: { $0.name == name }) else {
+                combinations.dropIncomplete()
+                return false
+            }
+            combinations.append(
+                try Self.convert(named.value, to: attributes[index].type, key: attributes[index].name, object: entity))
         }
-        return found
+        return true
     }
 
     /// Looks up references and conflicts in the target: the identities of each target entity at once.
@@ -677,13 +740,19 @@ struct PastePlan {
         var problems: [GraftError] = []
         let sameStore = clipboard.sourceStore != nil && clipboard.sourceStore == target.identifier
         // Every identity to look up, per target entity: the attributes and the value combinations.
-        var wanted: [Int: (attributes: [Int], values: [[Value]])] = [:]
-        /// Notes the combination to look up; returns its position among the entity's.
-        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> Int? {
-            guard let values else { return nil }
-            let combination = values.map(\.value)
-            wanted[entity.index, default: (values.map(\.attribute), [])].values.append(combination)
-            return wanted[entity.index]!.values.count - 1
+        var wanted = [(attributes: [Int], values: IdentityValues)?](repeating: nil, count: model.descriptions.count)
+        /// Notes the identity of a clipboard object or reference to look up; returns its position among
+        /// the entity's combinations.
+        func want(_ values: [Clipboard.NamedValue], entity: String, _ mapping: EntityMapping) throws -> Int? {
+            let target = mapping.target.index
+            if wanted[target] == nil {
+                wanted[target] = (mapping.identity.map(\.index), IdentityValues(width: mapping.identity.count))
+            }
+            guard try Self.appendIdentity(of: values, entity: entity, mapping: mapping, to: &wanted[target]!.values)
+            else {
+                return nil
+            }
+            return wanted[target]!.values.count - 1
         }
         var referenceValues: [Int?] = []
         var sameStoreRefs: [ObjectRef?] = []
@@ -700,11 +769,7 @@ struct PastePlan {
                 ref = id.ref
             }
             sameStoreRefs.append(ref)
-            referenceValues.append(
-                ref == nil
-                    ? want(
-                        try identityValues(reference.identity, entity: reference.entity, mapping: mapping),
-                        mapping.target) : nil)
+            referenceValues.append(ref == nil ? try want(reference.identity, entity: reference.entity, mapping) : nil)
         }
         // Nothing can conflict with an empty target: every object is new.
         let isEmpty = target is EmptyTarget || (target as? StoreTarget)?.isEmpty == true
@@ -716,13 +781,12 @@ struct PastePlan {
                     objectValues.append(nil)
                     continue
                 }
-                objectValues.append(
-                    want(try identityValues(object.attributes, entity: object.entity, mapping: mapping), mapping.target)
-                )
+                objectValues.append(try want(object.attributes, entity: object.entity, mapping))
             }
         }
-        var found: [Int: [ObjectRef?]] = [:]
-        for (entity, lookup) in wanted.sorted(by: { $0.key < $1.key }) {
+        var found = [[ObjectRef?]?](repeating: nil, count: model.descriptions.count)
+        for (entity, lookup) in wanted.enumerated() {
+            guard let lookup, !lookup.values.isEmpty else { continue }
             found[entity] = try target.find(
                 model.descriptions[entity], attributes: lookup.attributes, among: lookup.values)
         }
@@ -805,7 +869,7 @@ struct PastePlan {
 struct EmptyTarget: PasteTarget {
     let model: Model
     let identifier: String
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+    func find(_ entity: EntityDescription, attributes: [Int], among values: IdentityValues) throws -> [ObjectRef?] {
         Array(repeating: nil, count: values.count)
     }
     func exists(_ ref: ObjectRef) throws -> Bool { false }

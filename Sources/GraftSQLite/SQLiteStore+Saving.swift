@@ -33,7 +33,10 @@ extension SQLiteStore: StreamingInserts {
             // Deleted and changed rows first, so that the values they give up (under a uniqueness
             // constraint's index) are free for the new rows that take them.
             for ref in changes.deleted { try writer.delete(ref) }
-            for snapshot in changes.updated { try writer.update(snapshot, from: changes.updatedFrom[snapshot.ref]) }
+            for (position, snapshot) in changes.updated.enumerated() {
+                let stored = position < changes.updatedFrom.count ? changes.updatedFrom[position] : nil
+                try writer.update(snapshot, from: stored?.ref == snapshot.ref ? stored : nil)
+            }
             for snapshot in changes.inserted { try writer.insert(snapshot) }
             // Rows leave their old owners in to-manys without inverse before new owners claim them.
             for snapshot in changes.updated { try writer.releaseOwnedRows(snapshot) }
