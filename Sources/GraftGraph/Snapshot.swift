@@ -47,7 +47,12 @@ public struct Snapshot: Hashable, Sendable {
     /// An empty snapshot (no values, empty relationships) for an object of `entity`.
     public init(entity: EntityDescription, key: Int64) {
         self.ref = ObjectRef(entity: entity.index, key: key)
-        self.attributes = Array(repeating: nil, count: entity.attributes.count)
+        // Filled in place: `Array(repeating:count:)` copies its element one by one, as an opaque value.
+        let count = entity.attributes.count
+        self.attributes = [Value?](unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.initialize(repeating: nil)
+            initialized = count
+        }
         self.relationships = entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }
     }
 

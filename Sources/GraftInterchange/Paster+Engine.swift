@@ -32,12 +32,14 @@ final class StoreTarget: PasteStoreTarget {
     /// How many value combinations one query asks for.
     static let batchSize = 500
 
+    let model: Model
+
     init(store: any PersistentStore) throws {
         self.store = store
+        self.model = store.model
         self.isEmpty = try Self.isEmpty(store)
     }
 
-    var model: Model { store.model }
     var identifier: String { store.identifier }
 
     /// Whether `store` has no objects at all.
@@ -284,15 +286,15 @@ struct PasteEngine {
         /// The links the clipboard states, flat: source slot, relationship, end of its targets in `targets`.
         var links: [(from: Int32, relationship: Int32, end: Int32)] = []
         var targets: [Int32] = []
-        /// Slot << 16 | relationship of every to-one the clipboard states.
-        var stated = Set<Int>()
+        /// Whether the clipboard states each to-one: bit slot × `relationshipStride` + relationship.
+        var stated: [UInt64] = []
+        /// The most relationships an entity has.
+        let relationshipStride: Int
         /// To-ones the paste moved away from an object: its slot, the relationship, the member that left.
         var released: [(owner: Int32, relationship: String, member: ObjectRef)] = []
         /// Membership of long to-manys, by slot << 16 | relationship.
         var largeLists: [Int: Set<ObjectRef>] = [:]
 
-        /// Per clipboard object, by position: its entity's entry (nil for an entity the target lacks).
-        var objectEntries: [Entry?] = []
         /// Per target entity and relationship index: what the links ask of the relationship.
         let relationships: [[Facts]]
         /// Whether entity `a` is entity `b` or one of its subentities, at `a * entityCount + b`.
@@ -332,6 +334,7 @@ struct PasteEngine {
                 for ancestor in entity.ancestorIndices { kinds[entity.index * count + ancestor] = true }
             }
             self.kinds = kinds
+            relationshipStride = model.descriptions.map(\.relationships.count).max() ?? 0
         }
 
         /// The index of the inverse of `facts`' relationship in an object of `entity`; nil when the
@@ -364,16 +367,20 @@ struct PasteEngine {
             /// The name of the target entity's attribute at `index`, for errors.
             func name(of index: Int) -> String { mapping.target.attributes[index].name }
         }
-        lazy var entries: [String: Entry] = {
-            var entries: [String: Entry] = [:]
-            for info in plan.clipboard.entities {
-                guard let mapping = plan.mappings[info.name] else { continue }
-                entries[info.name] = Entry(
+        /// Per clipboard entity, by position (nil for one the target lacks).
+        lazy var entries: [Entry?] = zip(plan.clipboard.entities, plan.entityMappings).map { info, mapping in
+            mapping.map { mapping in
+                Entry(
                     mapping: mapping, attributes: info.attributes.map { ($0.name, mapping.attributes[$0.name]) },
                     relationships: info.relationships.map { ($0.name, mapping.relationships[$0.name]) })
             }
-            return entries
-        }()
+        }
+
+        /// The entry of the clipboard object at `position`'s entity.
+        mutating func entry(ofObject position: Int) -> Entry? {
+            let entity = Int(plan.mappingOfObject[position])
+            return entity < 0 ? nil : entries[entity]
+        }
 
         /// The slot of an existing object, its snapshot read on first use.
         mutating func slot(of ref: ObjectRef) throws -> Int32 {
@@ -397,8 +404,8 @@ struct PasteEngine {
         mutating func placeObjects(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws {
             let objects = plan.clipboard.objects
             var countPerRoot: [Int: Int] = [:]
-            for (object, action) in zip(objects, plan.actions) {
-                guard let mapping = plan.mappings[object.entity], case .insert = action else { continue }
+            for (position, action) in plan.actions.enumerated() {
+                guard case .insert = action, let mapping = plan.mapping(ofObject: position) else { continue }
                 countPerRoot[mapping.target.rootIndex, default: 0] += 1
             }
             var keys: [Int: IndexingIterator<[Int64]>] = [:]
@@ -412,14 +419,11 @@ struct PasteEngine {
             clipboardIDs.reserveCapacity(objects.count)
             existing.reserveCapacity(objects.count - countPerRoot.values.reduce(0, +))
             objectSlots = Array(repeating: -1, count: objects.count)
-            objectEntries.reserveCapacity(objects.count)
             pasted.reserveCapacity(objects.count)
             // Per attribute, the position of the last merged copy that gives it a value.
             var given: [Int] = []
             for (at, object) in objects.enumerated() {
-                let entry = entries[object.entity]
-                objectEntries.append(entry)
-                guard let entry else { continue }
+                guard let entry = entry(ofObject: at) else { continue }
                 let entity = entry.mapping.target
                 let slot: Int32
                 switch plan.actions[at] {
@@ -490,7 +494,7 @@ struct PasteEngine {
         mutating func linkStated() throws {
             for (at, object) in plan.clipboard.objects.enumerated() {
                 let source = objectSlots[at]
-                guard source >= 0, let entry = objectEntries[at] else { continue }
+                guard source >= 0, let entry = entry(ofObject: at) else { continue }
                 if case .skip = plan.actions[at] { continue }
                 var cursor = 0
                 for link in object.relationships {
@@ -525,7 +529,11 @@ struct PasteEngine {
         /// object's to-many gains the targets, and its to-one moves (its previous object loses it).
         private mutating func state(_ slot: Int, _ index: Int, targets: ArraySlice<Int32>) throws {
             let facts = relationships[slots[slot].ref.entity][index]
-            if !facts.isToMany { stated.insert(slot << 16 | index) }
+            if !facts.isToMany {
+                let bit = slot * relationshipStride + index
+                if stated.count <= bit / 64 { stated += repeatElement(0, count: bit / 64 + 1 - stated.count) }
+                stated[bit / 64] |= 1 << UInt64(bit % 64)
+            }
             if isNew(slot) {
                 slots[slot].relationships[index] =
                     facts.isToMany
@@ -619,7 +627,9 @@ struct PasteEngine {
                     case .toOne(let current?):
                         guard current != source else { continue }
                         let name = model.descriptions[source.entity].relationships[index].name
-                        if isNew(other) || stated.contains(other << 16 | inverseIndex) {
+                        let bit = other * relationshipStride + inverseIndex
+                        if isNew(other) || (bit / 64 < stated.count && stated[bit / 64] & (1 << UInt64(bit % 64)) != 0)
+                        {
                             errors.append(
                                 GraftError(
                                     .malformedInput,

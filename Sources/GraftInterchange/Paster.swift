@@ -531,6 +531,11 @@ struct PastePlan {
 
     /// Per clipboard entity name: the target entity and the property mappings.
     var mappings: [String: EntityMapping] = [:]
+    /// The same, by position of the clipboard's entities.
+    private(set) var entityMappings: [EntityMapping?] = []
+    /// Per clipboard object, by position: its entity's position in `entityMappings`, -1 when the target
+    /// lacks the entity.
+    private(set) var mappingOfObject: [Int32] = []
     var notes: [String] = []
 
     struct EntityMapping {
@@ -664,6 +669,28 @@ struct PastePlan {
         if !problems.isEmpty {
             throw GraftError(.modelMismatch, "the clipboard does not fit the target model", underlying: problems)
         }
+        entityMappings = clipboard.entities.map { mappings[$0.name] }
+        let positions = Dictionary(
+            clipboard.entities.enumerated().map { ($0.element.name, Int32($0.offset)) }, uniquingKeysWith: { a, _ in a }
+        )
+        mappingOfObject.reserveCapacity(clipboard.objects.count)
+        var last: (name: String, position: Int32)?
+        for object in clipboard.objects {
+            // Objects of one entity mostly come together: their name is compared, not hashed.
+            if let last, last.name == object.entity {
+                mappingOfObject.append(last.position)
+                continue
+            }
+            let position = positions[object.entity].flatMap { entityMappings[Int($0)] == nil ? nil : $0 } ?? -1
+            mappingOfObject.append(position)
+            last = (object.entity, position)
+        }
+    }
+
+    /// The mapping of the clipboard object at `position`, nil when the target lacks its entity.
+    func mapping(ofObject position: Int) -> EntityMapping? {
+        let at = mappingOfObject[position]
+        return at < 0 ? nil : entityMappings[Int(at)]
     }
 
     /// The position of the property named `name` (or renamed from `name`).
@@ -776,8 +803,8 @@ struct PastePlan {
         var objectValues: [Int?] = []
         if !isEmpty {
             objectValues.reserveCapacity(clipboard.objects.count)
-            for object in clipboard.objects {
-                guard let mapping = mappings[object.entity] else {
+            for (position, object) in clipboard.objects.enumerated() {
+                guard let mapping = mapping(ofObject: position) else {
                     objectValues.append(nil)
                     continue
                 }
@@ -815,8 +842,9 @@ struct PastePlan {
             }
         }
         for (position, object) in clipboard.objects.enumerated() where !isEmpty {
-            guard let mapping = mappings[object.entity] else { continue }
-            guard let wantedAt = objectValues[position], let existing = found[mapping.target.index]?[wantedAt] else {
+            guard let wantedAt = objectValues[position], let mapping = mapping(ofObject: position),
+                let existing = found[mapping.target.index]?[wantedAt]
+            else {
                 continue
             }
             let values = wanted[mapping.target.index]!.values[wantedAt]
@@ -850,13 +878,22 @@ struct PastePlan {
 
     func report(dryRun: Bool) -> PasteReport {
         var report = PasteReport(dryRun: dryRun)
-        for (object, action) in zip(clipboard.objects, actions) {
-            guard let mapping = mappings[object.entity] else { continue }
+        // Inserted, merged and skipped, per clipboard entity.
+        var counts = Array(repeating: (0, 0, 0), count: entityMappings.count)
+        for (position, action) in actions.enumerated() {
+            let entity = Int(mappingOfObject[position])
+            guard entity >= 0 else { continue }
             switch action {
-            case .insert: report.inserted[mapping.target.name, default: 0] += 1
-            case .merge: report.merged[mapping.target.name, default: 0] += 1
-            case .skip: report.skipped[mapping.target.name, default: 0] += 1
+            case .insert: counts[entity].0 += 1
+            case .merge: counts[entity].1 += 1
+            case .skip: counts[entity].2 += 1
             }
+        }
+        for (mapping, (inserted, merged, skipped)) in zip(entityMappings, counts) {
+            guard let name = mapping?.target.name else { continue }
+            if inserted > 0 { report.inserted[name, default: 0] += inserted }
+            if merged > 0 { report.merged[name, default: 0] += merged }
+            if skipped > 0 { report.skipped[name, default: 0] += skipped }
         }
         report.linked = references.filter { $0 != nil }.count
         report.dangling = danglingDescriptions
