@@ -142,4 +142,13 @@ public enum RelationshipValue: Hashable, Sendable {
         case .unloaded: return []
         }
     }
+
+    /// The first of `refs`, without making the list: a to-one's object, a to-many's first.
+    public var firstRef: ObjectRef? {
+        switch self {
+        case .toOne(let ref): return ref
+        case .toMany(let refs): return refs.first
+        case .unloaded: return nil
+        }
+    }
 }

@@ -225,7 +225,7 @@ extension SQLiteStore: StreamingInserts {
                 switch columns.fields[position].field {
                 case .attribute(let index, _): return snapshot.attributes[index] != stored.attributes[index]
                 case .toOne(let index, _):
-                    return snapshot.relationships[index].refs.first != stored.relationships[index].refs.first
+                    return snapshot.relationships[index].firstRef != stored.relationships[index].firstRef
                 }
             }
         }
@@ -257,7 +257,7 @@ extension SQLiteStore: StreamingInserts {
                     }
                     parameter += 1
                 case .toOne(let index, let hasEntityColumn):
-                    let target = snapshot.relationships[index].refs.first
+                    let target = snapshot.relationships[index].firstRef
                     if let target {
                         try statement.bind(target.key, at: parameter)
                     } else {
