@@ -47,7 +47,12 @@ public struct Snapshot: Hashable, Sendable {
     /// An empty snapshot (no values, empty relationships) for an object of `entity`.
     public init(entity: EntityDescription, key: Int64) {
         self.ref = ObjectRef(entity: entity.index, key: key)
-        self.attributes = Array(repeating: nil, count: entity.attributes.count)
+        // Filled in place: `Array(repeating:count:)` copies its element one by one, as an opaque value.
+        let count = entity.attributes.count
+        self.attributes = [Value?](unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.initialize(repeating: nil)
+            initialized = count
+        }
         self.relationships = entity.relationships.map { $0.isToMany ? .toMany([]) : .toOne(nil) }
     }
 
@@ -135,6 +140,15 @@ public enum RelationshipValue: Hashable, Sendable {
         case .toOne(let ref): return ref.map { [$0] } ?? []
         case .toMany(let refs): return refs
         case .unloaded: return []
+        }
+    }
+
+    /// The first of `refs`, without making the list: a to-one's object, a to-many's first.
+    public var firstRef: ObjectRef? {
+        switch self {
+        case .toOne(let ref): return ref
+        case .toMany(let refs): return refs.first
+        case .unloaded: return nil
         }
     }
 }

@@ -69,6 +69,10 @@ public struct StoreFetch: Sendable {
     /// Whether the result should carry the objects' snapshots; when false, a store that applies the
     /// whole predicate itself may return only references (the context makes faults of them).
     public var includesValues: Bool
+    /// Whether the objects may come in any order when no sort descriptors are given (by default they come
+    /// in key order), so that a store need not sort them: for a caller that looks for objects by values
+    /// that at most one object has.
+    public var inAnyOrder = false
 
     public init(
         entities: [Int], predicate: GraftPredicate? = nil, sortDescriptors: [GraftSortDescriptor] = [],
@@ -113,13 +117,14 @@ public struct StoreChanges: Sendable {
     /// then refuses it if the document changed since it was read, where a save that checks versions
     /// takes the other writer's work in and conflicts only over the objects both changed.
     public var expectedVersions: [ObjectRef: Int64]?
-    /// The updated objects as the saver read them, where it kept them: a store may then write only the
-    /// values that differ from these. Every value of an updated object not listed is written.
-    public var updatedFrom: [ObjectRef: Snapshot]
+    /// The updated objects as the saver read them, where it kept them, by position in `updated` (nil, or
+    /// past the end, where it did not): a store may then write only the values that differ from these.
+    /// Every value of an updated object without one is written.
+    public var updatedFrom: [Snapshot?]
 
     public init(
         inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = [],
-        expectedVersions: [ObjectRef: Int64]? = nil, updatedFrom: [ObjectRef: Snapshot] = [:]
+        expectedVersions: [ObjectRef: Int64]? = nil, updatedFrom: [Snapshot?] = []
     ) {
         self.inserted = inserted
         self.updated = updated

@@ -24,12 +24,13 @@ final class ContextTarget: PasteTarget {
         return try context.store.snapshot(for: ref) != nil
     }
 
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
-        var found: [[Value]: ObjectRef?] = [:]
-        return try values.map { combination in
-            if let known = found[combination] { return known }
-            let ref = try find(entity, Array(zip(attributes, combination)))
-            found[combination] = ref
+    func find(_ entity: EntityDescription, attributes: [Int], among values: IdentityValues) throws -> [ObjectRef?] {
+        var found: [IdentityKey: ObjectRef?] = [:]
+        return try (0..<values.count).map { position in
+            let key = values.key(at: position)
+            if let known = found[key] { return known }
+            let ref = try find(entity, Array(zip(attributes, values[position])))
+            found[key] = ref
             return ref
         }
     }

@@ -24,18 +24,22 @@ final class StoreTarget: PasteStoreTarget {
     let store: any PersistentStore
     /// Whether the store has no objects at all (then nothing is looked up).
     let isEmpty: Bool
-    private var found: [ObjectRef: Snapshot] = [:]
+    /// The objects read so far, in the order read, and where each is among them.
+    private var read: [Snapshot] = []
+    private var readAt: [ObjectRef: Int32] = [:]
     private var answersInSQL: [Int: Bool] = [:]
-    private var indexes: [String: [[Value]: ObjectRef]] = [:]
+    private var indexes: [String: [IdentityKey: ObjectRef]] = [:]
     /// How many value combinations one query asks for.
     static let batchSize = 500
 
+    let model: Model
+
     init(store: any PersistentStore) throws {
         self.store = store
+        self.model = store.model
         self.isEmpty = try Self.isEmpty(store)
     }
 
-    var model: Model { store.model }
     var identifier: String { store.identifier }
 
     /// Whether `store` has no objects at all.
@@ -54,104 +58,123 @@ final class StoreTarget: PasteStoreTarget {
     }
 
     func snapshot(for ref: ObjectRef) throws -> Snapshot? {
-        if let snapshot = found[ref] { return snapshot }
+        if let at = readAt[ref] { return read[Int(at)] }
         guard !isEmpty, let snapshot = try store.snapshot(for: ref) else { return nil }
-        found[ref] = snapshot
+        keep(snapshot)
         return snapshot
+    }
+
+    /// Keeps an object read, unless it was read before.
+    private func keep(_ snapshot: Snapshot) {
+        if let earlier = readAt.updateValue(Int32(read.count), forKey: snapshot.ref) {
+            readAt[snapshot.ref] = earlier
+            return
+        }
+        read.append(snapshot)
     }
 
     func relatedRefs(of ref: ObjectRef, relationship: Int) throws -> [ObjectRef] {
         try store.relatedRefs(of: ref, relationship: relationship)
     }
 
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+    func find(_ entity: EntityDescription, attributes: [Int], among values: IdentityValues) throws -> [ObjectRef?] {
         guard !isEmpty, !values.isEmpty, !attributes.isEmpty else { return Array(repeating: nil, count: values.count) }
         // Each distinct combination once: its position among them, per value.
-        var distinct: [[Value]] = []
-        var positions: [[Value]: Int] = [:]
+        var distinct: [IdentityKey] = []
+        var positions: [IdentityKey: Int] = [:]
         positions.reserveCapacity(values.count)
-        let distinctAt = values.map { combination in
-            if let known = positions[combination] { return known }
-            positions[combination] = distinct.count
-            distinct.append(combination)
-            return distinct.count - 1
+        var distinctAt: [Int] = []
+        distinctAt.reserveCapacity(values.count)
+        for position in 0..<values.count {
+            let key = values.key(at: position)
+            if let known = positions.updateValue(distinct.count, forKey: key) {
+                positions[key] = known
+                distinctAt.append(known)
+            } else {
+                distinctAt.append(distinct.count)
+                distinct.append(key)
+            }
         }
         var refs = [ObjectRef?](repeating: nil, count: distinct.count)
-        /// Notes a snapshot that has one of the combinations, the first found for each.
-        func note(_ snapshot: Snapshot) {
-            let key = attributes.compactMap { snapshot.attributes[$0] }
-            guard key.count == attributes.count, let at = positions[key], refs[at] == nil else { return }
-            refs[at] = snapshot.ref
-        }
-        let scope = lookupScope(of: entity, attributes: attributes)
+        let (scope, isUnique) = lookupScope(of: entity, attributes: attributes)
         let entities = [scope.index] + scope.descendantIndices
         if answersInSQL[scope.index] == nil {
             let probe = try store.fetch(StoreFetch(entities: entities, predicate: .falsePredicate, limit: 1))
             answersInSQL[scope.index] = probe.predicateApplied
         }
         if answersInSQL[scope.index] == true {
+            read.reserveCapacity(read.count + distinct.count)
+            readAt.reserveCapacity(read.count + distinct.count)
             let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
             for start in stride(from: 0, to: distinct.count, by: size) {
                 let batch = distinct[start..<min(start + size, distinct.count)]
-                let fetched = try store.fetch(
-                    StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch)))
+                // Under a uniqueness constraint at most one object has each combination, so the store may
+                // return them in any order; else the first by key is the one found.
+                var fetch = StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch))
+                fetch.inAnyOrder = isUnique
+                let fetched = try store.fetch(fetch)
                 for snapshot in try snapshots(of: fetched) {
-                    found[snapshot.ref] = snapshot
-                    if model.isKind(model.descriptions[snapshot.ref.entity], of: entity) { note(snapshot) }
+                    // The first found for each combination, of the entity or a subentity.
+                    if model.isKind(model.descriptions[snapshot.ref.entity], of: entity),
+                        let key = IdentityKey(snapshot, attributes: attributes), let at = positions[key],
+                        refs[at] == nil
+                    {
+                        refs[at] = snapshot.ref
+                    }
+                    keep(snapshot)
                 }
             }
         } else {
             let index = try self.index(of: entity, attributes: attributes)
-            for (at, combination) in distinct.enumerated() { refs[at] = index[combination] }
+            for (at, key) in distinct.enumerated() { refs[at] = index[key] }
         }
         return distinctAt.map { refs[$0] }
     }
 
-    /// The entity whose objects a lookup of `entity`'s `attributes` asks the store for: for a uniqueness
-    /// constraint, the highest ancestor that has its attributes, whose objects it keeps apart from each
-    /// other too, so that the constraint's index (Core Data makes a unique index for each) serves the query
-    /// alone; asked for a subentity's objects only, SQLite would rather go through the index of the entity
-    /// column, and read every object of the subentity per batch. Objects of other entities are left out
-    /// after the query. For other attributes, `entity` itself.
-    private func lookupScope(of entity: EntityDescription, attributes: [Int]) -> EntityDescription {
+    /// The entity whose objects a lookup of `entity`'s `attributes` asks the store for, and whether the
+    /// attributes are a uniqueness constraint's: then the highest ancestor that has its attributes, whose
+    /// objects it keeps apart from each other too, so that the constraint's index (Core Data makes a unique
+    /// index for each) serves the query alone; asked for a subentity's objects only, SQLite would rather go
+    /// through the index of the entity column, and read every object of the subentity per batch. Objects
+    /// of other entities are left out after the query. For other attributes, `entity` itself.
+    private func lookupScope(of entity: EntityDescription, attributes: [Int]) -> (EntityDescription, isUnique: Bool) {
         let names = Set(attributes.map { entity.attributes[$0].name })
-        guard entity.uniquenessConstraints.contains(where: { Set($0) == names }) else { return entity }
+        guard entity.uniquenessConstraints.contains(where: { Set($0) == names }) else { return (entity, false) }
         for ancestor in entity.ancestorIndices.reversed().map({ model.descriptions[$0] })
         where names.allSatisfy({ ancestor.attributeIndexByName[$0] != nil }) {
-            return ancestor
+            return (ancestor, true)
         }
-        return entity
+        return (entity, true)
     }
 
     /// `attributes IN batch`: one `IN` for a single attribute, else one `AND` per combination.
     private static func predicate(
-        _ entity: EntityDescription, _ attributes: [Int], _ batch: ArraySlice<[Value]>
+        _ entity: EntityDescription, _ attributes: [Int], _ batch: ArraySlice<IdentityKey>
     ) -> GraftPredicate {
         func path(_ attribute: Int) -> GraftPredicate.Expression {
             .keyPath(KeyValuePath(key: entity.attributes[attribute].name))
         }
         if attributes.count == 1 {
             return .comparison(
-                GraftPredicate.Comparison(path(attributes[0]), .in, .aggregate(batch.map { .constant($0[0]) })))
+                GraftPredicate.Comparison(path(attributes[0]), .in, .aggregate(batch.map { .constant($0.values[0]) })))
         }
         return .or(
             batch.map { combination in
                 .and(
-                    zip(attributes, combination).map {
+                    zip(attributes, combination.values).map {
                         .comparison(GraftPredicate.Comparison(path($0.0), .equalTo, .constant($0.1)))
                     })
             })
     }
 
     /// Every object of `entity`, by its values of `attributes`, read once.
-    private func index(of entity: EntityDescription, attributes: [Int]) throws -> [[Value]: ObjectRef] {
+    private func index(of entity: EntityDescription, attributes: [Int]) throws -> [IdentityKey: ObjectRef] {
         let name = "\(entity.index):" + attributes.map(String.init).joined(separator: ",")
         if let index = indexes[name] { return index }
-        var index: [[Value]: ObjectRef] = [:]
+        var index: [IdentityKey: ObjectRef] = [:]
         let fetched = try store.fetch(StoreFetch(entities: [entity.index] + entity.descendantIndices))
         for snapshot in try snapshots(of: fetched) {
-            let key = attributes.compactMap { snapshot.attributes[$0] }
-            if key.count == attributes.count, index[key] == nil { index[key] = snapshot.ref }
+            if let key = IdentityKey(snapshot, attributes: attributes), index[key] == nil { index[key] = snapshot.ref }
         }
         indexes[name] = index
         return index
@@ -178,8 +201,8 @@ struct PasteEngine {
         var inserted: [Snapshot]
         /// Existing objects the paste changed.
         var updated: [Snapshot]
-        /// Those objects as the target has them.
-        var updatedFrom: [ObjectRef: Snapshot]
+        /// Those objects as the target has them, by position in `updated`.
+        var updatedFrom: [Snapshot?]
         /// The rules the objects break, when the paste goes ahead anyway (validation off).
         var violations: [RuleViolation]
 
@@ -209,13 +232,13 @@ struct PasteEngine {
         try work.linkInverses()
         try work.releasePrevious()
         let violations = try work.check()
-        var inserted: [Snapshot] = [], updated: [Snapshot] = [], updatedFrom: [ObjectRef: Snapshot] = [:]
+        var inserted: [Snapshot] = [], updated: [Snapshot] = [], updatedFrom: [Snapshot?] = []
         inserted.reserveCapacity(work.newCount)
         for slot in work.slots.indices {
             if let stored = work.stored[slot] {
                 guard work.dirty[slot] else { continue }
                 updated.append(work.slots[slot])
-                updatedFrom[stored.ref] = stored
+                updatedFrom.append(stored)
             } else {
                 inserted.append(work.slots[slot])
             }
@@ -247,7 +270,10 @@ struct PasteEngine {
         /// Per slot, the object as the target has it (nil for a new one), while the slot changes.
         var stored: [Snapshot?] = []
         /// Whether the slot holds an object the paste creates.
-        func isNew(_ slot: Int) -> Bool { stored[slot] == nil }
+        func isNew(_ slot: Int) -> Bool { created[slot] }
+        /// Per slot, whether the paste creates its object (`stored` is nil), looked up without touching
+        /// the snapshot.
+        var created: [Bool] = []
         var dirty: [Bool] = []
         /// Per slot, the clipboard id it was pasted from (the first, when copies were merged into one).
         var clipboardIDs: [String?] = []
@@ -260,16 +286,63 @@ struct PasteEngine {
         /// The links the clipboard states, flat: source slot, relationship, end of its targets in `targets`.
         var links: [(from: Int32, relationship: Int32, end: Int32)] = []
         var targets: [Int32] = []
-        /// Slot << 16 | relationship of every to-one the clipboard states.
-        var stated = Set<Int>()
+        /// Whether the clipboard states each to-one: bit slot × `relationshipStride` + relationship.
+        var stated: [UInt64] = []
+        /// The most relationships an entity has.
+        let relationshipStride: Int
         /// To-ones the paste moved away from an object: its slot, the relationship, the member that left.
         var released: [(owner: Int32, relationship: String, member: ObjectRef)] = []
         /// Membership of long to-manys, by slot << 16 | relationship.
         var largeLists: [Int: Set<ObjectRef>] = [:]
 
+        /// Per target entity and relationship index: what the links ask of the relationship.
+        let relationships: [[Facts]]
+        /// Whether entity `a` is entity `b` or one of its subentities, at `a * entityCount + b`.
+        private let kinds: [Bool]
+
+        /// What linking asks of one relationship, read from the model once.
+        struct Facts {
+            var isToMany: Bool
+            var isOrdered: Bool
+            var destination: Int
+            /// The inverse's index in the destination, and so in each of its subentities (which list their
+            /// inherited relationships first); -1 without inverse.
+            var inverse: Int
+            var inverseIsToMany: Bool
+            var inverseIsOrdered: Bool
+            var inverseName: String
+        }
+
         init(plan: PastePlan, target: Target) {
             self.plan = plan
             self.target = target
+            let model = plan.model
+            relationships = model.descriptions.map { entity in
+                entity.relationships.map { relationship in
+                    let inverse = model.inverse(of: relationship)
+                    return Facts(
+                        isToMany: relationship.isToMany, isOrdered: relationship.isOrdered,
+                        destination: relationship.destinationIndex, inverse: relationship.inverseIndex ?? -1,
+                        inverseIsToMany: inverse?.isToMany ?? false, inverseIsOrdered: inverse?.isOrdered ?? false,
+                        inverseName: inverse?.name ?? "")
+                }
+            }
+            let count = model.descriptions.count
+            var kinds = [Bool](repeating: false, count: count * count)
+            for entity in model.descriptions {
+                kinds[entity.index * count + entity.index] = true
+                for ancestor in entity.ancestorIndices { kinds[entity.index * count + ancestor] = true }
+            }
+            self.kinds = kinds
+            relationshipStride = model.descriptions.map(\.relationships.count).max() ?? 0
+        }
+
+        /// The index of the inverse of `facts`' relationship in an object of `entity`; nil when the
+        /// relationship has no inverse or the entity lacks it.
+        func inverseIndex(_ facts: Facts, in entity: Int) -> Int? {
+            guard facts.inverse >= 0 else { return nil }
+            if kinds[entity * model.descriptions.count + facts.destination] { return facts.inverse }
+            return model.descriptions[entity].relationshipIndexByName[facts.inverseName]
         }
 
         /// Per clipboard entity: the mapping, and its properties in the clipboard's order (a class, so that
@@ -278,6 +351,8 @@ struct PasteEngine {
             let mapping: PastePlan.EntityMapping
             let attributes: [(name: String, index: Int?)]
             let relationships: [(name: String, index: Int?)]
+            /// Per attribute of the target entity: its type.
+            let types: [AttributeType]
 
             init(
                 mapping: PastePlan.EntityMapping, attributes: [(name: String, index: Int?)],
@@ -286,18 +361,26 @@ struct PasteEngine {
                 self.mapping = mapping
                 self.attributes = attributes
                 self.relationships = relationships
+                types = mapping.target.attributes.map(\.type)
             }
+
+            /// The name of the target entity's attribute at `index`, for errors.
+            func name(of index: Int) -> String { mapping.target.attributes[index].name }
         }
-        lazy var entries: [String: Entry] = {
-            var entries: [String: Entry] = [:]
-            for info in plan.clipboard.entities {
-                guard let mapping = plan.mappings[info.name] else { continue }
-                entries[info.name] = Entry(
+        /// Per clipboard entity, by position (nil for one the target lacks).
+        lazy var entries: [Entry?] = zip(plan.clipboard.entities, plan.entityMappings).map { info, mapping in
+            mapping.map { mapping in
+                Entry(
                     mapping: mapping, attributes: info.attributes.map { ($0.name, mapping.attributes[$0.name]) },
                     relationships: info.relationships.map { ($0.name, mapping.relationships[$0.name]) })
             }
-            return entries
-        }()
+        }
+
+        /// The entry of the clipboard object at `position`'s entity.
+        mutating func entry(ofObject position: Int) -> Entry? {
+            let entity = Int(plan.mappingOfObject[position])
+            return entity < 0 ? nil : entries[entity]
+        }
 
         /// The slot of an existing object, its snapshot read on first use.
         mutating func slot(of ref: ObjectRef) throws -> Int32 {
@@ -310,6 +393,7 @@ struct PasteEngine {
             let slot = Int32(slots.count)
             slots.append(snapshot)
             stored.append(snapshot)
+            created.append(false)
             dirty.append(false)
             clipboardIDs.append(nil)
             existing[ref] = slot
@@ -320,8 +404,8 @@ struct PasteEngine {
         mutating func placeObjects(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws {
             let objects = plan.clipboard.objects
             var countPerRoot: [Int: Int] = [:]
-            for (object, action) in zip(objects, plan.actions) {
-                guard let mapping = plan.mappings[object.entity], case .insert = action else { continue }
+            for (position, action) in plan.actions.enumerated() {
+                guard case .insert = action, let mapping = plan.mapping(ofObject: position) else { continue }
                 countPerRoot[mapping.target.rootIndex, default: 0] += 1
             }
             var keys: [Int: IndexingIterator<[Int64]>] = [:]
@@ -329,10 +413,17 @@ struct PasteEngine {
                 keys[root] = try allocateKeys(root, count).makeIterator()
             }
             slots.reserveCapacity(objects.count)
+            stored.reserveCapacity(objects.count)
+            created.reserveCapacity(objects.count)
+            dirty.reserveCapacity(objects.count)
+            clipboardIDs.reserveCapacity(objects.count)
+            existing.reserveCapacity(objects.count - countPerRoot.values.reduce(0, +))
             objectSlots = Array(repeating: -1, count: objects.count)
             pasted.reserveCapacity(objects.count)
+            // Per attribute, the position of the last merged copy that gives it a value.
+            var given: [Int] = []
             for (at, object) in objects.enumerated() {
-                guard let entry = entries[object.entity] else { continue }
+                guard let entry = entry(ofObject: at) else { continue }
                 let entity = entry.mapping.target
                 let slot: Int32
                 switch plan.actions[at] {
@@ -346,35 +437,51 @@ struct PasteEngine {
                         guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
-                        snapshot.attributes[index] = try plan.convert(
-                            named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
-                            object: object.id)
+                        snapshot.attributes[index] = try PastePlan.convert(
+                            named.value, to: entry.types[index], key: entry.name(of: index), object: object.id)
                     }
                     slot = Int32(slots.count)
                     slots.append(snapshot)
                     stored.append(nil)
+                    created.append(true)
                     dirty.append(true)
                     clipboardIDs.append(object.id)
                     newCount += 1
                 case .merge(let ref):
                     slot = try self.slot(of: ref)
-                    // Every attribute the clipboard's entity has, those the copy has no value for included.
-                    var values = slots[Int(slot)].attributes
-                    for index in entry.mapping.covered { values[index] = nil }
+                    let merged = Int(slot)
+                    // Every attribute the clipboard's entity has, those the copy has no value for included;
+                    // compared where they are, so that an object the copy leaves as it is copies nothing.
+                    if given.count < entry.types.count { given += Array(repeating: -1, count: entry.types.count) }
+                    var changed: [Value?]?
                     var cursor = 0
                     for named in object.attributes {
                         guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
-                        values[index] = try plan.convert(
-                            named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
-                            object: object.id)
+                        let value = try PastePlan.convert(
+                            named.value, to: entry.types[index], key: entry.name(of: index), object: object.id)
+                        given[index] = at
+                        if changed != nil {
+                            changed![index] = value
+                        } else if slots[merged].attributes[index] != value {
+                            changed = slots[merged].attributes
+                            changed![index] = value
+                        }
                     }
-                    if values != slots[Int(slot)].attributes {
-                        slots[Int(slot)].attributes = values
-                        dirty[Int(slot)] = true
+                    for index in entry.mapping.covered where given[index] != at {
+                        if changed != nil {
+                            changed![index] = nil
+                        } else if slots[merged].attributes[index] != nil {
+                            changed = slots[merged].attributes
+                            changed![index] = nil
+                        }
                     }
-                    if clipboardIDs[Int(slot)] == nil { clipboardIDs[Int(slot)] = object.id }
+                    if let changed, changed != slots[merged].attributes {
+                        slots[merged].attributes = changed
+                        dirty[merged] = true
+                    }
+                    if clipboardIDs[merged] == nil { clipboardIDs[merged] = object.id }
                 case .skip(let ref):
                     slot = try self.slot(of: ref)
                 }
@@ -387,7 +494,7 @@ struct PasteEngine {
         mutating func linkStated() throws {
             for (at, object) in plan.clipboard.objects.enumerated() {
                 let source = objectSlots[at]
-                guard source >= 0, let entry = entries[object.entity] else { continue }
+                guard source >= 0, let entry = entry(ofObject: at) else { continue }
                 if case .skip = plan.actions[at] { continue }
                 var cursor = 0
                 for link in object.relationships {
@@ -421,28 +528,34 @@ struct PasteEngine {
         /// Sets a relationship of `slot` as the clipboard states it: a new object's as given; an existing
         /// object's to-many gains the targets, and its to-one moves (its previous object loses it).
         private mutating func state(_ slot: Int, _ index: Int, targets: ArraySlice<Int32>) throws {
-            let relationship = model.descriptions[slots[slot].ref.entity].relationships[index]
-            if !relationship.isToMany { stated.insert(slot << 16 | index) }
-            let refs = targets.map { slots[Int($0)].ref }
+            let facts = relationships[slots[slot].ref.entity][index]
+            if !facts.isToMany {
+                let bit = slot * relationshipStride + index
+                if stated.count <= bit / 64 { stated += repeatElement(0, count: bit / 64 + 1 - stated.count) }
+                stated[bit / 64] |= 1 << UInt64(bit % 64)
+            }
             if isNew(slot) {
-                slots[slot].relationships[index] = relationship.isToMany ? .toMany(refs) : .toOne(refs[0])
+                slots[slot].relationships[index] =
+                    facts.isToMany
+                    ? .toMany(targets.map { slots[Int($0)].ref }) : .toOne(slots[Int(targets[targets.startIndex])].ref)
                 return
             }
-            if relationship.isToMany {
-                if holdsAll(slot, relationship, targets) { return }
+            if facts.isToMany {
+                if holdsAll(slot, index, facts, targets) { return }
                 var current = try loaded(slot, index)
                 var added = false
-                for ref in refs where !current.contains(ref) {
-                    current.append(ref)
+                for target in targets where !current.contains(slots[Int(target)].ref) {
+                    current.append(slots[Int(target)].ref)
                     added = true
                 }
                 if added { change(slot, index, to: .toMany(current)) }
                 return
             }
-            guard case .toOne(let previous) = slots[slot].relationships[index], previous != refs[0] else { return }
-            change(slot, index, to: .toOne(refs[0]))
-            if let previous, let inverse = model.inverse(of: relationship) {
-                released.append((try self.slot(of: previous), inverse.name, slots[slot].ref))
+            let ref = slots[Int(targets[targets.startIndex])].ref
+            guard case .toOne(let previous) = slots[slot].relationships[index], previous != ref else { return }
+            change(slot, index, to: .toOne(ref))
+            if let previous, facts.inverse >= 0 {
+                released.append((try self.slot(of: previous), facts.inverseName, slots[slot].ref))
             }
         }
 
@@ -450,18 +563,17 @@ struct PasteEngine {
         /// snapshot left unloaded, as the targets' stored side shows it: a to-many whose inverse is a to-one
         /// holds exactly the objects whose to-one names its owner. So restating links the target has
         /// reads no to-many from it.
-        private func holdsAll(
-            _ slot: Int, _ relationship: RelationshipDescription, _ targets: ArraySlice<Int32>
-        ) -> Bool {
-            guard slots[slot].relationships[relationship.index] == .unloaded,
-                let inverse = model.inverse(of: relationship), !inverse.isToMany
-            else { return false }
+        private func holdsAll(_ slot: Int, _ index: Int, _ facts: Facts, _ targets: ArraySlice<Int32>) -> Bool {
+            guard slots[slot].relationships[index] == .unloaded, facts.inverse >= 0, !facts.inverseIsToMany else {
+                return false
+            }
             let owner = RelationshipValue.toOne(slots[slot].ref)
             return targets.allSatisfy { target in
-                guard let member = stored[Int(target)],
-                    let index = model.descriptions[member.ref.entity].relationshipIndexByName[inverse.name]
-                else { return false }
-                return member.relationships[index] == owner
+                let member = Int(target)
+                guard !isNew(member), let inverse = inverseIndex(facts, in: slots[member].ref.entity) else {
+                    return false
+                }
+                return stored[member]!.relationships[inverse] == owner
             }
         }
 
@@ -486,12 +598,12 @@ struct PasteEngine {
             for link in links {
                 defer { start = Int(link.end) }
                 let at = Int(link.from), index = Int(link.relationship)
-                let entity = model.descriptions[slots[at].ref.entity]
-                guard let inverse = model.inverse(of: entity.relationships[index]) else { continue }
+                let facts = relationships[slots[at].ref.entity][index]
+                guard facts.inverse >= 0 else { continue }
                 let source = slots[at].ref
-                for other in targets[start..<Int(link.end)].map(Int.init) {
-                    let otherEntity = model.descriptions[slots[other].ref.entity]
-                    guard let inverseIndex = otherEntity.relationshipIndexByName[inverse.name] else { continue }
+                for target in targets[start..<Int(link.end)] {
+                    let other = Int(target)
+                    guard let inverseIndex = inverseIndex(facts, in: slots[other].ref.entity) else { continue }
                     switch slots[other].relationships[inverseIndex] {
                     case .toMany(var refs):
                         guard !contains(source, in: refs, at: other, inverseIndex) else { continue }
@@ -504,7 +616,7 @@ struct PasteEngine {
                     case .unloaded:
                         // The store keeps an unordered to-many from its members' rows, which the source's
                         // snapshot writes; an ordered one's order is the paste's to set.
-                        guard inverse.isOrdered else { continue }
+                        guard facts.inverseIsOrdered else { continue }
                         var refs = try loaded(other, inverseIndex)
                         if !refs.contains(source) {
                             refs.append(source)
@@ -514,18 +626,20 @@ struct PasteEngine {
                         change(other, inverseIndex, to: .toOne(source))
                     case .toOne(let current?):
                         guard current != source else { continue }
-                        if isNew(other) || stated.contains(other << 16 | inverseIndex) {
-                            let name = entity.relationships[index].name
+                        let name = model.descriptions[source.entity].relationships[index].name
+                        let bit = other * relationshipStride + inverseIndex
+                        if isNew(other) || (bit / 64 < stated.count && stated[bit / 64] & (1 << UInt64(bit % 64)) != 0)
+                        {
                             errors.append(
                                 GraftError(
                                     .malformedInput,
-                                    "\(label(at)).\(name) includes \(label(other)), whose \(inverse.name) names another object",
+                                    "\(label(at)).\(name) includes \(label(other)), whose \(facts.inverseName) names another object",
                                     context: [.object(id(at)), .key(name)]))
                             continue
                         }
                         // An existing object moves to the pasted one; the one it leaves loses it.
                         change(other, inverseIndex, to: .toOne(source))
-                        released.append((try slot(of: current), entity.relationships[index].name, slots[other].ref))
+                        released.append((try slot(of: current), name, slots[other].ref))
                     }
                 }
             }
@@ -630,14 +744,16 @@ struct PasteEngine {
                 let rootIndices = group.names.compactMap { root.attributeIndexByName[$0] }
                 guard rootIndices.count == group.names.count else { continue }
                 let indices = group.names.map { group.entity.attributeIndexByName[$0]! }
-                var keyed: [(slot: Int, key: [Value])] = []
-                for slot in group.slots {
-                    let key = indices.compactMap { slots[slot].attributes[$0] }
-                    if key.count == indices.count { keyed.append((slot, key)) }
+                var keyed: [Int] = []
+                var keys = IdentityValues(width: indices.count)
+                for slot in group.slots where indices.allSatisfy({ slots[slot].attributes[$0] != nil }) {
+                    keyed.append(slot)
+                    for index in indices { keys.append(slots[slot].attributes[index]!) }
                 }
-                let taken = try target.find(root, attributes: rootIndices, among: keyed.map(\.key))
-                for ((slot, key), other) in zip(keyed, taken) {
+                let taken = try target.find(root, attributes: rootIndices, among: keys)
+                for (position, (slot, other)) in zip(keyed, taken).enumerated() {
                     guard let other, other != slots[slot].ref else { continue }
+                    let key = Array(keys[position])
                     // An object this paste changes is checked with its new values, above.
                     if let changed = existing[other], dirty[Int(changed)] { continue }
                     found.append(

@@ -459,9 +459,67 @@ protocol PasteTarget {
     /// For each combination of `values` of the attributes `attributes` (indices in `entity`), in their
     /// order, the object of `entity` (or a subentity) that has it, nil when none does; looked up as a set,
     /// not one by one.
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?]
+    func find(_ entity: EntityDescription, attributes: [Int], among values: IdentityValues) throws -> [ObjectRef?]
     /// Whether the object exists.
     func exists(_ ref: ObjectRef) throws -> Bool
+}
+
+/// Combinations of the values of a few attributes, kept in one flat array (not one array per
+/// combination): combination `i` is `values[i * width ..< (i + 1) * width]`.
+struct IdentityValues {
+    /// How many values each combination has.
+    let width: Int
+    private(set) var values: [Value] = []
+
+    init(width: Int) { self.width = width }
+
+    /// How many combinations there are.
+    var count: Int { width == 0 ? 0 : values.count / width }
+    var isEmpty: Bool { values.isEmpty }
+
+    subscript(position: Int) -> ArraySlice<Value> { values[position * width..<(position + 1) * width] }
+
+    /// The combination at `position`, as a key that hashes one value alone when there is only one.
+    func key(at position: Int) -> IdentityKey {
+        width == 1 ? .single(values[position]) : .combination(Array(self[position]))
+    }
+
+    /// Adds one value of the combination being added; a combination is complete after `width` of them.
+    mutating func append(_ value: Value) { values.append(value) }
+
+    /// Leaves out the values of an incomplete last combination.
+    mutating func dropIncomplete() { values.removeLast(values.count % max(width, 1)) }
+
+    mutating func reserveCapacity(_ combinations: Int) { values.reserveCapacity(combinations * width) }
+}
+
+/// One combination of identity values, as a dictionary key: a single attribute's value is hashed alone.
+enum IdentityKey: Hashable {
+    case single(Value)
+    case combination([Value])
+
+    /// The values of `attributes` (indices) in `snapshot`; nil when one has none.
+    init?(_ snapshot: Snapshot, attributes: [Int]) {
+        if attributes.count == 1 {
+            guard let value = snapshot.attributes[attributes[0]] else { return nil }
+            self = .single(value)
+            return
+        }
+        var values: [Value] = []
+        values.reserveCapacity(attributes.count)
+        for index in attributes {
+            guard let value = snapshot.attributes[index] else { return nil }
+            values.append(value)
+        }
+        self = .combination(values)
+    }
+
+    var values: [Value] {
+        switch self {
+        case .single(let value): return [value]
+        case .combination(let values): return values
+        }
+    }
 }
 
 /// Everything decided before anything is written: how the clipboard's entities and properties map to the
@@ -473,6 +531,11 @@ struct PastePlan {
 
     /// Per clipboard entity name: the target entity and the property mappings.
     var mappings: [String: EntityMapping] = [:]
+    /// The same, by position of the clipboard's entities.
+    private(set) var entityMappings: [EntityMapping?] = []
+    /// Per clipboard object, by position: its entity's position in `entityMappings`, -1 when the target
+    /// lacks the entity.
+    private(set) var mappingOfObject: [Int32] = []
     var notes: [String] = []
 
     struct EntityMapping {
@@ -606,6 +669,28 @@ struct PastePlan {
         if !problems.isEmpty {
             throw GraftError(.modelMismatch, "the clipboard does not fit the target model", underlying: problems)
         }
+        entityMappings = clipboard.entities.map { mappings[$0.name] }
+        let positions = Dictionary(
+            clipboard.entities.enumerated().map { ($0.element.name, Int32($0.offset)) }, uniquingKeysWith: { a, _ in a }
+        )
+        mappingOfObject.reserveCapacity(clipboard.objects.count)
+        var last: (name: String, position: Int32)?
+        for object in clipboard.objects {
+            // Objects of one entity mostly come together: their name is compared, not hashed.
+            if let last, last.name == object.entity {
+                mappingOfObject.append(last.position)
+                continue
+            }
+            let position = positions[object.entity].flatMap { entityMappings[Int($0)] == nil ? nil : $0 } ?? -1
+            mappingOfObject.append(position)
+            last = (object.entity, position)
+        }
+    }
+
+    /// The mapping of the clipboard object at `position`, nil when the target lacks its entity.
+    func mapping(ofObject position: Int) -> EntityMapping? {
+        let at = mappingOfObject[position]
+        return at < 0 ? nil : entityMappings[Int(at)]
     }
 
     /// The position of the property named `name` (or renamed from `name`).
@@ -642,6 +727,13 @@ struct PastePlan {
     func convert(
         _ value: Value, to type: AttributeType, key: @autoclosure () -> String, object: String
     ) throws -> Value {
+        try Self.convert(value, to: type, key: key(), object: object)
+    }
+
+    /// A clipboard value as an attribute of `type` holds it; `key` names the attribute in the error.
+    static func convert(
+        _ value: Value, to type: AttributeType, key: @autoclosure () -> String, object: String
+    ) throws -> Value {
         guard let converted = ValueConversion.coerce(value, to: type) else {
             throw GraftError(
                 .typeMismatch, "\(value) cannot be held by the target's \(type.modelName) attribute",
@@ -650,26 +742,24 @@ struct PastePlan {
         return converted
     }
 
-    /// Identity values of a clipboard object (or reference) in target attribute indices; nil when the
-    /// entity has no identity or a value is missing.
-    func identityValues(
-        _ values: [Clipboard.NamedValue], entity: String, mapping: EntityMapping
-    ) throws -> [(attribute: Int, value: Value)]? {
-        guard !mapping.identity.isEmpty else { return nil }
-        var found: [(attribute: Int, value: Value)] = []
-        found.reserveCapacity(mapping.identity.count)
+    /// Adds the identity values of a clipboard object (or reference), converted to the target's
+    /// attributes, to `combinations`; false (and nothing added) when the entity has no identity or a value
+    /// is missing. (Static, so that a caller inside a mutating method does not copy the plan per call.)
+    static func appendIdentity(
+        of values: [Clipboard.NamedValue], entity: String, mapping: EntityMapping, to combinations: inout IdentityValues
+    ) throws -> Bool {
+        guard !mapping.identity.isEmpty else { return false }
+        // The attribute's fields, not the whole description, which a copy would retain string by string.
+        let attributes = mapping.target.attributes
         for (index, name) in mapping.identity {
-            guard let name, let named = values.first(where: { $0.name == name }) else { return nil }
-            // The attribute's fields, not the whole description, which a copy would retain string by string.
-            let attributes = mapping.target.attributes
-            found.append(
-                (
-                    index,
-                    try convert(named.value, to: attributes[index].type, key: attributes[index].name, object: entity)
-                )
-            )
+            guard let name, let named = values.first(where: { $0.name == name }) else {
+                combinations.dropIncomplete()
+                return false
+            }
+            combinations.append(
+                try Self.convert(named.value, to: attributes[index].type, key: attributes[index].name, object: entity))
         }
-        return found
+        return true
     }
 
     /// Looks up references and conflicts in the target: the identities of each target entity at once.
@@ -677,13 +767,19 @@ struct PastePlan {
         var problems: [GraftError] = []
         let sameStore = clipboard.sourceStore != nil && clipboard.sourceStore == target.identifier
         // Every identity to look up, per target entity: the attributes and the value combinations.
-        var wanted: [Int: (attributes: [Int], values: [[Value]])] = [:]
-        /// Notes the combination to look up; returns its position among the entity's.
-        func want(_ values: [(attribute: Int, value: Value)]?, _ entity: EntityDescription) -> Int? {
-            guard let values else { return nil }
-            let combination = values.map(\.value)
-            wanted[entity.index, default: (values.map(\.attribute), [])].values.append(combination)
-            return wanted[entity.index]!.values.count - 1
+        var wanted = [(attributes: [Int], values: IdentityValues)?](repeating: nil, count: model.descriptions.count)
+        /// Notes the identity of a clipboard object or reference to look up; returns its position among
+        /// the entity's combinations.
+        func want(_ values: [Clipboard.NamedValue], entity: String, _ mapping: EntityMapping) throws -> Int? {
+            let target = mapping.target.index
+            if wanted[target] == nil {
+                wanted[target] = (mapping.identity.map(\.index), IdentityValues(width: mapping.identity.count))
+            }
+            guard try Self.appendIdentity(of: values, entity: entity, mapping: mapping, to: &wanted[target]!.values)
+            else {
+                return nil
+            }
+            return wanted[target]!.values.count - 1
         }
         var referenceValues: [Int?] = []
         var sameStoreRefs: [ObjectRef?] = []
@@ -700,29 +796,24 @@ struct PastePlan {
                 ref = id.ref
             }
             sameStoreRefs.append(ref)
-            referenceValues.append(
-                ref == nil
-                    ? want(
-                        try identityValues(reference.identity, entity: reference.entity, mapping: mapping),
-                        mapping.target) : nil)
+            referenceValues.append(ref == nil ? try want(reference.identity, entity: reference.entity, mapping) : nil)
         }
         // Nothing can conflict with an empty target: every object is new.
         let isEmpty = target is EmptyTarget || (target as? StoreTarget)?.isEmpty == true
         var objectValues: [Int?] = []
         if !isEmpty {
             objectValues.reserveCapacity(clipboard.objects.count)
-            for object in clipboard.objects {
-                guard let mapping = mappings[object.entity] else {
+            for (position, object) in clipboard.objects.enumerated() {
+                guard let mapping = mapping(ofObject: position) else {
                     objectValues.append(nil)
                     continue
                 }
-                objectValues.append(
-                    want(try identityValues(object.attributes, entity: object.entity, mapping: mapping), mapping.target)
-                )
+                objectValues.append(try want(object.attributes, entity: object.entity, mapping))
             }
         }
-        var found: [Int: [ObjectRef?]] = [:]
-        for (entity, lookup) in wanted.sorted(by: { $0.key < $1.key }) {
+        var found = [[ObjectRef?]?](repeating: nil, count: model.descriptions.count)
+        for (entity, lookup) in wanted.enumerated() {
+            guard let lookup, !lookup.values.isEmpty else { continue }
             found[entity] = try target.find(
                 model.descriptions[entity], attributes: lookup.attributes, among: lookup.values)
         }
@@ -751,8 +842,9 @@ struct PastePlan {
             }
         }
         for (position, object) in clipboard.objects.enumerated() where !isEmpty {
-            guard let mapping = mappings[object.entity] else { continue }
-            guard let wantedAt = objectValues[position], let existing = found[mapping.target.index]?[wantedAt] else {
+            guard let wantedAt = objectValues[position], let mapping = mapping(ofObject: position),
+                let existing = found[mapping.target.index]?[wantedAt]
+            else {
                 continue
             }
             let values = wanted[mapping.target.index]!.values[wantedAt]
@@ -786,13 +878,22 @@ struct PastePlan {
 
     func report(dryRun: Bool) -> PasteReport {
         var report = PasteReport(dryRun: dryRun)
-        for (object, action) in zip(clipboard.objects, actions) {
-            guard let mapping = mappings[object.entity] else { continue }
+        // Inserted, merged and skipped, per clipboard entity.
+        var counts = Array(repeating: (0, 0, 0), count: entityMappings.count)
+        for (position, action) in actions.enumerated() {
+            let entity = Int(mappingOfObject[position])
+            guard entity >= 0 else { continue }
             switch action {
-            case .insert: report.inserted[mapping.target.name, default: 0] += 1
-            case .merge: report.merged[mapping.target.name, default: 0] += 1
-            case .skip: report.skipped[mapping.target.name, default: 0] += 1
+            case .insert: counts[entity].0 += 1
+            case .merge: counts[entity].1 += 1
+            case .skip: counts[entity].2 += 1
             }
+        }
+        for (mapping, (inserted, merged, skipped)) in zip(entityMappings, counts) {
+            guard let name = mapping?.target.name else { continue }
+            if inserted > 0 { report.inserted[name, default: 0] += inserted }
+            if merged > 0 { report.merged[name, default: 0] += merged }
+            if skipped > 0 { report.skipped[name, default: 0] += skipped }
         }
         report.linked = references.filter { $0 != nil }.count
         report.dangling = danglingDescriptions
@@ -805,7 +906,7 @@ struct PastePlan {
 struct EmptyTarget: PasteTarget {
     let model: Model
     let identifier: String
-    func find(_ entity: EntityDescription, attributes: [Int], among values: [[Value]]) throws -> [ObjectRef?] {
+    func find(_ entity: EntityDescription, attributes: [Int], among values: IdentityValues) throws -> [ObjectRef?] {
         Array(repeating: nil, count: values.count)
     }
     func exists(_ ref: ObjectRef) throws -> Bool { false }

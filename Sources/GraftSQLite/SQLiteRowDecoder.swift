@@ -11,6 +11,8 @@ struct SQLiteRowDecoder {
     /// The columns selected, in order.
     let columns: [SQLiteSchema.Column]
     let position: [String: Int32]
+    /// Where `Z_OPT` is, looked up once rather than per row.
+    let versionColumn: Int32?
     let database: SQLiteDatabase
     let path: String
     let externalData: URL?
@@ -95,6 +97,7 @@ struct SQLiteRowDecoder {
         var position: [String: Int32] = [:]
         for (offset, column) in columns.enumerated() { position[column.name] = Int32(offset) }
         self.position = position
+        self.versionColumn = position["Z_OPT"]
         self.database = database
         self.path = path
         self.externalData = externalData
@@ -129,7 +132,7 @@ struct SQLiteRowDecoder {
         let entity = schema.model.descriptions[entityIndex]
         var snapshot = Snapshot(entity: entity, key: key)
         // The row's version, for optimistic locking: Core Data counts every save of a row in Z_OPT.
-        if let column = position["Z_OPT"], !row.isNull(column) { snapshot.version = row.int64(column) }
+        if let column = versionColumn, !row.isNull(column) { snapshot.version = row.int64(column) }
         try read(row, key: key, plan: plan(for: entityIndex), into: &snapshot, missing: missing) {
             relationship, key, refs in
             guard let found = try toMany(entity.relationships[relationship], entity, key) else { return false }

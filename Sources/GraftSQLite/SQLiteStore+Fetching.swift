@@ -38,7 +38,7 @@ extension SQLiteStore {
         if let order {
             sql += " ORDER BY " + order.order
             ordered = true
-        } else if request.sortDescriptors.isEmpty {
+        } else if request.sortDescriptors.isEmpty && !request.inAnyOrder {
             sql += " ORDER BY t.Z_PK"
         }
         let limited = complete && ordered && request.limit != nil

@@ -33,7 +33,10 @@ extension SQLiteStore: StreamingInserts {
             // Deleted and changed rows first, so that the values they give up (under a uniqueness
             // constraint's index) are free for the new rows that take them.
             for ref in changes.deleted { try writer.delete(ref) }
-            for snapshot in changes.updated { try writer.update(snapshot, from: changes.updatedFrom[snapshot.ref]) }
+            for (position, snapshot) in changes.updated.enumerated() {
+                let stored = position < changes.updatedFrom.count ? changes.updatedFrom[position] : nil
+                try writer.update(snapshot, from: stored?.ref == snapshot.ref ? stored : nil)
+            }
             for snapshot in changes.inserted { try writer.insert(snapshot) }
             // Rows leave their old owners in to-manys without inverse before new owners claim them.
             for snapshot in changes.updated { try writer.releaseOwnedRows(snapshot) }
@@ -222,7 +225,7 @@ extension SQLiteStore: StreamingInserts {
                 switch columns.fields[position].field {
                 case .attribute(let index, _): return snapshot.attributes[index] != stored.attributes[index]
                 case .toOne(let index, _):
-                    return snapshot.relationships[index].refs.first != stored.relationships[index].refs.first
+                    return snapshot.relationships[index].firstRef != stored.relationships[index].firstRef
                 }
             }
         }
@@ -254,7 +257,7 @@ extension SQLiteStore: StreamingInserts {
                     }
                     parameter += 1
                 case .toOne(let index, let hasEntityColumn):
-                    let target = snapshot.relationships[index].refs.first
+                    let target = snapshot.relationships[index].firstRef
                     if let target {
                         try statement.bind(target.key, at: parameter)
                     } else {

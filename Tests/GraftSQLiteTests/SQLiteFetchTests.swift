@@ -48,6 +48,26 @@ import Testing
         #expect(inMemory.allSatisfy { !$0.isFault })
     }
 
+    /// A fetch that may come in any order finds the same objects with the same values as one in key order
+    /// (SQLite then skips sorting them), and says they are as asked.
+    @Test func aFetchInAnyOrderFindsTheSameObjects() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.people(120, in: folder)
+        let store = try SQLiteStore.open(url, model: PredicateGuideTests.model)
+        let person = try #require(store.model.entity(named: "Person"))
+        let predicate = try GraftPredicate(format: "age IN {3, 7, 11, 42}")
+        let ordered = try store.fetch(StoreFetch(entities: [person.index], predicate: predicate))
+        var request = StoreFetch(entities: [person.index], predicate: predicate)
+        request.inAnyOrder = true
+        let unordered = try store.fetch(request)
+        #expect(ordered.refs.count == 7)
+        #expect(ordered.refs == ordered.refs.sorted())
+        #expect(Set(unordered.refs) == Set(ordered.refs))
+        #expect(Set(unordered.snapshots) == Set(ordered.snapshots))
+        #expect(unordered.predicateApplied && unordered.sortedAndLimited)
+    }
+
     @Test func objectsAsFaultsReadOnlyKeys() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -133,7 +133,7 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         var renamed = read
         renamed[attribute: "name", in: department] = .string("Renamed")
 
-        try store.save(StoreChanges(updated: [renamed], updatedFrom: [ref: read]))
+        try store.save(StoreChanges(updated: [renamed], updatedFrom: [read]))
         var row = try #require(try store.snapshot(for: ref))
         #expect(row[attribute: "name", in: department] == .string("Renamed"))
         #expect(row[attribute: "code", in: department] == .integer(41))
