@@ -389,11 +389,11 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             }
         }
         var pass = source
-        let produce: (_ emit: (Snapshot) throws -> Void) throws -> Void = { [plan, layout] emit in
+        let produce: (_ emit: (inout Snapshot) throws -> Void) throws -> Void = { [plan, layout] emit in
             var extra = 0
             var slot = 0
-            // One snapshot, emptied for each object of the entity it has, so that its arrays are made once
-            // (the stream copies what it is given).
+            // One snapshot, emptied for each object of the entity it has, so that its arrays are made once:
+            // the stream takes it and gives back a spent one of the same entity, or copies it.
             var snapshot = Snapshot(ref: ObjectRef(entity: -1, key: 0), attributes: [], relationships: [])
             while let object = try pass.next() {
                 defer { slot += 1 }
@@ -453,7 +453,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 // Each object's own rules are checked as it is made, so that both threads have half of the
                 // work: writing is the longer half.
                 guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty else { throw Handover() }
-                try emit(snapshot)
+                try emit(&snapshot)
             }
         }
         // Uniqueness, which needs the objects before, where the snapshots are written. Hashes only: a clash,
@@ -466,11 +466,11 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
         do {
             guard writer != nil else {
-                try produce(check)
+                try produce { try check($0) }
                 return .pasted(report)
             }
             var written = 0
-            try SnapshotStream.run(producing: produce) { snapshot in
+            try SnapshotStream.run(handingOver: produce) { snapshot in
                 try check(snapshot)
                 try writer!.write(snapshot)
                 written += 1

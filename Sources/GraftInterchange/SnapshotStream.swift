@@ -66,6 +66,19 @@ enum SnapshotStream {
         }
     }
 
+    /// Runs `produce` on a thread of its own as ``run(producing:consuming:)`` does, but `produce` hands its
+    /// snapshots over rather than lending them: `emit` may exchange the snapshot for a spent one of the
+    /// same entity, which the producer fills again (as ``SnapshotExchangingReader`` does), so that a
+    /// producer that reuses one snapshot per entity has none copied.
+    static func run(
+        handingOver produce: @escaping (_ emit: (inout Snapshot) throws -> Void) throws -> Void,
+        consuming consume: (Snapshot) throws -> Void
+    ) throws {
+        try run(producing: produce, exchanging: true, batchSize: SnapshotPipe.defaultBatchSize) { batch in
+            for snapshot in batch { try consume(snapshot) }
+        }
+    }
+
     /// Runs `produce` on a thread of its own, giving what it emits to `consume` here in batches of
     /// `batchSize`, in order (see ``forEachBatch(of:size:_:)``). When `exchanging`, the snapshots
     /// emitted are exchanged for spent ones of the same entity (see ``SnapshotExchangingReader``);
