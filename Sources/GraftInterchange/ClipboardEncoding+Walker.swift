@@ -44,10 +44,11 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     var visitor: ((_ object: Clipboard.Object, _ entities: [Clipboard.EntityInfo]) throws -> Void)?
     /// Whether ``readHeader(collecting:)`` handed the objects to ``visitor``.
     private(set) var visitedObjects = false
-    /// Where one object's values and relationships are gathered before they are copied at their size.
-    private let valueScratch = ClipboardScratchList<Clipboard.NamedValue>()
-    private let linkScratch = ClipboardScratchList<Clipboard.Link>()
-    private let idScratch = ClipboardScratchList<String>()
+    /// Where one object's values and relationships are gathered before they are copied at their size
+    /// (see ``own(_:)``).
+    private var valueScratch = ClipboardScratchList<Clipboard.NamedValue>()
+    private var linkScratch = ClipboardScratchList<Clipboard.Link>()
+    private var idScratch = ClipboardScratchList<String>()
     /// Per entity and relationship, the targets of the last to-one read as a single id, shared with the
     /// next object that has the same.
     private var lastToOne: [[[String]]] = []
@@ -463,7 +464,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         }
         // Gathered in the walker's scratch list, then moved into an array of their number: an object keeps
         // no room for the attributes it has no value for.
-        let values = valueScratch
+        let values = Self.own(&valueScratch)
         values.begin()
         var cursor = ClipboardSchema.Cursor()
         while let key = try source.nextKey(&dictionary, in: "the \(what)") {
@@ -598,7 +599,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         guard var dictionary = try source.beginDictionary() else {
             throw mismatch("the relationships", .dictionary, context: [.object(label)])
         }
-        let links = linkScratch
+        let links = Self.own(&linkScratch)
         links.begin()
         var cursor = ClipboardSchema.Cursor()
         while let key = try source.nextKey(&dictionary, in: "the relationships") {
@@ -639,6 +640,14 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
 
     // MARK: Small pieces
 
+    /// The scratch list, this walker's own: a copy of the walker (one read on another thread, say) makes
+    /// its own the first time it gathers, rather than sharing the original's.
+    @inline(__always)
+    private static func own<Element>(_ list: inout ClipboardScratchList<Element>) -> ClipboardScratchList<Element> {
+        if !isKnownUniquelyReferenced(&list) { list = ClipboardScratchList() }
+        return list
+    }
+
     private mutating func dictionary(_ what: @autoclosure () -> String) throws -> Source.Container {
         guard let container = try source.beginDictionary() else { throw mismatch(what(), .dictionary) }
         return container
@@ -675,7 +684,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             return ids
         }
         // An encoding that does not count: gathered in the scratch list, then moved into an array of their number.
-        let ids = idScratch
+        let ids = Self.own(&idScratch)
         ids.begin()
         while try source.nextElement(&list, in: what()) { ids.append(try string("an id")) }
         return ids.take()
@@ -745,7 +754,8 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
 /// array of their number, so that arrays read from an encoding that does not count have no spare capacity
 /// and the gathering allocates nothing once it has grown.
 ///
-/// The walker's copies share it, one at a time; what an error left in it is dropped by the next ``begin()``.
+/// Each copy of the walker gathers in its own (``ClipboardWalker``'s `own(_:)`); what an error left in it
+/// is dropped by the next ``begin()``.
 final class ClipboardScratchList<Element> {
     private var base = UnsafeMutablePointer<Element>.allocate(capacity: 16)
     private var capacity = 16

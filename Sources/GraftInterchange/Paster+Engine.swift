@@ -290,6 +290,19 @@ struct PasteEngine {
         var stated: [UInt64] = []
         /// The most relationships an entity has.
         let relationshipStride: Int
+
+        /// Notes that the clipboard states the to-one `relationship` of `slot`.
+        mutating func markStated(_ slot: Int, _ relationship: Int) {
+            let bit = slot * relationshipStride + relationship
+            if stated.count <= bit / 64 { stated += repeatElement(0, count: bit / 64 + 1 - stated.count) }
+            stated[bit / 64] |= 1 << UInt64(bit % 64)
+        }
+
+        /// Whether the clipboard states the to-one `relationship` of `slot`.
+        func isStated(_ slot: Int, _ relationship: Int) -> Bool {
+            let bit = slot * relationshipStride + relationship
+            return bit / 64 < stated.count && stated[bit / 64] & (1 << UInt64(bit % 64)) != 0
+        }
         /// To-ones the paste moved away from an object: its slot, the relationship, the member that left.
         var released: [(owner: Int32, relationship: String, member: ObjectRef)] = []
         /// Membership of long to-manys, by slot << 16 | relationship.
@@ -297,8 +310,6 @@ struct PasteEngine {
 
         /// Per target entity and relationship index: what the links ask of the relationship.
         let relationships: [[Facts]]
-        /// Whether entity `a` is entity `b` or one of its subentities, at `a * entityCount + b`.
-        private let kinds: [Bool]
 
         /// What linking asks of one relationship, read from the model once.
         struct Facts {
@@ -327,13 +338,6 @@ struct PasteEngine {
                         inverseName: inverse?.name ?? "")
                 }
             }
-            let count = model.descriptions.count
-            var kinds = [Bool](repeating: false, count: count * count)
-            for entity in model.descriptions {
-                kinds[entity.index * count + entity.index] = true
-                for ancestor in entity.ancestorIndices { kinds[entity.index * count + ancestor] = true }
-            }
-            self.kinds = kinds
             relationshipStride = model.descriptions.map(\.relationships.count).max() ?? 0
         }
 
@@ -341,8 +345,9 @@ struct PasteEngine {
         /// relationship has no inverse or the entity lacks it.
         func inverseIndex(_ facts: Facts, in entity: Int) -> Int? {
             guard facts.inverse >= 0 else { return nil }
-            if kinds[entity * model.descriptions.count + facts.destination] { return facts.inverse }
-            return model.descriptions[entity].relationshipIndexByName[facts.inverseName]
+            let object = model.descriptions[entity]
+            if model.isKind(object, of: model.descriptions[facts.destination]) { return facts.inverse }
+            return object.relationshipIndexByName[facts.inverseName]
         }
 
         /// Per clipboard entity: the mapping, and its properties in the clipboard's order (a class, so that
@@ -530,9 +535,7 @@ struct PasteEngine {
         private mutating func state(_ slot: Int, _ index: Int, targets: ArraySlice<Int32>) throws {
             let facts = relationships[slots[slot].ref.entity][index]
             if !facts.isToMany {
-                let bit = slot * relationshipStride + index
-                if stated.count <= bit / 64 { stated += repeatElement(0, count: bit / 64 + 1 - stated.count) }
-                stated[bit / 64] |= 1 << UInt64(bit % 64)
+                markStated(slot, index)
             }
             if isNew(slot) {
                 slots[slot].relationships[index] =
@@ -627,9 +630,7 @@ struct PasteEngine {
                     case .toOne(let current?):
                         guard current != source else { continue }
                         let name = model.descriptions[source.entity].relationships[index].name
-                        let bit = other * relationshipStride + inverseIndex
-                        if isNew(other) || (bit / 64 < stated.count && stated[bit / 64] & (1 << UInt64(bit % 64)) != 0)
-                        {
+                        if isNew(other) || isStated(other, inverseIndex) {
                             errors.append(
                                 GraftError(
                                     .malformedInput,
