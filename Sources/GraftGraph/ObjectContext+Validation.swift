@@ -274,46 +274,119 @@ extension RuleViolation {
     /// Every rule a snapshot breaks, each naming `object` (`label` of the object) and the key: attribute
     /// rules, required attributes and relationships, relationship counts and destinations. Transient
     /// properties, which snapshots do not hold, and to-manys left `.unloaded` are not checked.
+    ///
+    /// To check many snapshots, make one ``RuleCheck`` and ask it, which reads the model once.
     public static func find(in snapshot: Snapshot, model: Model, object label: String) -> [RuleViolation] {
-        let entity = model.descriptions[snapshot.ref.entity]
+        RuleCheck(model: model).violations(in: snapshot, object: label)
+    }
+}
+
+/// The rules of a model's entities, read from their descriptions once, for checking many snapshots
+/// (`RuleViolation.find(in:model:object:)` says which rules): the common cases — no value where none is
+/// required, a value of the right type where no other rule applies, a relationship holding an allowed
+/// number of objects — are settled from a few facts per property, and only a rule that may be broken
+/// reads the property's description, as handing it to the rules copies it, retaining every string.
+///
+/// For example:
+///
+/// ```swift
+/// let rules = RuleCheck(model: model)
+/// for snapshot in snapshots { violations += rules.violations(in: snapshot, object: label(snapshot)) }
+/// ```
+public struct RuleCheck: Sendable {
+    private let model: Model
+    /// Per entity (by model index): its attributes' and relationships' facts, transient ones left out.
+    private let attributes: [[AttributeFacts]]
+    private let relationships: [[RelationshipFacts]]
+
+    private struct AttributeFacts: Sendable {
+        var index: Int
+        var type: AttributeType
+        var isOptional: Bool
+        /// Whether the attribute has no rule but its type and integer range (no minimum, maximum or pattern).
+        var typeOnly: Bool
+        var range: ClosedRange<Int64>?
+    }
+
+    private struct RelationshipFacts: Sendable {
+        /// The relationship's position among the entity's and its index in a snapshot.
+        var position: Int
+        var index: Int
+        var destination: Int
+        var isToMany: Bool
+        var isOptional: Bool
+        var minCount: Int
+        var maxCount: Int
+
+        /// Whether the relationship may hold `count` objects: where `RelationshipRules.broken(count:for:)`
+        /// finds nothing wrong.
+        func allows(count: Int) -> Bool {
+            if !isToMany { return count > 0 || isOptional }
+            if count == 0 && isOptional { return true }
+            return count >= max(minCount, isOptional ? 0 : 1) && (maxCount <= 0 || count <= maxCount)
+        }
+    }
+
+    public init(model: Model) {
+        self.model = model
+        attributes = model.descriptions.map { entity in
+            entity.attributes.indices.compactMap { index in
+                let attribute = entity.attributes[index]
+                guard !attribute.isTransient else { return nil }
+                return AttributeFacts(
+                    index: index, type: attribute.type, isOptional: attribute.isOptional,
+                    typeOnly: attribute.minValue == nil && attribute.maxValue == nil
+                        && attribute.regularExpression == nil,
+                    range: attribute.type.integerRange)
+            }
+        }
+        relationships = model.descriptions.map { entity in
+            entity.relationships.indices.compactMap { position in
+                let relationship = entity.relationships[position]
+                guard !relationship.isTransient else { return nil }
+                return RelationshipFacts(
+                    position: position, index: relationship.index, destination: relationship.destinationIndex,
+                    isToMany: relationship.isToMany, isOptional: relationship.isOptional,
+                    minCount: relationship.minCount, maxCount: relationship.maxCount)
+            }
+        }
+    }
+
+    /// Every rule `snapshot` breaks, each naming `object` (`label` of the object) and the key, as
+    /// `RuleViolation.find(in:model:object:)` finds them.
+    public func violations(in snapshot: Snapshot, object label: String) -> [RuleViolation] {
+        let entityIndex = snapshot.ref.entity
         var found: [RuleViolation] = []
-        func fail(_ key: String, _ broken: Broken) {
+        func fail(_ key: String, _ broken: RuleViolation.Broken) {
             found.append(
                 RuleViolation(
-                    entity: entity.name, object: label, property: key, rule: broken.rule, message: broken.message))
+                    entity: model.descriptions[entityIndex].name, object: label, property: key, rule: broken.rule,
+                    message: broken.message))
         }
-        // This runs once per object of a paste: the common cases (no value where none is required, a value
-        // of the right type where no other rule applies) are settled from the description's fields, as
-        // handing the whole description to the rules copies it, retaining every string it holds.
-        for index in entity.attributes.indices where !entity.attributes[index].isTransient {
-            let value = snapshot.attributes[index]
+        for facts in attributes[entityIndex] {
+            let value = snapshot.attributes[facts.index]
             if let value {
-                if entity.attributes[index].minValue == nil, entity.attributes[index].maxValue == nil,
-                    entity.attributes[index].regularExpression == nil,
-                    entity.attributes[index].type.integerRange == nil,
-                    ValueConversion.matches(value, entity.attributes[index].type)
-                {
-                    continue
+                if facts.typeOnly, ValueConversion.matches(value, facts.type) {
+                    guard let range = facts.range, case .integer(let number) = value else { continue }
+                    if range.contains(number) { continue }
                 }
-            } else if entity.attributes[index].isOptional {
+            } else if facts.isOptional {
                 continue
             }
-            for broken in AttributeRules.broken(value, for: entity.attributes[index]) {
-                fail(entity.attributes[index].name, broken)
-            }
+            let attribute = model.descriptions[entityIndex].attributes[facts.index]
+            for broken in AttributeRules.broken(value, for: attribute) { fail(attribute.name, broken) }
         }
-        for position in entity.relationships.indices where !entity.relationships[position].isTransient {
-            let value = snapshot.relationships[entity.relationships[position].index]
+        for facts in relationships[entityIndex] {
+            let value = snapshot.relationships[facts.index]
             if case .unloaded = value { continue }
-            let destination = entity.relationships[position].destinationIndex
             func check(_ target: ObjectRef) {
-                guard target.entity != destination,
-                    !model.descriptions[target.entity].ancestorIndices.contains(destination)
+                guard target.entity != facts.destination,
+                    !model.descriptions[target.entity].ancestorIndices.contains(facts.destination)
                 else { return }
                 fail(
-                    entity.relationships[position].name,
+                    model.descriptions[entityIndex].relationships[facts.position].name,
                     RelationshipRules.wrongDestination(
-                        model.descriptions[target.entity], model.descriptions[destination]))
+                        model.descriptions[target.entity], model.descriptions[facts.destination]))
             }
             // Without `value.refs`, which would make an array for every to-one.
             var count = 0
@@ -327,8 +400,10 @@ extension RuleViolation {
             case .toOne(nil), .unloaded:
                 break
             }
-            if let broken = RelationshipRules.broken(count: count, for: entity.relationships[position].declaration) {
-                fail(entity.relationships[position].name, broken)
+            guard !facts.allows(count: count) else { continue }
+            let relationship = model.descriptions[entityIndex].relationships[facts.position]
+            if let broken = RelationshipRules.broken(count: count, for: relationship.declaration) {
+                fail(relationship.name, broken)
             }
         }
         return found
@@ -377,7 +452,7 @@ package enum AttributeRules {
     /// Every rule `value` breaks for `attribute` ("is 70000, above the maximum 32767"): type, integer
     /// range, minimum and maximum (values, string lengths, data sizes, dates), regular expression.
     ///
-    /// `RuleViolation.find(in:model:object:)` settles values of attributes with none of these rules but
+    /// `RuleCheck` settles values of attributes with none of these rules but
     /// the type without calling here; a new kind of rule must be named in its test too.
     package static func violations(of value: Value, for attribute: Attribute) -> [RuleViolation.Broken] {
         var found: [RuleViolation.Broken] = []

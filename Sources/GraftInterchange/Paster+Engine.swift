@@ -694,11 +694,12 @@ struct PasteEngine {
         /// by the plan.
         mutating func check() throws -> [RuleViolation] {
             var found: [PasteViolation] = []
+            let rules = RuleCheck(model: model)
             var uniqueness = UniquenessCheck(model: model)
             var checked: [Int] = []
             for slot in slots.indices where dirty[slot] {
                 checked.append(slot)
-                for violation in RuleViolation.find(in: slots[slot], model: model, object: "") {
+                for violation in rules.violations(in: slots[slot], object: "") {
                     var violation = violation
                     violation.object = label(slot)
                     found.append(PasteViolation(violation, clipboardID: clipboardIDs[slot]))

@@ -389,6 +389,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             }
         }
         var pass = source
+        let rules = RuleCheck(model: model)
         let produce: (_ emit: (inout Snapshot) throws -> Void) throws -> Void = { [plan, layout] emit in
             var extra = 0
             var slot = 0
@@ -452,7 +453,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                 }
                 // Each object's own rules are checked as it is made, so that both threads have half of the
                 // work: writing is the longer half.
-                guard RuleViolation.find(in: snapshot, model: model, object: "").isEmpty else { throw Handover() }
+                guard rules.violations(in: snapshot, object: "").isEmpty else { throw Handover() }
                 try emit(&snapshot)
             }
         }

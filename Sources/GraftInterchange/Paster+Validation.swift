@@ -84,6 +84,7 @@ extension PastePlan {
         for reference in clipboard.references { add(reference.id, entity: reference.entity) }
 
         var found = Set<Broken>()
+        let rules = RuleCheck(model: model)
         var uniqueness = UniquenessCheck(model: model)
         var position = 0
         for object in clipboard.objects {
@@ -104,7 +105,7 @@ extension PastePlan {
                 snapshot.relationships[index] =
                     entity.relationships[index].isToMany ? .toMany(targets) : .toOne(targets.first)
             }
-            for violation in RuleViolation.find(in: snapshot, model: model, object: object.id) {
+            for violation in rules.violations(in: snapshot, object: object.id) {
                 found.insert(Broken(id: object.id, property: violation.property, rule: violation.rule))
             }
             for clash in uniqueness.add(snapshot, at: position) {

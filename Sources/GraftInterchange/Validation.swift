@@ -75,6 +75,7 @@ public enum StoreValidation {
     public static func check(_ store: any PersistentStore) throws -> Report {
         let model = store.model
         var violations: [Violation] = []
+        let rules = RuleCheck(model: model)
         var uniqueness = UniquenessCheck(model: model)
         var seen: [ObjectRef] = []
         func label(_ ref: ObjectRef) -> String { "\(model.descriptions[ref.entity].name) p\(ref.key)" }
@@ -87,7 +88,7 @@ public enum StoreValidation {
             for (index, value) in snapshot.relationships.enumerated() where value == .unloaded {
                 snapshot.relationships[index] = .toMany(try store.relatedRefs(of: ref, relationship: index))
             }
-            for violation in RuleViolation.find(in: snapshot, model: model, object: label(ref)) {
+            for violation in rules.violations(in: snapshot, object: label(ref)) {
                 violations.append(Violation(ref: ref, uri: uri(ref), violation: violation))
             }
             for clash in uniqueness.add(snapshot, at: seen.count) {
