@@ -427,6 +427,8 @@ struct PasteEngine {
             pasted.reserveCapacity(objects.count)
             // Per attribute, the position of the last merged copy that gives it a value.
             var given: [Int] = []
+            // The attributes a merged copy wrote once it had changed one: the only ones that can differ.
+            var written: [Int] = []
             for (at, object) in objects.enumerated() {
                 guard let entry = entry(ofObject: at) else { continue }
                 let entity = entry.mapping.target
@@ -459,6 +461,7 @@ struct PasteEngine {
                     // compared where they are, so that an object the copy leaves as it is copies nothing.
                     if given.count < entry.types.count { given += Array(repeating: -1, count: entry.types.count) }
                     var changed: [Value?]?
+                    written.removeAll(keepingCapacity: true)
                     var cursor = 0
                     for named in object.attributes {
                         guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
@@ -469,20 +472,24 @@ struct PasteEngine {
                         given[index] = at
                         if changed != nil {
                             changed![index] = value
+                            written.append(index)
                         } else if slots[merged].attributes[index] != value {
                             changed = slots[merged].attributes
                             changed![index] = value
+                            written.append(index)
                         }
                     }
                     for index in entry.mapping.covered where given[index] != at {
                         if changed != nil {
                             changed![index] = nil
+                            written.append(index)
                         } else if slots[merged].attributes[index] != nil {
                             changed = slots[merged].attributes
                             changed![index] = nil
+                            written.append(index)
                         }
                     }
-                    if let changed, changed != slots[merged].attributes {
+                    if let changed, written.contains(where: { changed[$0] != slots[merged].attributes[$0] }) {
                         slots[merged].attributes = changed
                         dirty[merged] = true
                     }
