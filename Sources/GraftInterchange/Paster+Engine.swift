@@ -729,26 +729,34 @@ struct PasteEngine {
         /// Written objects whose constraint values an object of the target they leave unchanged already has:
         /// one set-based lookup per constraint and entity.
         private mutating func storeClashes(_ checked: [Int]) throws -> [PasteViolation] {
-            var groups: [String: (entity: EntityDescription, names: [String], slots: [Int])] = [:]
+            // Per entity, its constraints made of its attributes, with their indices, worked out once.
+            let constraints = model.descriptions.map { entity in
+                entity.uniquenessConstraints.enumerated().compactMap { position, names in
+                    let indices = names.compactMap { entity.attributeIndexByName[$0] }
+                    return indices.count == names.count ? (position, indices) : nil
+                }
+            }
+            // By entity << 16 | constraint position.
+            var groups: [Int: (entity: EntityDescription, names: [String], slots: [Int])] = [:]
             for slot in checked {
-                let entity = model.descriptions[slots[slot].ref.entity]
-                for constraint in entity.uniquenessConstraints
-                where constraint.allSatisfy({ entity.attributeIndexByName[$0] != nil }) {
+                let entityIndex = slots[slot].ref.entity
+                for (position, indices) in constraints[entityIndex] {
                     // An existing object that keeps its values cannot take them from another.
                     if let before = stored[slot] {
-                        guard
-                            constraint.contains(where: {
-                                let index = entity.attributeIndexByName[$0]!
-                                return before.attributes[index] != slots[slot].attributes[index]
-                            })
-                        else { continue }
+                        guard indices.contains(where: { before.attributes[$0] != slots[slot].attributes[$0] }) else {
+                            continue
+                        }
                     }
-                    let group = "\(entity.index).\(constraint.joined(separator: ","))"
-                    groups[group, default: (entity, constraint, [])].slots.append(slot)
+                    let entity = model.descriptions[entityIndex]
+                    groups[entityIndex << 16 | position, default: (entity, entity.uniquenessConstraints[position], [])]
+                        .slots.append(slot)
                 }
             }
             var found: [PasteViolation] = []
-            for (_, group) in groups.sorted(by: { $0.key < $1.key }) {
+            let ordered = groups.values.map { group in
+                (key: "\(group.entity.index).\(group.names.joined(separator: ","))", group: group)
+            }
+            for (_, group) in ordered.sorted(by: { $0.key < $1.key }) {
                 let root = model.descriptions[group.entity.rootIndex]
                 let rootIndices = group.names.compactMap { root.attributeIndexByName[$0] }
                 guard rootIndices.count == group.names.count else { continue }
