@@ -234,7 +234,7 @@ extension ObjectContext {
             for target in targets where !model.isKind(target.entity, of: destination) {
                 fail(relationship.name, RelationshipRules.wrongDestination(target.entity, destination))
             }
-            if let broken = RelationshipRules.broken(count: targets.count, for: relationship.declaration) {
+            if let broken = RelationshipRules.broken(count: targets.count, for: .init(relationship.declaration)) {
                 fail(relationship.name, broken)
             }
         }
@@ -313,18 +313,7 @@ public struct RuleCheck: Sendable {
         var position: Int
         var index: Int
         var destination: Int
-        var isToMany: Bool
-        var isOptional: Bool
-        var minCount: Int
-        var maxCount: Int
-
-        /// Whether the relationship may hold `count` objects: where `RelationshipRules.broken(count:for:)`
-        /// finds nothing wrong.
-        func allows(count: Int) -> Bool {
-            if !isToMany { return count > 0 || isOptional }
-            if count == 0 && isOptional { return true }
-            return count >= max(minCount, isOptional ? 0 : 1) && (maxCount <= 0 || count <= maxCount)
-        }
+        var counts: RelationshipRules.Counts
     }
 
     public init(model: Model) {
@@ -346,8 +335,7 @@ public struct RuleCheck: Sendable {
                 guard !relationship.isTransient else { return nil }
                 return RelationshipFacts(
                     position: position, index: relationship.index, destination: relationship.destinationIndex,
-                    isToMany: relationship.isToMany, isOptional: relationship.isOptional,
-                    minCount: relationship.minCount, maxCount: relationship.maxCount)
+                    counts: RelationshipRules.Counts(relationship.declaration))
             }
         }
     }
@@ -400,10 +388,8 @@ public struct RuleCheck: Sendable {
             case .toOne(nil), .unloaded:
                 break
             }
-            guard !facts.allows(count: count) else { continue }
-            let relationship = model.descriptions[entityIndex].relationships[facts.position]
-            if let broken = RelationshipRules.broken(count: count, for: relationship.declaration) {
-                fail(relationship.name, broken)
+            if let broken = RelationshipRules.broken(count: count, for: facts.counts) {
+                fail(model.descriptions[entityIndex].relationships[facts.position].name, broken)
             }
         }
         return found
@@ -412,9 +398,25 @@ public struct RuleCheck: Sendable {
 
 /// The rules a relationship's contents must follow.
 package enum RelationshipRules {
+    /// The facts of a relationship's declaration that its number of objects is checked against, copied
+    /// out of it so that checking many objects retains none of its strings.
+    package struct Counts: Sendable {
+        var isToMany: Bool
+        var isOptional: Bool
+        var minCount: Int
+        var maxCount: Int
+
+        package init(_ relationship: Relationship) {
+            isToMany = relationship.isToMany
+            isOptional = relationship.isOptional
+            minCount = relationship.minCount
+            maxCount = relationship.maxCount
+        }
+    }
+
     /// What is wrong with a relationship holding `count` objects, or `nil` when nothing is: optionality, and
     /// a to-many's minimum and maximum counts (an empty optional to-many is always allowed).
-    package static func broken(count: Int, for relationship: Relationship) -> RuleViolation.Broken? {
+    package static func broken(count: Int, for relationship: Counts) -> RuleViolation.Broken? {
         if !relationship.isToMany {
             return count == 0 && !relationship.isOptional ? .init(.required, "is required but is empty") : nil
         }
@@ -717,7 +719,7 @@ extension ManagedObject {
                 for target in objects where !context.model.isKind(target.entity, of: destination) {
                     fail(RelationshipRules.wrongDestination(target.entity, destination))
                 }
-                if let broken = RelationshipRules.broken(count: objects.count, for: relationship.declaration) {
+                if let broken = RelationshipRules.broken(count: objects.count, for: .init(relationship.declaration)) {
                     fail(broken)
                 }
             } catch let error as GraftError {

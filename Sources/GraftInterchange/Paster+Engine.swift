@@ -462,33 +462,28 @@ struct PasteEngine {
                     if given.count < entry.types.count { given += Array(repeating: -1, count: entry.types.count) }
                     var changed: [Value?]?
                     written.removeAll(keepingCapacity: true)
+                    // The object's values are copied at the first one that differs; from then on every
+                    // value written is noted, as a later one may put an earlier change back.
+                    func write(_ value: Value?, at index: Int) {
+                        if changed == nil {
+                            guard slots[merged].attributes[index] != value else { return }
+                            changed = slots[merged].attributes
+                        }
+                        changed![index] = value
+                        written.append(index)
+                    }
                     var cursor = 0
                     for named in object.attributes {
                         guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
                             continue
                         }
-                        let value = try PastePlan.convert(
-                            named.value, to: entry.types[index], key: entry.name(of: index), object: object.id)
                         given[index] = at
-                        if changed != nil {
-                            changed![index] = value
-                            written.append(index)
-                        } else if slots[merged].attributes[index] != value {
-                            changed = slots[merged].attributes
-                            changed![index] = value
-                            written.append(index)
-                        }
+                        write(
+                            try PastePlan.convert(
+                                named.value, to: entry.types[index], key: entry.name(of: index), object: object.id),
+                            at: index)
                     }
-                    for index in entry.mapping.covered where given[index] != at {
-                        if changed != nil {
-                            changed![index] = nil
-                            written.append(index)
-                        } else if slots[merged].attributes[index] != nil {
-                            changed = slots[merged].attributes
-                            changed![index] = nil
-                            written.append(index)
-                        }
-                    }
+                    for index in entry.mapping.covered where given[index] != at { write(nil, at: index) }
                     if let changed, written.contains(where: { changed[$0] != slots[merged].attributes[$0] }) {
                         slots[merged].attributes = changed
                         dirty[merged] = true
