@@ -199,11 +199,16 @@ public protocol StoreReader {
     /// Calls `body` with every object in the document, each exactly once, in whatever order is cheapest
     /// for the reader (by default `forEachSnapshot`'s): an XML store's reader opened with
     /// `StoreReadOptions.readsOnceInAnyOrder` reads its file once, handing on last the objects that
-    /// refer to objects further on.
+    /// refer to objects further on in relationships `body` reads.
     ///
+    /// - Parameter relationships: the relationships `body` reads (see
+    ///   ``StoreWriter/relationshipsRead``); the reader may leave the others `.unloaded`, though it still
+    ///   checks the objects they name.
     /// - Throws: ``OrderedReadNeeded`` when the reader finds, part way, that the document cannot be read
     ///   this way: what it handed on is to be discarded, and the document read with `forEachSnapshot`.
-    func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws
+    func forEachSnapshotInAnyOrder(
+        reading relationships: RelationshipSelection, _ body: (Snapshot) throws -> Void)
+        throws
     /// Calls `body` with the ref of every object `forEachSnapshot` gives, in the same order, without
     /// reading the objects, when the reader can do that at a fraction of the cost of reading them (a
     /// SQLite store reads only its tables' keys); returns `false`, having called nothing, when it cannot.
@@ -225,7 +230,17 @@ extension StoreReader {
     public var modelSource: ModelSource { .given }
     public var warnings: [String] { [] }
 
-    public func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws { try forEachSnapshot(body) }
+    public func forEachSnapshotInAnyOrder(
+        reading relationships: RelationshipSelection, _ body: (Snapshot) throws -> Void
+    ) throws {
+        try forEachSnapshot(body)
+    }
+
+    /// Every object in the order cheapest for the reader, with every relationship read (see
+    /// ``forEachSnapshotInAnyOrder(reading:_:)``).
+    public func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws {
+        try forEachSnapshotInAnyOrder(reading: .all, body)
+    }
 
     public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool { false }
 
@@ -302,11 +317,54 @@ public protocol StoreWriter {
     /// Whether the document written is the same whatever the order of the objects (see
     /// `StoreDriver.writesSnapshotsInAnyOrder`); `false` by default.
     var acceptsSnapshotsInAnyOrder: Bool { get }
+    /// The relationships whose contents the writer takes from the snapshots it is given; every one by
+    /// default. A SQLite store keeps a to-many whose inverse is a to-one in the inverse's column, so its
+    /// writer reads the to-one only, and a reader need not resolve the to-many (see
+    /// ``StoreReader/forEachSnapshotInAnyOrder(reading:_:)``).
+    var relationshipsRead: RelationshipSelection { get }
 }
 
 extension StoreWriter {
     public var warnings: [String] { [] }
     public var acceptsSnapshotsInAnyOrder: Bool { false }
+    public var relationshipsRead: RelationshipSelection { .all }
+}
+
+/// Which relationships of a model a consumer of snapshots reads: every one, or all but some, named by
+/// entity index and relationship index (an inherited relationship is named under each entity that has
+/// it).
+///
+/// For example:
+///
+/// ```swift
+/// let reports = employee.relationshipIndexByName["directReports"]!
+/// let selection = RelationshipSelection(model: model) { entity, index in index != reports || entity != employee.index }
+/// selection.includes(entity: employee.index, relationship: reports)  // false
+/// ```
+public struct RelationshipSelection: Sendable, Equatable {
+    /// By entity index, then relationship index: whether the relationship is left out. Empty when every
+    /// relationship is read.
+    private var leftOut: [[Bool]]
+
+    /// Every relationship.
+    public static let all = RelationshipSelection(leftOut: [])
+
+    private init(leftOut: [[Bool]]) { self.leftOut = leftOut }
+
+    /// The relationships of `model` for which `reads(entity, relationship)` is true.
+    public init(model: Model, reads: (_ entity: Int, _ relationship: Int) -> Bool) {
+        let leftOut = model.descriptions.map { entity in entity.relationships.indices.map { !reads(entity.index, $0) } }
+        self.leftOut = leftOut.contains { $0.contains(true) } ? leftOut : []
+    }
+
+    /// Whether the relationship at `relationship` of entity `entity` is read.
+    public func includes(entity: Int, relationship: Int) -> Bool {
+        guard entity < leftOut.count, relationship < leftOut[entity].count else { return true }
+        return !leftOut[entity][relationship]
+    }
+
+    /// Whether every relationship is read.
+    public var isAll: Bool { leftOut.isEmpty }
 }
 
 /// A store that takes new objects as a stream, all or nothing, without being handed them at once: a

@@ -71,7 +71,9 @@ public enum Conversion {
         progress: ((_ done: Int, _ total: Int?) -> Void)?, anyOrder: Bool = true
     ) throws {
         var done = 0
-        try SnapshotStream.forEach(of: reader, anyOrder: anyOrder && writer.acceptsSnapshotsInAnyOrder) { snapshot in
+        try SnapshotStream.forEach(
+            of: reader, anyOrder: anyOrder && writer.acceptsSnapshotsInAnyOrder, reading: writer.relationshipsRead
+        ) { snapshot in
             try writer.write(snapshot)
             counts[snapshot.ref.entity] += 1
             done += 1

@@ -11,21 +11,27 @@ import GraftGraph
 /// error stops the producer.
 enum SnapshotStream {
     /// Every snapshot of `reader`, read on a thread of its own, given to `body` here, in the reader's order
-    /// (with `anyOrder`, the order cheapest for the reader: `StoreReader.forEachSnapshotInAnyOrder`).
+    /// (with `anyOrder`, the order cheapest for the reader: `StoreReader.forEachSnapshotInAnyOrder`, where
+    /// `body` reads only `relationships`).
     static func forEach(
-        of reader: any StoreReader, anyOrder: Bool = false, _ body: (Snapshot) throws -> Void
+        of reader: any StoreReader, anyOrder: Bool = false, reading relationships: RelationshipSelection = .all,
+        _ body: (Snapshot) throws -> Void
     ) throws {
-        try forEachBatch(of: reader, anyOrder: anyOrder, size: SnapshotPipe.defaultBatchSize) { batch in
+        try forEachBatch(
+            of: reader, anyOrder: anyOrder, reading: relationships, size: SnapshotPipe.defaultBatchSize
+        ) { batch in
             for snapshot in batch { try body(snapshot) }
         }
     }
 
     /// Every snapshot of `reader`, read on a thread of its own, given to `body` here in batches of
     /// `size` (the last may hold fewer), in the reader's order (with `anyOrder`, the order cheapest for
-    /// the reader). A batch is valid during the call only: its storage is filled again with later
-    /// snapshots, so a consumer that keeps its snapshots makes the producer copy them.
+    /// the reader, where `body` reads only `relationships`). A batch is valid during the call only: its
+    /// storage is filled again with later snapshots, so a consumer that keeps its snapshots makes the
+    /// producer copy them.
     static func forEachBatch(
-        of reader: any StoreReader, anyOrder: Bool = false, size: Int, _ body: ([Snapshot]) throws -> Void
+        of reader: any StoreReader, anyOrder: Bool = false, reading relationships: RelationshipSelection = .all,
+        size: Int, _ body: ([Snapshot]) throws -> Void
     ) throws {
         // A reader that hands its snapshots over fills the batches' storage itself (in its one order).
         if let handing = reader as? any SnapshotExchangingReader {
@@ -39,7 +45,11 @@ enum SnapshotStream {
                         var lent = snapshot
                         try emit(&lent)
                     }
-                    if anyOrder { try reader.forEachSnapshotInAnyOrder(lend) } else { try reader.forEachSnapshot(lend) }
+                    if anyOrder {
+                        try reader.forEachSnapshotInAnyOrder(reading: relationships, lend)
+                    } else {
+                        try reader.forEachSnapshot(lend)
+                    }
                 },
                 exchanging: false, batchSize: size, consuming: body)
         }

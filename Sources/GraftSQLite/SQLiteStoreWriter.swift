@@ -212,6 +212,16 @@ public final class SQLiteStoreWriter: StoreFileWriter {
     /// warnings' examples of values stored inexactly also follow the order).
     public var acceptsSnapshotsInAnyOrder: Bool { virtualColumns.isEmpty }
 
+    /// The to-ones with a column, and the to-manys that need join rows, order keys or owners written
+    /// from their side: not a to-many kept in its inverse's column, unordered (a department's employees,
+    /// kept in each employee's `ZDEPARTMENT`).
+    public var relationshipsRead: RelationshipSelection {
+        let plans = self.plans
+        return RelationshipSelection(model: model) { entity, index in
+            plans[entity].toOnes.contains { $0.index == index } || plans[entity].toManys.contains { $0.index == index }
+        }
+    }
+
     public func write(_ snapshot: Snapshot) throws {
         guard database != nil else { throw GraftError(.invalidOperation, "the writer is finished or cancelled") }
         let entity: EntityDescription

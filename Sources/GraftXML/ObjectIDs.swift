@@ -279,7 +279,7 @@ final class ObjectIDTable {
     }
 
     /// The entity of the object with id `z<number>`.
-    private func entity(ofNumber number: Int64) -> Int32? {
+    func entity(ofNumber number: Int64) -> Int32? {
         let found = numbered.value(number)
         return found == 0 ? nil : found - 1
     }
@@ -484,6 +484,18 @@ struct ObjectTally {
             others.insert(key)
             count += 1
             return true
+        }
+
+        /// Whether `predicate` holds for every key (asked in no particular order, until it fails).
+        func allSatisfy(_ predicate: (Int64) -> Bool) -> Bool {
+            for (word, value) in bits.enumerated() where value != 0 {
+                var rest = value
+                while rest != 0 {
+                    guard predicate(Int64(word * 64 + rest.trailingZeroBitCount)) else { return false }
+                    rest &= rest - 1
+                }
+            }
+            return others.allSatisfy(predicate)
         }
 
         func contains(_ key: Int64) -> Bool {

@@ -188,6 +188,21 @@ final class ReadTables {
         matches(pointer, length, attributes[slot].kindSpelling)
     }
 
+    /// By relationship slot: whether `selection` leaves the relationship out (empty when it reads all).
+    func leftOut(by selection: RelationshipSelection) -> [Bool] {
+        guard !selection.isAll else { return [] }
+        var leftOut = [Bool](repeating: false, count: relationships.count)
+        for entity in 0..<entityCount {
+            let slot = entities[entity]
+            let first = Int(slot.firstRelationship)
+            for position in first..<first + Int(slot.relationshipCount) {
+                leftOut[position] = !selection.includes(
+                    entity: entity, relationship: Int(relationships[position].index))
+            }
+        }
+        return leftOut
+    }
+
     func entityName(_ entity: Int) -> String { model.descriptions[entity].name }
 
     func attributeName(_ slot: Int, in entity: Int) -> String {

@@ -19,6 +19,12 @@ final class SnapshotPass: SAXPass {
     private let deferring: DeferredObjects?
     /// The root entity's index, by entity index (for `deferring`).
     private let roots: [Int]
+    /// By relationship slot: whether the consumer leaves the relationship out (empty when it reads all).
+    /// Such a relationship is handed on `.unloaded`, its ids only checked: at once when their objects
+    /// were read, else (reading once) noted in `forward`.
+    private let leftOut: [Bool]
+    /// When the document is read once: the ids further on that relationships left out name.
+    private let forward: ForwardReferences?
     /// Whether the pass reads objects set aside (whose `<?graft-line N?>` say their lines).
     private var isReplaying = false
     /// Whether the object being read is set aside.
@@ -53,9 +59,12 @@ final class SnapshotPass: SAXPass {
 
     init(
         url: URL, path: String, tables: ReadTables, ids: ObjectIDTable, checkDestinations: Bool,
-        refusals: ValueRefusals, deferring: DeferredObjects? = nil, body: @escaping (Snapshot) throws -> Void
+        refusals: ValueRefusals, leavingOut leftOut: [Bool] = [], deferring: DeferredObjects? = nil,
+        forward: ForwardReferences? = nil, body: @escaping (Snapshot) throws -> Void
     ) {
         self.deferring = deferring
+        self.leftOut = leftOut
+        self.forward = forward
         roots = tables.model.descriptions.map(\.rootIndex)
         self.tables = tables
         self.ids = ids
@@ -432,6 +441,10 @@ final class SnapshotPass: SAXPass {
         if slot.isTransient { return }
         // An empty relationship is already empty in the template.
         guard let idrefs = attributes.value("idrefs") else { return }
+        if !leftOut.isEmpty && leftOut[position] {
+            checkLeftOut(idrefs, position: position)
+            return
+        }
         let bytes = idrefs.bytePointer
         let accepts = tables.accepts.baseAddress! + Int(slot.accepts)
         var single: ObjectRef?
@@ -507,5 +520,56 @@ final class SnapshotPass: SAXPass {
             }
             if count == 1 { snapshot.relationships[Int(slot.index)] = .toOne(single) }
         }
+    }
+
+    /// Checks the ids of a relationship the consumer leaves out, which is handed on `.unloaded`: each
+    /// names an object of the destination (one further on, when reading once, is noted in `forward`, or
+    /// sets the object aside when its id is not `z<number>`), and a to-one names one at most.
+    private func checkLeftOut(_ idrefs: UnsafeRawBufferPointer, position: Int) {
+        let slot = tables.relationships[position]
+        let bytes = idrefs.bytePointer
+        let accepts = tables.accepts.baseAddress! + Int(slot.accepts)
+        var count = 0
+        var index = 0
+        while index < idrefs.count {
+            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
+            let start = index
+            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
+            guard index > start else { continue }
+            count += 1
+            guard let found = ids.lookup(bytes + start, index - start) else {
+                if let forward, let number = ObjectIDs.number(bytes + start, index - start) {
+                    forward.note(number, row: slot.accepts)
+                    continue
+                }
+                if deferring != nil {
+                    isDeferred = true
+                    return
+                }
+                fail(
+                    objectError(
+                        .malformedInput,
+                        "refers to '\(Bytes.string(bytes + start, index - start))', which is not the id of any object",
+                        key: tables.relationshipName(position, in: entity)))
+                return
+            }
+            if checkDestinations && !accepts[found.entity] {
+                fail(
+                    objectError(
+                        .typeMismatch,
+                        "refers to \(Bytes.string(bytes + start, index - start)), a \(tables.entityName(found.entity)), "
+                            + "which is not a kind of \(tables.destinationName(position))",
+                        key: tables.relationshipName(position, in: entity)))
+                return
+            }
+        }
+        guard slot.isToMany || count <= 1 else {
+            fail(
+                objectError(
+                    .malformedInput, "a to-one relationship lists \(count) objects",
+                    key: tables.relationshipName(position, in: entity)))
+            return
+        }
+        snapshot.relationships[Int(slot.index)] = .unloaded
     }
 }

@@ -239,12 +239,15 @@ public final class XMLStoreReader: StoreReader {
         return DocumentKeys.offsets(maxKeys: extents.maxKeys, collide: extents.collide)
     }
 
-    public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
+    public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws { try readInOrder(leavingOut: [], body) }
+
+    /// Every object in document order, the relationships `leftOut` names (by slot) handed on `.unloaded`.
+    private func readInOrder(leavingOut leftOut: [Bool], _ body: (Snapshot) throws -> Void) throws {
         try completeIDs()
         try withoutActuallyEscaping(body) { body in
             let pass = SnapshotPass(
                 url: url, path: path, tables: tables, ids: ids, checkDestinations: modelSource != .inferred,
-                refusals: refusals, body: body)
+                refusals: refusals, leavingOut: leftOut, body: body)
             try pass.run()
         }
     }
@@ -255,10 +258,21 @@ public final class XMLStoreReader: StoreReader {
     /// that refer to objects further on, or whose ids' keys depend on the whole document — to parse
     /// them again, in document order, once every id is known. Otherwise as `forEachSnapshot(_:)`.
     ///
+    /// Relationships `relationships` leaves out are handed on `.unloaded` (however the document is
+    /// read) and do not hold an object back: the ids they name are only checked, those of objects
+    /// further on once every id is known (`ForwardReferences`).
+    ///
     /// Errors are those of `forEachSnapshot(_:)`, but where a document has several, another may come
     /// first (one in an object set aside comes after those of the objects handed on).
-    public func forEachSnapshotInAnyOrder(_ body: (Snapshot) throws -> Void) throws {
-        guard readsOnce && !idsComplete else { return try forEachSnapshot(body) }
+    ///
+    /// - Throws: also ``OrderedReadNeeded`` when a relationship left out names an object further on
+    ///   that the document lacks, or of another entity than the relationship's destination: the read in
+    ///   order says which, and where.
+    public func forEachSnapshotInAnyOrder(
+        reading relationships: RelationshipSelection, _ body: (Snapshot) throws -> Void
+    ) throws {
+        let leftOut = tables.leftOut(by: relationships)
+        guard readsOnce && !idsComplete else { return try readInOrder(leavingOut: leftOut, body) }
         // After a failure, a read in order starts again from no ids.
         var done = false
         defer {
@@ -270,16 +284,19 @@ public final class XMLStoreReader: StoreReader {
         let ids = self.ids
         try withoutActuallyEscaping(body) { body in
             let deferred = try DeferredObjects(url: url, path: path)
+            let forward = ForwardReferences()
             let checkDestinations = modelSource != .inferred
             try SnapshotPass(
                 url: url, path: path, tables: tables, ids: ids, checkDestinations: checkDestinations,
-                refusals: refusals, deferring: deferred, body: body
+                refusals: refusals, leavingOut: leftOut, deferring: deferred, forward: forward, body: body
             ).run()
+            let accepts = checkDestinations ? tables.accepts : nil
+            guard forward.allFound(accepts: accepts, entity: ids.entity(ofNumber:)) else { throw OrderedReadNeeded() }
             try assignKeys()
             guard deferred.count > 0 else { return }
             try SnapshotPass(
                 url: url, path: path, tables: tables, ids: ids, checkDestinations: checkDestinations,
-                refusals: refusals, body: body
+                refusals: refusals, leavingOut: leftOut, body: body
             ).run(replaying: deferred)
         }
         done = true

@@ -135,6 +135,43 @@ import Testing
         #expect(diff.isEmpty, "\(diff)", sourceLocation: sourceLocation)
     }
 
+    /// A to-many kept in its to-one inverse's column is the one relationship the writer does not read:
+    /// ordered, its order keys come from it, and every other kind needs rows written from its side.
+    @Test func theWriterReadsEveryRelationshipButAToManyKeptInItsInversesColumn() throws {
+        let model = try Model(entities: [
+            Entity(
+                name: "Team", attributes: [Attribute(name: "name", type: .string)],
+                relationships: [
+                    Relationship(name: "players", destination: "Player", inverse: "team", isToMany: true),
+                    Relationship(
+                        name: "lineup", destination: "Player", inverse: "lineupOf", isToMany: true, isOrdered: true),
+                ]),
+            Entity(
+                name: "Player", attributes: [Attribute(name: "name", type: .string)],
+                relationships: [
+                    Relationship(name: "team", destination: "Team", inverse: "players"),
+                    Relationship(name: "lineupOf", destination: "Team", inverse: "lineup"),
+                ]),
+        ])
+        let url = folder.appendingPathComponent("teams.sqlite")
+        let writer = try SQLiteStoreWriter(
+            url: url, model: model, metadata: StoreMetadata.make(for: model, storeType: .sqlite), overwrite: false)
+        defer { writer.cancel() }
+        let read = writer.relationshipsRead
+        let team = model.entity(named: "Team")!
+        let player = model.entity(named: "Player")!
+        #expect(!read.includes(entity: team.index, relationship: team.relationshipIndexByName["players"]!))
+        #expect(read.includes(entity: team.index, relationship: team.relationshipIndexByName["lineup"]!))
+        #expect(read.includes(entity: player.index, relationship: player.relationshipIndexByName["team"]!))
+        #expect(read.includes(entity: player.index, relationship: player.relationshipIndexByName["lineupOf"]!))
+        // The albums' to-manys are each written from their side.
+        let albums = try SQLiteStoreWriter(
+            url: folder.appendingPathComponent("albums-read.sqlite"), model: Self.albums,
+            metadata: StoreMetadata.make(for: Self.albums, storeType: .sqlite), overwrite: false)
+        defer { albums.cancel() }
+        #expect(albums.relationshipsRead.isAll)
+    }
+
     @Test func everyKindOfToManyRoundTripsInCoreDatasLayout() throws {
         let url = folder.appendingPathComponent("albums.sqlite")
         let snapshots = documentSnapshots()

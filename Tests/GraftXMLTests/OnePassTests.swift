@@ -128,6 +128,106 @@ import Testing
         #expect(spills().subtracting(before).isEmpty)
     }
 
+    /// Every relationship of the Company model but the to-manys a SQLite store keeps in their inverses'
+    /// columns (a department's employees, a manager's direct reports).
+    static let leavingOutToManys = RelationshipSelection(model: Support.company) { entity, index in
+        !["employees", "directReports"].contains(Support.company.descriptions[entity].relationships[index].name)
+    }
+
+    /// `text` read once, leaving out `leavingOutToManys`.
+    static func readOnceLeavingOut(_ text: String) throws -> [Snapshot] {
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        let url = folder.appendingPathComponent("store.xml")
+        try Data(text.utf8).write(to: url)
+        let reader = try XMLStoreReader(url: url, model: Support.company, readsOnceInAnyOrder: true)
+        var once: [Snapshot] = []
+        try reader.forEachSnapshotInAnyOrder(reading: Self.leavingOutToManys) { once.append($0) }
+        return once
+    }
+
+    @Test func relationshipsLeftOutHoldNoObjectBackAndAreHandedOnUnloaded() throws {
+        let (ordered, _, _) = try Self.readBothWays(Self.controlText())
+        let once = try Self.readOnceLeavingOut(Self.controlText())
+        // In document order: the department and the manager wait for nobody.
+        #expect(once.map(\.ref.key) == [102, 103, 104])
+        let expected = ordered.map { snapshot in
+            var snapshot = snapshot
+            let entity = Support.company.descriptions[snapshot.ref.entity]
+            for index in entity.relationships.indices
+            where !Self.leavingOutToManys.includes(entity: entity.index, relationship: index) {
+                snapshot.relationships[index] = .unloaded
+            }
+            return snapshot
+        }
+        #expect(once == expected)
+    }
+
+    @Test(arguments: [
+        // An object further on that the document lacks, and one of another entity.
+        ("idrefs=\"z103 z104\"", "idrefs=\"z103 z104 z999\"", GraftError.Code.malformedInput),
+        ("idrefs=\"z104\"", "idrefs=\"z104 z105\"", GraftError.Code.typeMismatch),
+    ])
+    func aRelationshipLeftOutNamingAWrongObjectFurtherOnAsksForAReadInOrder(
+        _ old: String, _ new: String, _ code: GraftError.Code
+    ) throws {
+        var text = try Self.controlText().replacingOccurrences(of: old, with: new)
+        // A department further on, for the manager's direct reports to name.
+        text = text.replacingOccurrences(
+            of: "</database>",
+            with: "    <object type=\"DEPARTMENT\" id=\"z105\"><attribute name=\"code\" type=\"int16\">8</attribute>"
+                + "</object>\n</database>")
+        #expect(throws: OrderedReadNeeded.self) { _ = try Self.readOnceLeavingOut(text) }
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        let url = folder.appendingPathComponent("store.xml")
+        try Data(text.utf8).write(to: url)
+        let error = #expect(throws: GraftError.self) {
+            try XMLStoreReader(url: url, model: Support.company).forEachSnapshotInAnyOrder(
+                reading: Self.leavingOutToManys
+            ) { _ in }
+        }
+        #expect(error?.code == code)
+    }
+
+    @Test func aRelationshipLeftOutNamingAnIdOfAnotherFormFurtherOnHoldsItsObjectBack() throws {
+        // The department lists `bob`, who comes last: the department waits for every id to be known.
+        let text = try Self.controlText().replacingOccurrences(of: "idrefs=\"z103 z104\"", with: "idrefs=\"z103 bob\"")
+            .replacingOccurrences(
+                of: "</database>",
+                with:
+                    "    <object type=\"EMPLOYEE\" id=\"bob\"><attribute name=\"name\" type=\"string\">Bob</attribute>"
+                    + "</object>\n</database>")
+        let once = try Self.readOnceLeavingOut(text)
+        #expect(once.map(\.ref.key) == [103, 104, 102, 105])
+        let missing = text.replacingOccurrences(of: "idrefs=\"z103 bob\"", with: "idrefs=\"z103 bob ann\"")
+        let error = #expect(throws: GraftError.self) { _ = try Self.readOnceLeavingOut(missing) }
+        #expect(error?.code == .malformedInput)
+    }
+
+    @Test func aRelationshipLeftOutNamingAnObjectOfAnotherEntityEarlierIsRefusedAtOnce() throws {
+        // The flunky's department is the manager.
+        let text = try Self.controlText().replacingOccurrences(
+            of:
+                "destination=\"DEPARTMENT\" idrefs=\"z102\"></relationship>\n        <relationship name=\"manager\" type=\"0/1\" destination=\"MANAGER\" idrefs=\"z103\"",
+            with:
+                "destination=\"DEPARTMENT\" idrefs=\"z103\"></relationship>\n        <relationship name=\"manager\" type=\"0/1\" destination=\"MANAGER\" idrefs=\"z103\""
+        )
+        #expect(text != (try Self.controlText()))
+        let selection = RelationshipSelection(model: Support.company) { entity, index in
+            Support.company.descriptions[entity].relationships[index].name != "department"
+        }
+        let folder = try Support.temporaryFolder()
+        defer { Support.cleanUp(folder) }
+        let url = folder.appendingPathComponent("store.xml")
+        try Data(text.utf8).write(to: url)
+        let reader = try XMLStoreReader(url: url, model: Support.company, readsOnceInAnyOrder: true)
+        let error = #expect(throws: GraftError.self) {
+            try reader.forEachSnapshotInAnyOrder(reading: selection) { _ in }
+        }
+        #expect(error?.code == .typeMismatch)
+    }
+
     @Test(arguments: InvalidInputTests.cases)
     func errorsAreThoseOfTheTwoPassRead(_ expected: InvalidInputTests.Case) throws {
         let url = Self.folder.appendingPathComponent("Invalid").appendingPathComponent(expected.file)
