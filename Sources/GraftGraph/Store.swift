@@ -121,16 +121,21 @@ public struct StoreChanges: Sendable {
     /// past the end, where it did not): a store may then write only the values that differ from these.
     /// Every value of an updated object without one is written.
     public var updatedFrom: [Snapshot?]
+    /// By position in `updated`, the indices of the attributes whose values differ from those of the
+    /// object in `updatedFrom`, where the saver knows them (nil, or past the end, where it does not): a
+    /// store may then write those attributes without comparing values. To-ones are compared all the same.
+    public var changedAttributes: [[Int]?]
 
     public init(
         inserted: [Snapshot] = [], updated: [Snapshot] = [], deleted: [ObjectRef] = [],
-        expectedVersions: [ObjectRef: Int64]? = nil, updatedFrom: [Snapshot?] = []
+        expectedVersions: [ObjectRef: Int64]? = nil, updatedFrom: [Snapshot?] = [], changedAttributes: [[Int]?] = []
     ) {
         self.inserted = inserted
         self.updated = updated
         self.deleted = deleted
         self.expectedVersions = expectedVersions
         self.updatedFrom = updatedFrom
+        self.changedAttributes = changedAttributes
     }
 
     public var isEmpty: Bool { inserted.isEmpty && updated.isEmpty && deleted.isEmpty }

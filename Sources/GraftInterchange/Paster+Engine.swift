@@ -203,6 +203,8 @@ struct PasteEngine {
         var updated: [Snapshot]
         /// Those objects as the target has them, by position in `updated`.
         var updatedFrom: [Snapshot?]
+        /// The attributes of each of them whose values differ from `updatedFrom`'s, by position in `updated`.
+        var changedAttributes: [[Int]?]
         /// The rules the objects break, when the paste goes ahead anyway (validation off).
         var violations: [RuleViolation]
 
@@ -215,7 +217,10 @@ struct PasteEngine {
                     entityNames: model.descriptions.map(\.name), storeIdentifier: storeIdentifier))
         }
 
-        var changes: StoreChanges { StoreChanges(inserted: inserted, updated: updated, updatedFrom: updatedFrom) }
+        var changes: StoreChanges {
+            StoreChanges(
+                inserted: inserted, updated: updated, updatedFrom: updatedFrom, changedAttributes: changedAttributes)
+        }
     }
 
     /// Builds and checks the paste's snapshots.
@@ -233,19 +238,21 @@ struct PasteEngine {
         try work.releasePrevious()
         let violations = try work.check()
         var inserted: [Snapshot] = [], updated: [Snapshot] = [], updatedFrom: [Snapshot?] = []
+        var changedAttributes: [[Int]?] = []
         inserted.reserveCapacity(work.newCount)
         for slot in work.slots.indices {
             if let stored = work.stored[slot] {
                 guard work.dirty[slot] else { continue }
                 updated.append(work.slots[slot])
                 updatedFrom.append(stored)
+                changedAttributes.append(work.changedAttributes[slot])
             } else {
                 inserted.append(work.slots[slot])
             }
         }
         return Result(
             pasted: work.pasted, inserted: inserted, updated: updated, updatedFrom: updatedFrom,
-            violations: violations)
+            changedAttributes: changedAttributes, violations: violations)
     }
 
     /// The target index of the property `name`, looking first where the previous one left off (objects
@@ -275,6 +282,9 @@ struct PasteEngine {
         /// the snapshot.
         var created: [Bool] = []
         var dirty: [Bool] = []
+        /// Per existing object's slot, the attributes whose values differ from the stored object's (only
+        /// merging changes attributes; links change relationships).
+        var changedAttributes: [[Int]] = []
         /// Per slot, the clipboard id it was pasted from (the first, when copies were merged into one).
         var clipboardIDs: [String?] = []
         var newCount = 0
@@ -400,6 +410,7 @@ struct PasteEngine {
             stored.append(snapshot)
             created.append(false)
             dirty.append(false)
+            changedAttributes.append([])
             clipboardIDs.append(nil)
             existing[ref] = slot
             return slot
@@ -421,6 +432,7 @@ struct PasteEngine {
             stored.reserveCapacity(objects.count)
             created.reserveCapacity(objects.count)
             dirty.reserveCapacity(objects.count)
+            changedAttributes.reserveCapacity(objects.count)
             clipboardIDs.reserveCapacity(objects.count)
             existing.reserveCapacity(objects.count - countPerRoot.values.reduce(0, +))
             objectSlots = Array(repeating: -1, count: objects.count)
@@ -452,6 +464,7 @@ struct PasteEngine {
                     stored.append(nil)
                     created.append(true)
                     dirty.append(true)
+                    changedAttributes.append([])
                     clipboardIDs.append(object.id)
                     newCount += 1
                 case .merge(let ref):
@@ -468,6 +481,8 @@ struct PasteEngine {
                         if changed == nil {
                             guard slots[merged].attributes[index] != value else { return }
                             changed = slots[merged].attributes
+                        } else if value == nil, changed![index] == nil {
+                            return  // nothing to note: the value stays missing
                         }
                         changed![index] = value
                         written.append(index)
@@ -484,9 +499,22 @@ struct PasteEngine {
                             at: index)
                     }
                     for index in entry.mapping.covered where given[index] != at { write(nil, at: index) }
-                    if let changed, written.contains(where: { changed[$0] != slots[merged].attributes[$0] }) {
-                        slots[merged].attributes = changed
-                        dirty[merged] = true
+                    if let changed {
+                        // The attributes that now differ from the stored object's: of those this copy wrote,
+                        // and those an earlier copy changed (until then the slot holds the stored values).
+                        let current = slots[merged].attributes
+                        var differing = written.filter { !Self.same(changed, current, at: $0) }
+                        if !differing.isEmpty {
+                            if !changedAttributes[merged].isEmpty {
+                                let before = stored[merged]!.attributes
+                                differing = Set(differing + changedAttributes[merged]).sorted().filter {
+                                    !Self.same(changed, before, at: $0)
+                                }
+                            }
+                            changedAttributes[merged] = differing
+                            slots[merged].attributes = changed
+                            dirty[merged] = true
+                        }
                     }
                     if clipboardIDs[merged] == nil { clipboardIDs[merged] = object.id }
                 case .skip(let ref):
@@ -494,6 +522,17 @@ struct PasteEngine {
                 }
                 objectSlots[at] = slot
                 pasted.append((object.id, slots[Int(slot)].ref))
+            }
+        }
+
+        /// Whether `values` and `others` hold the same value at `index`, two missing ones included; looked
+        /// at in place, so that nothing is copied unless both have one.
+        @inline(__always)
+        private static func same(_ values: [Value?], _ others: [Value?], at index: Int) -> Bool {
+            switch (values[index] == nil, others[index] == nil) {
+            case (true, true): return true
+            case (false, false): return values[index]! == others[index]!
+            default: return false
             }
         }
 
@@ -737,11 +776,7 @@ struct PasteEngine {
                 let entityIndex = slots[slot].ref.entity
                 for (position, indices) in constraints[entityIndex] {
                     // An existing object that keeps its values cannot take them from another.
-                    if let before = stored[slot] {
-                        guard indices.contains(where: { before.attributes[$0] != slots[slot].attributes[$0] }) else {
-                            continue
-                        }
-                    }
+                    if !isNew(slot), !indices.contains(where: changedAttributes[slot].contains) { continue }
                     let entity = model.descriptions[entityIndex]
                     groups[entityIndex << 16 | position, default: (entity, entity.uniquenessConstraints[position], [])]
                         .slots.append(slot)

@@ -123,22 +123,14 @@ struct SQLiteRowDecoder {
         return (key, entity)
     }
 
-    /// A snapshot of the current row; to-manys come from `toMany` (`.unloaded` when it returns nil).
-    mutating func snapshot(
-        of row: SQLiteStatement, missing: ((String) throws -> Void)? = nil,
-        toMany: (RelationshipDescription, EntityDescription, Int64) throws -> [ObjectRef]?
-    ) throws -> Snapshot {
+    /// A snapshot of the current row, its to-manys left `.unloaded`.
+    mutating func snapshot(of row: SQLiteStatement, missing: ((String) throws -> Void)? = nil) throws -> Snapshot {
         let (key, entityIndex) = try entity(of: row)
         let entity = schema.model.descriptions[entityIndex]
         var snapshot = Snapshot(entity: entity, key: key)
         // The row's version, for optimistic locking: Core Data counts every save of a row in Z_OPT.
         if let column = versionColumn, !row.isNull(column) { snapshot.version = row.int64(column) }
-        try read(row, key: key, plan: plan(for: entityIndex), into: &snapshot, missing: missing) {
-            relationship, key, refs in
-            guard let found = try toMany(entity.relationships[relationship], entity, key) else { return false }
-            refs = found
-            return true
-        }
+        try read(row, key: key, plan: plan(for: entityIndex), into: &snapshot, missing: missing) { _, _, _ in false }
         return snapshot
     }
 

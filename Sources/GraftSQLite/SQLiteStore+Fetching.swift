@@ -58,7 +58,7 @@ extension SQLiteStore {
                     let (key, entity) = try decoder.entity(of: statement)
                     refs.append(ObjectRef(entity: entity, key: key))
                 } else {
-                    snapshots.append(try decoder.snapshot(of: statement, missing: missing) { _, _, _ in nil })
+                    snapshots.append(try decoder.snapshot(of: statement, missing: missing))
                 }
             }
         }
@@ -129,7 +129,7 @@ extension SQLiteStore {
                 for (offset, ref) in chunk.enumerated() { try statement.bind(ref.key, at: Int32(offset + 1)) }
                 try withDecoder(table: tableIndex) { decoder in
                     while try statement.step() {
-                        let snapshot = try decoder.snapshot(of: statement, missing: missing) { _, _, _ in nil }
+                        let snapshot = try decoder.snapshot(of: statement, missing: missing)
                         found[snapshot.ref] = snapshot
                     }
                 }

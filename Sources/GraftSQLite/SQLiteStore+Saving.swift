@@ -34,8 +34,14 @@ extension SQLiteStore: StreamingInserts {
             // constraint's index) are free for the new rows that take them.
             for ref in changes.deleted { try writer.delete(ref) }
             for (position, snapshot) in changes.updated.enumerated() {
-                let stored = position < changes.updatedFrom.count ? changes.updatedFrom[position] : nil
-                try writer.update(snapshot, from: stored?.ref == snapshot.ref ? stored : nil)
+                guard position < changes.updatedFrom.count, let stored = changes.updatedFrom[position],
+                    stored.ref == snapshot.ref
+                else {
+                    try writer.update(snapshot, from: nil)
+                    continue
+                }
+                let changed = position < changes.changedAttributes.count ? changes.changedAttributes[position] : nil
+                try writer.update(snapshot, from: stored, changedAttributes: changed)
             }
             for snapshot in changes.inserted { try writer.insert(snapshot) }
             // Rows leave their old owners in to-manys without inverse before new owners claim them.
@@ -218,12 +224,16 @@ extension SQLiteStore: StreamingInserts {
         }
 
         /// The positions of the fields whose values in `snapshot` differ from those in `stored` (every
-        /// field without `stored`).
-        private static func changedFields(_ columns: Columns, of snapshot: Snapshot, from stored: Snapshot?) -> [Int] {
+        /// field without `stored`); of the attributes, those in `changedAttributes` when it is given.
+        private static func changedFields(
+            _ columns: Columns, of snapshot: Snapshot, from stored: Snapshot?, changedAttributes: [Int]?
+        ) -> [Int] {
             guard let stored else { return Array(columns.fields.indices) }
             return columns.fields.indices.filter { position in
                 switch columns.fields[position].field {
-                case .attribute(let index, _): return snapshot.attributes[index] != stored.attributes[index]
+                case .attribute(let index, _):
+                    if let changedAttributes { return changedAttributes.contains(index) }
+                    return snapshot.attributes[index] != stored.attributes[index]
                 case .toOne(let index, _):
                     return snapshot.relationships[index].firstRef != stored.relationships[index].firstRef
                 }
@@ -288,11 +298,13 @@ extension SQLiteStore: StreamingInserts {
         }
 
         /// Writes a changed object's row: the columns whose values differ from `stored`, the object as
-        /// it was read (every column without it), and one more change in `Z_OPT`.
-        mutating func update(_ snapshot: Snapshot, from stored: Snapshot?) throws {
+        /// it was read (every column without it), and one more change in `Z_OPT`. `changedAttributes`,
+        /// when given, names the attributes that differ, which are then not compared.
+        mutating func update(_ snapshot: Snapshot, from stored: Snapshot?, changedAttributes: [Int]? = nil) throws {
             let entity = snapshot.ref.entity
             let columns = columns(of: entity)
-            let changed = Self.changedFields(columns, of: snapshot, from: stored)
+            let changed = Self.changedFields(
+                columns, of: snapshot, from: stored, changedAttributes: changedAttributes)
             let statement: SQLiteStatement
             if let prepared = columns.updates[changed] {
                 statement = prepared

@@ -164,7 +164,7 @@ public final class SQLiteStore: PersistentStore {
             defer { statement.reset() }
             try statement.bind(ref.key, at: 1)
             guard try statement.step() else { return nil }
-            let snapshot = try decoder.snapshot(of: statement, missing: missingExternalFile) { _, _, _ in nil }
+            let snapshot = try decoder.snapshot(of: statement, missing: missingExternalFile)
             guard snapshot.ref.entity == ref.entity else { return nil }
             return snapshot
         }
