@@ -24,12 +24,9 @@ import GraftModel
 /// `capacity` (what the objects will hold at most, see ``Capacity``) for the narrowest, which is what
 /// `encode` writes; without it references take 4 bytes, enough for about four billion values.
 public struct ClipboardWriter {
-    /// The body for the encoding, one of four, each of a concrete type so that the writing is
-    /// specialised for its sink (a generic body behind a protocol would call every token through a table).
-    private var json: Body<ClipboardJSONSink>?
-    private var plist: Body<ClipboardPlistSink>?
-    private var xml: Body<ClipboardXMLSink>?
-    private var binary: Body<ClipboardBinaryPlistSink>?
+    /// The body for the encoding: a ``Body`` specialised for its sink, so that only each call for an
+    /// object or a list of them goes through the protocol's table, never a token.
+    private var body: any DocumentBody
     private var finished = false
 
     /// Begins a document: checks `header` and writes everything before the objects.
@@ -60,15 +57,15 @@ public struct ClipboardWriter {
         }
         switch encoding {
         case .json:
-            json = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
+            body = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
         case .plist:
-            plist = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
+            body = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
         case .xml:
-            xml = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
+            body = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
         case .binaryPlist:
             let bound = (capacity ?? .large).bound + Capacity.headerBound(header)
             let sink = ClipboardBinaryPlistSink(schema: schema, output: output, objectBound: bound)
-            binary = try Body(sink, encoding, header, schema, output)
+            body = try Body(sink, encoding, header, schema, output)
         }
     }
 
@@ -79,13 +76,13 @@ public struct ClipboardWriter {
     ///   header's entity list (nothing of it is written then); what `sink` throws.
     public mutating func write(_ object: Clipboard.Object) throws {
         try requireOpen()
-        try write(object, checked: false)
+        try body.write(object, checked: false)
     }
 
     /// Writes an object made to fit the header's entity list (a copy of a store's object, read with the
     /// model the list was made from), without checking it again.
     mutating func write(fitting object: Clipboard.Object) throws {
-        try write(object, checked: true)
+        try body.write(object, checked: true)
     }
 
     /// Writes a store's object straight from its snapshot, as ``write(fitting:)`` writes
@@ -93,10 +90,7 @@ public struct ClipboardWriter {
     /// `layout`'s model (every write of a document must use the same layout).
     mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
         try requireOpen()
-        if json != nil { try json!.write(snapshot, layout: layout) }
-        if plist != nil { try plist!.write(snapshot, layout: layout) }
-        if xml != nil { try xml!.write(snapshot, layout: layout) }
-        if binary != nil { try binary!.write(snapshot, layout: layout) }
+        try body.write(snapshot, layout: layout)
     }
 
     /// Writes store objects straight from their snapshots, in order, as ``write(_:layout:)`` writes each:
@@ -104,10 +98,7 @@ public struct ClipboardWriter {
     /// (batches of ``roundSize`` fill whole rounds). Every snapshot's entity must fit as there.
     mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
         try requireOpen()
-        if json != nil { try json!.write(snapshots, layout: layout) }
-        if plist != nil { try plist!.write(snapshots, layout: layout) }
-        if xml != nil { try xml!.write(snapshots, layout: layout) }
-        if binary != nil { for snapshot in snapshots { try binary!.write(snapshot, layout: layout) } }
+        try body.write(snapshots, layout: layout)
     }
 
     /// How many objects one round of writing on several threads takes.
@@ -117,18 +108,7 @@ public struct ClipboardWriter {
     public mutating func finish() throws {
         try requireOpen()
         finished = true
-        if json != nil { try json!.finish() }
-        if plist != nil { try plist!.finish() }
-        if xml != nil { try xml!.finish() }
-        if binary != nil { try binary!.finish() }
-    }
-
-    @inline(__always)
-    private mutating func write(_ object: Clipboard.Object, checked: Bool) throws {
-        if json != nil { try json!.write(object, checked: checked) }
-        if plist != nil { try plist!.write(object, checked: checked) }
-        if xml != nil { try xml!.write(object, checked: checked) }
-        if binary != nil { try binary!.write(object, checked: checked) }
+        try body.finish()
     }
 
     private func requireOpen() throws {
@@ -307,10 +287,7 @@ extension ClipboardEncoding {
 extension ClipboardWriter {
     /// Objects already checked against the schema.
     mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
-        if json != nil { try json!.writeChecked(objects) }
-        if plist != nil { try plist!.writeChecked(objects) }
-        if xml != nil { try xml!.writeChecked(objects) }
-        if binary != nil { try binary!.writeChecked(objects) }
+        try body.writeChecked(objects)
     }
 }
 
@@ -428,26 +405,40 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         let index = schema.entity(named: object.entity, last: last)!
         last = index
         let entity = schema.entities[index]
+        try writeObject(entity: index) {
+            try $0.string(object.id)
+        } values: {
+            try $0.writeValues(object.attributes, entity: index)
+        } links: { writer in
+            var hint = 0
+            for link in object.relationships {
+                let position = entity.relationship(named: link.name, hint: &hint)!
+                try writer.writeLink(
+                    entity: index, relationship: position, isToMany: entity.relationships[position].isToMany,
+                    count: link.targets.count
+                ) { try $0.target(link.targets[$1]) }
+            }
+        }
+    }
+
+    /// An object's tokens, its id written by `id`, its values by `values`, its links by `links`.
+    @inline(__always)
+    private mutating func writeObject(
+        entity index: Int, id: (inout Sink) throws -> Void, values: (inout Self) throws -> Void,
+        links: (inout Self) throws -> Void
+    ) throws {
         try sink.begin(.object)
         try sink.key(.id)
-        try sink.string(object.id)
+        try id(&sink)
         try sink.key(.entity)
         try sink.entityName(index)
         try sink.key(.attributes)
-        try writeValues(object.attributes, part: .attributes, entity: index)
+        try sink.begin(.attributes)
+        try values(&self)
+        try sink.end(.attributes)
         try sink.key(.relationships)
         try sink.begin(.relationships)
-        var hint = 0
-        for link in object.relationships {
-            let position = entity.relationship(named: link.name, hint: &hint)!
-            try sink.relationshipKey(entity: index, relationship: position)
-            // A to-one is its target's id; a to-many, or a to-one without a target, an array of ids.
-            if !entity.relationships[position].isToMany && link.targets.count == 1 {
-                try sink.target(link.targets[0])
-            } else {
-                try writeTargets(link.targets.count) { try $0.target(link.targets[$1]) }
-            }
-        }
+        try links(&self)
         try sink.end(.relationships)
         try sink.end(.object)
     }
@@ -495,48 +486,41 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
                 context: [.object("p\(snapshot.ref.key)")])
         }
         let index = placement.entity
-        try sink.begin(.object)
-        try sink.key(.id)
-        try sink.localID(layout.localID(snapshot.ref))
-        try sink.key(.entity)
-        try sink.entityName(index)
-        try sink.key(.attributes)
-        try sink.begin(.attributes)
-        for slot in placement.attributes {
-            guard let value = snapshot.attributes[slot.index] else { continue }
-            try sink.attributeKey(slot.name, entity: index, attribute: slot.position)
-            try sink.value(value)
-        }
-        try sink.end(.attributes)
-        try sink.key(.relationships)
-        try sink.begin(.relationships)
-        for slot in placement.relationships {
-            switch snapshot.relationships[slot.index] {
-            case .toOne(let target?):
-                try sink.relationshipKey(entity: index, relationship: slot.position)
-                if slot.isToMany {
-                    try writeTargets(1) { sink, _ in try sink.localTarget(layout.localID(target)) }
-                } else {
-                    try sink.localTarget(layout.localID(target))
+        try writeObject(entity: index) {
+            try $0.localID(layout.localID(snapshot.ref))
+        } values: { writer in
+            for slot in placement.attributes {
+                guard let value = snapshot.attributes[slot.index] else { continue }
+                try writer.sink.attributeKey(slot.name, entity: index, attribute: slot.position)
+                try writer.sink.value(value)
+            }
+        } links: { writer in
+            for slot in placement.relationships {
+                switch snapshot.relationships[slot.index] {
+                case .toOne(let target?):
+                    try writer.writeLink(entity: index, relationship: slot.position, isToMany: slot.isToMany, count: 1)
+                    {
+                        sink, _ in try sink.localTarget(layout.localID(target))
+                    }
+                case .toMany(let targets) where !targets.isEmpty:
+                    try writer.writeLink(
+                        entity: index, relationship: slot.position, isToMany: slot.isToMany, count: targets.count
+                    ) { try $0.localTarget(layout.localID(targets[$1])) }
+                default:
+                    continue
                 }
-            case .toMany(let targets) where !targets.isEmpty:
-                try sink.relationshipKey(entity: index, relationship: slot.position)
-                if !slot.isToMany && targets.count == 1 {
-                    try sink.localTarget(layout.localID(targets[0]))
-                } else {
-                    try writeTargets(targets.count) { try $0.localTarget(layout.localID(targets[$1])) }
-                }
-            default:
-                continue
             }
         }
-        try sink.end(.relationships)
-        try sink.end(.object)
     }
 
-    /// A list of `count` targets, each written by `target` (given the sink and the target's position).
+    /// A link of `count` targets, each written by `target` (given the sink and the target's position): a
+    /// to-one is its target's id; a to-many, or a to-one without one target, a list of ids.
     @inline(__always)
-    private mutating func writeTargets(_ count: Int, _ target: (inout Sink, Int) throws -> Void) throws {
+    private mutating func writeLink(
+        entity: Int, relationship: Int, isToMany: Bool, count: Int, _ target: (inout Sink, Int) throws -> Void
+    ) throws {
+        try sink.relationshipKey(entity: entity, relationship: relationship)
+        if !isToMany && count == 1 { return try target(&sink, 0) }
         try sink.begin(.targets)
         for position in 0..<count { try target(&sink, position) }
         try sink.end(.targets)
@@ -556,7 +540,9 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
             try sink.key(.entity)
             try sink.entityName(index)
             try sink.key(.identity)
-            try writeValues(reference.identity, part: .identity, entity: index)
+            try sink.begin(.identity)
+            try writeValues(reference.identity, entity: index)
+            try sink.end(.identity)
             if let uri = reference.uri {
                 try sink.key(.uri)
                 try sink.string(uri)
@@ -570,9 +556,8 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
     }
 
     @inline(__always)
-    private mutating func writeValues(_ values: [Clipboard.NamedValue], part: ClipboardPart, entity index: Int) throws {
+    private mutating func writeValues(_ values: [Clipboard.NamedValue], entity index: Int) throws {
         let entity = schema.entities[index]
-        try sink.begin(part)
         var hint = 0
         for named in values {
             // Checked already: the attribute exists.
@@ -580,7 +565,6 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
             try sink.attributeKey(named.name, entity: index, attribute: position)
             try sink.value(named.value)
         }
-        try sink.end(part)
     }
 }
 
@@ -593,7 +577,21 @@ private enum WritingRounds {
     static let partSize = 8192
 }
 
-private struct Body<Sink: ClipboardTokenSink> {
+/// What ``ClipboardWriter`` asks of its body, whatever the sink.
+private protocol DocumentBody {
+    mutating func write(_ object: Clipboard.Object, checked: Bool) throws
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws
+    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws
+    mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws
+    mutating func finish() throws
+}
+
+/// The writing for one sink: objects and snapshots alike are items that one path writes, one at a time
+/// or in rounds on several threads.
+private struct Body<Sink: ClipboardTokenSink>: DocumentBody {
+    /// Writes one item with the document writer.
+    typealias WriteItem<Item> = @Sendable (inout ClipboardDocumentWriter<Sink>, Item) throws -> Void
+
     var writer: ClipboardDocumentWriter<Sink>
     let encoding: ClipboardEncoding
     let references: [Clipboard.Reference]
@@ -610,6 +608,7 @@ private struct Body<Sink: ClipboardTokenSink> {
     private static var partSize: Int { WritingRounds.partSize }
     /// The buffers the threads of a round write into, kept from round to round.
     private var partBuffers: [ByteBuffer] = []
+    private static var writeObject: WriteItem<Clipboard.Object> { { writer, object in try writer.write(object) } }
 
     init(
         _ sink: Sink, _ encoding: ClipboardEncoding, _ header: Clipboard.Header, _ schema: ClipboardSchema,
@@ -634,38 +633,25 @@ private struct Body<Sink: ClipboardTokenSink> {
             }
         }
         guard written > 0 && inRounds else {
-            try writeOne(object)
+            try writeOne(object, Self.writeObject)
             return
         }
         batch.append(object)
-        if batch.count == parts * Self.partSize {
-            try writeChecked(batch)
-            batch.removeAll(keepingCapacity: true)
-        }
+        if batch.count == parts * Self.partSize { try writeBatch() }
     }
+
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws { try write(objects[...], Self.writeObject) }
 
     /// Writes a store's object from its snapshot (see ``ClipboardDocumentWriter/write(_:_:)``).
     mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
         try prepare(layout)
-        try writer.write(snapshot, layout)
-        written += 1
-        try output.flushIfFull()
+        try writeOne(snapshot) { writer, snapshot in try writer.write(snapshot, layout) }
     }
 
     /// Writes store objects from their snapshots, in rounds when the encoding allows.
     mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
         try prepare(layout)
-        var start = 0
-        if written == 0, let first = snapshots.first {
-            // The first object sets the state (a separator written, a list opened) the others share.
-            try write(first, layout: layout)
-            start = 1
-        }
-        guard inRounds && snapshots.count - start >= Self.partSize else {
-            for snapshot in snapshots[start...] { try write(snapshot, layout: layout) }
-            return
-        }
-        try writeInRounds(snapshots[start...]) { writer, snapshot in try writer.write(snapshot, layout) }
+        try write(snapshots[...]) { writer, snapshot in try writer.write(snapshot, layout) }
     }
 
     /// Before snapshots: the layout placed (once), the objects waiting written.
@@ -674,39 +660,38 @@ private struct Body<Sink: ClipboardTokenSink> {
             writer.place(layout)
             placed = true
         }
-        if !batch.isEmpty {
-            try writeChecked(batch)
-            batch.removeAll(keepingCapacity: true)
-        }
+        try writeBatch()
+    }
+
+    private mutating func writeBatch() throws {
+        guard !batch.isEmpty else { return }
+        try write(batch[...], Self.writeObject)
+        batch.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
-    private mutating func writeOne(_ object: Clipboard.Object) throws {
-        try writer.write(object)
+    private mutating func writeOne<Item>(_ item: Item, _ write: WriteItem<Item>) throws {
+        try write(&writer, item)
         written += 1
         try output.flushIfFull()
     }
 
-    mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
-        var start = 0
-        if written == 0, let first = objects.first {
-            // The first object sets the state (a separator written, a list opened) the others share.
-            try writeOne(first)
-            start = 1
-        }
-        guard inRounds && objects.count - start >= Self.partSize else {
-            for object in objects[start...] { try writeOne(object) }
+    /// Items in order: the first of the document alone (it sets the state, a separator written or a list
+    /// opened, the others share), the rest in rounds when the encoding allows and they fill one part.
+    private mutating func write<Item>(_ items: ArraySlice<Item>, _ write: WriteItem<Item>) throws {
+        var rest = items
+        if written == 0, let first = rest.popFirst() { try writeOne(first, write) }
+        guard inRounds && rest.count >= Self.partSize else {
+            for item in rest { try writeOne(item, write) }
             return
         }
-        try writeInRounds(objects[start...]) { writer, object in try writer.write(object) }
+        try writeInRounds(rest, write)
     }
 
     /// The items in rounds: each round's items are split between the processors, each part written
     /// into a buffer of its own by a copy of the writer at the same time, and the buffers appended in
     /// order. The output is the same as one thread writes; memory stays bounded by a round.
-    private mutating func writeInRounds<Item>(
-        _ items: ArraySlice<Item>, _ write: @Sendable (inout ClipboardDocumentWriter<Sink>, Item) throws -> Void
-    ) throws {
+    private mutating func writeInRounds<Item>(_ items: ArraySlice<Item>, _ write: WriteItem<Item>) throws {
         let parts = self.parts
         let partSize = Self.partSize
         if partBuffers.isEmpty { partBuffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 20) } }
@@ -749,8 +734,7 @@ private struct Body<Sink: ClipboardTokenSink> {
     }
 
     mutating func finish() throws {
-        try writeChecked(batch)
-        batch = []
+        try writeBatch()
         try writer.finish(references)
         try output.flush()
     }
