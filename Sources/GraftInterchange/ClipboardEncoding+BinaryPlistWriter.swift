@@ -246,26 +246,32 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink, ClipboardValueWriting {
         case .array(let elements): return plist.array(elements)
         case .localID(let number):
             // ASCII, as `string` writes the id's text.
-            return plainValue { text in
-                text.append(UInt8(ascii: "o"))
-                text.append(decimal: number)
-            }
+            asciiText.removeAll()
+            asciiText.append(UInt8(ascii: "o"))
+            asciiText.append(decimal: number)
+            return plist.asciiString(asciiText.bytes)
         }
     }
 
     // MARK: Values
 
+    @inline(__always)
     mutating func integerValue(_ value: Int64) -> Int { plist.integer(value) }
+    @inline(__always)
     mutating func realValue(_ value: Double) -> Int { plist.real(value) }
 
     /// ASCII text, formatted first: its header needs the length.
+    @inline(__always)
     mutating func plainValue(_ text: (ByteBuffer) -> Void) -> Int {
         asciiText.removeAll()
         text(asciiText)
         return plist.asciiString(asciiText.bytes)
     }
 
+    @inline(__always)
     mutating func stringValue(_ text: String) -> Int { plist.string(text) }
+    @inline(__always)
     mutating func boolValue(_ value: Bool) -> Int { plist.sharedBool(value) }
+    @inline(__always)
     mutating func dataValue(_ value: Data) -> Int { plist.data(value) }
 }

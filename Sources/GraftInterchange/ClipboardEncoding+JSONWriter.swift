@@ -154,25 +154,31 @@ struct ClipboardJSONSink: ClipboardTextSink, ClipboardValueWriting {
 
     // MARK: Values
 
+    @inline(__always)
     func integerValue(_ value: Int64) { output.append(decimal: value) }
 
+    @inline(__always)
     func realValue(_ value: Double) {
         ClipboardDouble.append(
             value, to: output, nan: "\"NaN\"", infinity: "\"Infinity\"", negativeInfinity: "\"-Infinity\"")
     }
 
+    @inline(__always)
     func plainValue(_ text: (ByteBuffer) -> Void) {
         output.append(UInt8(ascii: "\""))
         text(output)
         output.append(UInt8(ascii: "\""))
     }
 
+    @inline(__always)
     func stringValue(_ text: String) {
         var text = text
         text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
     }
 
+    @inline(__always)
     func boolValue(_ value: Bool) { output.append(value ? "true" : "false") }
+    @inline(__always)
     func dataValue(_ value: Data) { plainValue { $0.append(base64: value) } }
 
     /// Writes a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`, all

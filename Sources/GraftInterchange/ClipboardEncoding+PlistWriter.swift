@@ -157,6 +157,7 @@ struct ClipboardPlistSink: ClipboardTextSink, ClipboardValueWriting {
 
     // MARK: Values
 
+    @inline(__always)
     func integerValue(_ value: Int64) {
         output.append("<integer>")
         output.append(decimal: value)
@@ -164,12 +165,14 @@ struct ClipboardPlistSink: ClipboardTextSink, ClipboardValueWriting {
     }
 
     /// A real as Apple writes them: the shortest exact form, and `nan`, `+infinity`, `-infinity`.
+    @inline(__always)
     func realValue(_ value: Double) {
         output.append("<real>")
         ClipboardDouble.append(value, to: output, nan: "nan", infinity: "+infinity", negativeInfinity: "-infinity")
         output.append("</real>\n")
     }
 
+    @inline(__always)
     func plainValue(_ text: (ByteBuffer) -> Void) {
         output.append("<string>")
         text(output)
@@ -177,6 +180,7 @@ struct ClipboardPlistSink: ClipboardTextSink, ClipboardValueWriting {
     }
 
     /// A string, or data holding its UTF-8 bytes when XML cannot carry it.
+    @inline(__always)
     func stringValue(_ text: String) {
         var text = text
         text.withUTF8 { utf8 in
@@ -191,10 +195,13 @@ struct ClipboardPlistSink: ClipboardTextSink, ClipboardValueWriting {
         }
     }
 
+    @inline(__always)
     func uriValue(_ text: String) { plainValue { ClipboardXMLEscaping.appendText(text, to: $0) } }
 
+    @inline(__always)
     func boolValue(_ value: Bool) { output.append(value ? "<true/>\n" : "<false/>\n") }
 
+    @inline(__always)
     func dataValue(_ value: Data) {
         output.append("<data>")
         output.append(base64: value)

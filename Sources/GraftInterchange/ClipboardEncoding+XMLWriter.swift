@@ -232,25 +232,32 @@ struct ClipboardXMLSink: ClipboardTextSink, ClipboardValueWriting {
 
     // MARK: Values, as an element's text (after its start tag's attributes)
 
+    @inline(__always)
     func integerValue(_ value: Int64) {
         out.append(UInt8(ascii: ">"))
         out.append(decimal: value)
     }
 
+    @inline(__always)
     func realValue(_ value: Double) {
         out.append(UInt8(ascii: ">"))
         ClipboardDouble.append(value, to: out, nan: "NaN", infinity: "Infinity", negativeInfinity: "-Infinity")
     }
 
+    @inline(__always)
     func plainValue(_ text: (ByteBuffer) -> Void) {
         out.append(UInt8(ascii: ">"))
         text(out)
     }
 
+    @inline(__always)
     func stringValue(_ value: String) { text(value) }
 
+    @inline(__always)
     func uriValue(_ text: String) { plainValue { ClipboardXMLEscaping.appendText(text, to: $0) } }
 
+    @inline(__always)
     func boolValue(_ value: Bool) { out.append(value ? ">true" : ">false") }
+    @inline(__always)
     func dataValue(_ value: Data) { plainValue { $0.append(base64: value) } }
 }

@@ -405,40 +405,23 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         let index = schema.entity(named: object.entity, last: last)!
         last = index
         let entity = schema.entities[index]
-        try writeObject(entity: index) {
-            try $0.string(object.id)
-        } values: {
-            try $0.writeValues(object.attributes, entity: index)
-        } links: { writer in
-            var hint = 0
-            for link in object.relationships {
-                let position = entity.relationship(named: link.name, hint: &hint)!
-                try writer.writeLink(
-                    entity: index, relationship: position, isToMany: entity.relationships[position].isToMany,
-                    count: link.targets.count
-                ) { try $0.target(link.targets[$1]) }
-            }
-        }
-    }
-
-    /// An object's tokens, its id written by `id`, its values by `values`, its links by `links`.
-    @inline(__always)
-    private mutating func writeObject(
-        entity index: Int, id: (inout Sink) throws -> Void, values: (inout Self) throws -> Void,
-        links: (inout Self) throws -> Void
-    ) throws {
         try sink.begin(.object)
         try sink.key(.id)
-        try id(&sink)
+        try sink.string(object.id)
         try sink.key(.entity)
         try sink.entityName(index)
         try sink.key(.attributes)
-        try sink.begin(.attributes)
-        try values(&self)
-        try sink.end(.attributes)
+        try writeValues(object.attributes, part: .attributes, entity: index)
         try sink.key(.relationships)
         try sink.begin(.relationships)
-        try links(&self)
+        var hint = 0
+        for link in object.relationships {
+            let position = entity.relationship(named: link.name, hint: &hint)!
+            try writeLink(
+                entity: index, relationship: position, isToMany: entity.relationships[position].isToMany,
+                count: link.targets.count
+            ) { try $0.target(link.targets[$1]) }
+        }
         try sink.end(.relationships)
         try sink.end(.object)
     }
@@ -486,31 +469,37 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
                 context: [.object("p\(snapshot.ref.key)")])
         }
         let index = placement.entity
-        try writeObject(entity: index) {
-            try $0.localID(layout.localID(snapshot.ref))
-        } values: { writer in
-            for slot in placement.attributes {
-                guard let value = snapshot.attributes[slot.index] else { continue }
-                try writer.sink.attributeKey(slot.name, entity: index, attribute: slot.position)
-                try writer.sink.value(value)
-            }
-        } links: { writer in
-            for slot in placement.relationships {
-                switch snapshot.relationships[slot.index] {
-                case .toOne(let target?):
-                    try writer.writeLink(entity: index, relationship: slot.position, isToMany: slot.isToMany, count: 1)
-                    {
-                        sink, _ in try sink.localTarget(layout.localID(target))
-                    }
-                case .toMany(let targets) where !targets.isEmpty:
-                    try writer.writeLink(
-                        entity: index, relationship: slot.position, isToMany: slot.isToMany, count: targets.count
-                    ) { try $0.localTarget(layout.localID(targets[$1])) }
-                default:
-                    continue
+        try sink.begin(.object)
+        try sink.key(.id)
+        try sink.localID(layout.localID(snapshot.ref))
+        try sink.key(.entity)
+        try sink.entityName(index)
+        try sink.key(.attributes)
+        try sink.begin(.attributes)
+        for slot in placement.attributes {
+            guard let value = snapshot.attributes[slot.index] else { continue }
+            try sink.attributeKey(slot.name, entity: index, attribute: slot.position)
+            try sink.value(value)
+        }
+        try sink.end(.attributes)
+        try sink.key(.relationships)
+        try sink.begin(.relationships)
+        for slot in placement.relationships {
+            switch snapshot.relationships[slot.index] {
+            case .toOne(let target?):
+                try writeLink(entity: index, relationship: slot.position, isToMany: slot.isToMany, count: 1) {
+                    sink, _ in try sink.localTarget(layout.localID(target))
                 }
+            case .toMany(let targets) where !targets.isEmpty:
+                try writeLink(
+                    entity: index, relationship: slot.position, isToMany: slot.isToMany, count: targets.count
+                ) { try $0.localTarget(layout.localID(targets[$1])) }
+            default:
+                continue
             }
         }
+        try sink.end(.relationships)
+        try sink.end(.object)
     }
 
     /// A link of `count` targets, each written by `target` (given the sink and the target's position): a
@@ -540,9 +529,7 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
             try sink.key(.entity)
             try sink.entityName(index)
             try sink.key(.identity)
-            try sink.begin(.identity)
-            try writeValues(reference.identity, entity: index)
-            try sink.end(.identity)
+            try writeValues(reference.identity, part: .identity, entity: index)
             if let uri = reference.uri {
                 try sink.key(.uri)
                 try sink.string(uri)
@@ -556,8 +543,9 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
     }
 
     @inline(__always)
-    private mutating func writeValues(_ values: [Clipboard.NamedValue], entity index: Int) throws {
+    private mutating func writeValues(_ values: [Clipboard.NamedValue], part: ClipboardPart, entity index: Int) throws {
         let entity = schema.entities[index]
+        try sink.begin(part)
         var hint = 0
         for named in values {
             // Checked already: the attribute exists.
@@ -565,6 +553,7 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
             try sink.attributeKey(named.name, entity: index, attribute: position)
             try sink.value(named.value)
         }
+        try sink.end(part)
     }
 }
 
