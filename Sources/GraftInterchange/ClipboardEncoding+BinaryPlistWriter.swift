@@ -13,7 +13,7 @@ import GraftModel
 ///
 /// When a container's keys and scalar values are written, relative to its children, is this encoding's
 /// own choice (the numbering order): see ``Order``.
-struct ClipboardBinaryPlistSink: ClipboardTokenSink {
+struct ClipboardBinaryPlistSink: ClipboardTokenSink, ClipboardValueWriting {
     let schema: ClipboardSchema
     private var plist: BinaryPlistWriter<ByteBuffer>
     private var entityNames: [Int]
@@ -22,8 +22,9 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
     /// The open containers; slots are kept for reuse.
     private var frames: [Frame] = []
     private var open = 0
-    /// Where decimals are formatted before they are written (their header needs the length).
-    private let decimalText = ByteBuffer(capacity: 64)
+    /// Where local ids, decimals and UUIDs are formatted before they are written (their header needs the
+    /// length).
+    private let asciiText = ByteBuffer(capacity: 64)
 
     /// When a container's keys and scalars are written.
     private enum Order {
@@ -52,7 +53,7 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
     }
 
     private enum Scalar {
-        case string(String), sharedString(String), integer(Int64), bool(Bool), data(Data), value(Value)
+        case string(String), sharedString(String), value(Value)
         case entityName(Int)
         case array([Int])
         /// A local id by its number (``ClipboardLocalID``).
@@ -223,9 +224,6 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
     mutating func localTarget(_ number: Int64) { add(.localID(number)) }
     mutating func versionIdentifier(_ text: String) { add(.string(text)) }
     mutating func typeName(_ name: String) { add(.sharedString(name)) }
-    mutating func integer(_ value: Int64) { add(.integer(value)) }
-    mutating func bool(_ value: Bool) { add(.bool(value)) }
-    mutating func data(_ value: Data) { add(.data(value)) }
     mutating func value(_ value: Value) { add(.value(value)) }
 
     mutating func entityName(_ entity: Int) {
@@ -240,10 +238,7 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
         switch scalar {
         case .string(let text): return plist.string(text)
         case .sharedString(let text): return plist.sharedString(text)
-        case .integer(let value): return plist.integer(value)
-        case .bool(let value): return plist.sharedBool(value)
-        case .data(let value): return plist.data(value)
-        case .value(let value): return write(value)
+        case .value(let value): return writeValue(value)
         case .entityName(let entity):
             let written = plist.string(schema.entities[entity].name)
             entityNames[entity] = written
@@ -251,32 +246,32 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink {
         case .array(let elements): return plist.array(elements)
         case .localID(let number):
             // ASCII, as `string` writes the id's text.
-            decimalText.removeAll()
-            decimalText.append(UInt8(ascii: "o"))
-            decimalText.append(decimal: number)
-            return plist.asciiString(decimalText.bytes)
+            asciiText.removeAll()
+            asciiText.append(UInt8(ascii: "o"))
+            asciiText.append(decimal: number)
+            return plist.asciiString(asciiText.bytes)
         }
     }
 
+    // MARK: Values
+
     @inline(__always)
-    private mutating func write(_ value: Value) -> Int {
-        switch value {
-        case .integer(let integer): return plist.integer(integer)
-        case .double(let double): return plist.real(double)
-        case .date(let date): return plist.real(date.timeIntervalSinceReferenceDate)
-        case .decimal(let decimal):
-            decimalText.removeAll()
-            NumberText.append(decimal, to: decimalText)
-            return plist.asciiString(decimalText.bytes)
-        case .string(let text): return plist.string(text)
-        case .bool(let bool): return plist.sharedBool(bool)
-        case .data(let bytes): return plist.data(bytes)
-        case .uuid(let uuid):
-            let written = plist.beginObject()
-            plist.header(BinaryMarker.asciiString, count: 36)
-            ClipboardUUID.append(uuid, to: plist.output)
-            return written
-        case .uri(let url): return plist.string(ClipboardValueText.uriText(url))
-        }
+    mutating func integerValue(_ value: Int64) -> Int { plist.integer(value) }
+    @inline(__always)
+    mutating func realValue(_ value: Double) -> Int { plist.real(value) }
+
+    /// ASCII text, formatted first: its header needs the length.
+    @inline(__always)
+    mutating func plainValue(_ text: (ByteBuffer) -> Void) -> Int {
+        asciiText.removeAll()
+        text(asciiText)
+        return plist.asciiString(asciiText.bytes)
     }
+
+    @inline(__always)
+    mutating func stringValue(_ text: String) -> Int { plist.string(text) }
+    @inline(__always)
+    mutating func boolValue(_ value: Bool) -> Int { plist.sharedBool(value) }
+    @inline(__always)
+    mutating func dataValue(_ value: Data) -> Int { plist.data(value) }
 }

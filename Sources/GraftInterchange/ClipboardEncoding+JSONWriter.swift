@@ -5,7 +5,7 @@ import GraftModel
 /// JSON tokens: the document's sections one per line or block, each entity, object and reference on a
 /// line of its own (the top level, the model, and the lists of entities, objects and references are
 /// broken into lines; everything else is written on one), so that documents diff cleanly.
-struct ClipboardJSONSink: ClipboardTextSink {
+struct ClipboardJSONSink: ClipboardTextSink, ClipboardValueWriting {
     let schema: ClipboardSchema
     var output: ByteBuffer
     /// How many containers are open, and per open container (a bit each, the outermost lowest) whether
@@ -80,8 +80,7 @@ struct ClipboardJSONSink: ClipboardTextSink {
     @inline(__always)
     private mutating func keyBytes(_ text: String) {
         separate()
-        var text = text
-        text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
+        stringValue(text)
         output.append(UInt8(ascii: ":"), UInt8(ascii: " "))
         afterKey = true
     }
@@ -127,8 +126,7 @@ struct ClipboardJSONSink: ClipboardTextSink {
     @inline(__always)
     mutating func string(_ text: String) {
         separate()
-        var text = text
-        text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
+        stringValue(text)
     }
 
     mutating func target(_ id: String) { string(id) }
@@ -146,62 +144,42 @@ struct ClipboardJSONSink: ClipboardTextSink {
     mutating func entityName(_ entity: Int) { string(schema.entities[entity].name) }
     mutating func typeName(_ name: String) { string(name) }
 
-    mutating func integer(_ value: Int64) {
-        separate()
-        output.append(decimal: value)
-    }
-
-    mutating func bool(_ value: Bool) {
-        separate()
-        output.append(value ? "true" : "false")
-    }
-
-    mutating func data(_ value: Data) {
-        separate()
-        output.append(UInt8(ascii: "\""))
-        output.append(base64: value)
-        output.append(UInt8(ascii: "\""))
-    }
-
     mutating func finish() { output.append(UInt8(ascii: "\n")) }
 
     @inline(__always)
     mutating func value(_ value: Value) {
         separate()
-        switch value {
-        case .integer(let integer):
-            output.append(decimal: integer)
-        case .double(let double):
-            number(double)
-        case .date(let date):
-            number(date.timeIntervalSinceReferenceDate)
-        case .decimal(let decimal):
-            output.append(UInt8(ascii: "\""))
-            NumberText.append(decimal, to: output)
-            output.append(UInt8(ascii: "\""))
-        case .string(var text):
-            text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
-        case .bool(let bool):
-            output.append(bool ? "true" : "false")
-        case .data(let data):
-            output.append(UInt8(ascii: "\""))
-            output.append(base64: data)
-            output.append(UInt8(ascii: "\""))
-        case .uuid(let uuid):
-            output.append(UInt8(ascii: "\""))
-            ClipboardUUID.append(uuid, to: output)
-            output.append(UInt8(ascii: "\""))
-        case .uri(let url):
-            var text = ClipboardValueText.uriText(url)
-            text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
-        }
+        writeValue(value)
+    }
+
+    // MARK: Values
+
+    @inline(__always)
+    func integerValue(_ value: Int64) { output.append(decimal: value) }
+
+    @inline(__always)
+    func realValue(_ value: Double) {
+        ClipboardDouble.append(
+            value, to: output, nan: "\"NaN\"", infinity: "\"Infinity\"", negativeInfinity: "\"-Infinity\"")
     }
 
     @inline(__always)
-    private func number(_ double: Double) {
-        ClipboardDouble.append(
-            double, to: output, nan: "\"NaN\"", infinity: "\"Infinity\"", negativeInfinity: "\"-Infinity\"")
+    func plainValue(_ text: (ByteBuffer) -> Void) {
+        output.append(UInt8(ascii: "\""))
+        text(output)
+        output.append(UInt8(ascii: "\""))
     }
+
+    @inline(__always)
+    func stringValue(_ text: String) {
+        var text = text
+        text.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: output) }
+    }
+
+    @inline(__always)
+    func boolValue(_ value: Bool) { output.append(value ? "true" : "false") }
+    @inline(__always)
+    func dataValue(_ value: Data) { plainValue { $0.append(base64: value) } }
 
     /// Writes a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`, … or `\u00XX`, all
     /// else as UTF-8. Runs without any of those are passed over eight bytes at a time.

@@ -10,6 +10,12 @@ enum ClipboardXMLEscaping {
         append(bytes, to: output, attribute: false)
     }
 
+    /// Appends a string as element content (see ``appendText(_:to:)``).
+    static func appendText(_ text: String, to output: ByteBuffer) {
+        var text = text
+        text.withUTF8 { appendText(UnsafeRawBufferPointer($0), to: output) }
+    }
+
     /// Appends an attribute value: `&`, `<`, `>` and `"` as references, and tab, line feed and carriage
     /// return as character references (attribute-value normalisation would turn them into spaces).
     static func appendAttribute(_ bytes: UnsafeRawBufferPointer, to output: ByteBuffer) {
@@ -57,7 +63,7 @@ enum ClipboardXMLEscaping {
 /// XML property-list tokens in Apple's layout (tabs, one element a line), with the values typed as
 /// `Formats/clipboard.md` says: dates as reals, decimals as strings, and strings XML cannot carry as data
 /// holding their UTF-8 bytes.
-struct ClipboardPlistSink: ClipboardTextSink {
+struct ClipboardPlistSink: ClipboardTextSink, ClipboardValueWriting {
     let schema: ClipboardSchema
     var output: ByteBuffer
     /// How deep the next element is.
@@ -142,78 +148,63 @@ struct ClipboardPlistSink: ClipboardTextSink {
     mutating func entityName(_ entity: Int) throws { try string(schema.entities[entity].name) }
     mutating func typeName(_ name: String) throws { try string(name) }
 
-    mutating func integer(_ value: Int64) {
+    mutating func finish() {}
+
+    mutating func value(_ value: Value) {
         line()
+        writeValue(value)
+    }
+
+    // MARK: Values
+
+    @inline(__always)
+    func integerValue(_ value: Int64) {
         output.append("<integer>")
         output.append(decimal: value)
         output.append("</integer>\n")
     }
 
-    mutating func bool(_ value: Bool) {
-        line()
-        output.append(value ? "<true/>\n" : "<false/>\n")
-    }
-
-    mutating func data(_ value: Data) {
-        line()
-        output.append("<data>")
-        output.append(base64: value)
-        output.append("</data>\n")
-    }
-
-    mutating func finish() {}
-
-    mutating func value(_ value: Value) {
-        line()
-        switch value {
-        case .integer(let integer):
-            output.append("<integer>")
-            output.append(decimal: integer)
-            output.append("</integer>\n")
-        case .double(let double):
-            real(double)
-        case .date(let date):
-            real(date.timeIntervalSinceReferenceDate)
-        case .decimal(let decimal):
-            output.append("<string>")
-            NumberText.append(decimal, to: output)
-            output.append("</string>\n")
-        case .string(var text):
-            text.withUTF8 { utf8 in
-                let bytes = UnsafeRawBufferPointer(utf8)
-                if ByteText.xmlCanCarry(bytes) {
-                    output.append("<string>")
-                    ClipboardXMLEscaping.appendText(bytes, to: output)
-                    output.append("</string>\n")
-                } else {
-                    output.append("<data>")
-                    output.append(base64: bytes)
-                    output.append("</data>\n")
-                }
-            }
-        case .bool(let bool):
-            output.append(bool ? "<true/>\n" : "<false/>\n")
-        case .data(let data):
-            output.append("<data>")
-            output.append(base64: data)
-            output.append("</data>\n")
-        case .uuid(let uuid):
-            output.append("<string>")
-            ClipboardUUID.append(uuid, to: output)
-            output.append("</string>\n")
-        case .uri(let url):
-            output.append("<string>")
-            var text = ClipboardValueText.uriText(url)
-            text.withUTF8 { ClipboardXMLEscaping.appendText(UnsafeRawBufferPointer($0), to: output) }
-            output.append("</string>\n")
-        }
-    }
-
     /// A real as Apple writes them: the shortest exact form, and `nan`, `+infinity`, `-infinity`.
     @inline(__always)
-    private func real(_ value: Double) {
+    func realValue(_ value: Double) {
         output.append("<real>")
         ClipboardDouble.append(value, to: output, nan: "nan", infinity: "+infinity", negativeInfinity: "-infinity")
         output.append("</real>\n")
+    }
+
+    @inline(__always)
+    func plainValue(_ text: (ByteBuffer) -> Void) {
+        output.append("<string>")
+        text(output)
+        output.append("</string>\n")
+    }
+
+    /// A string, or data holding its UTF-8 bytes when XML cannot carry it.
+    @inline(__always)
+    func stringValue(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            if ByteText.xmlCanCarry(bytes) {
+                plainValue { ClipboardXMLEscaping.appendText(bytes, to: $0) }
+            } else {
+                output.append("<data>")
+                output.append(base64: bytes)
+                output.append("</data>\n")
+            }
+        }
+    }
+
+    @inline(__always)
+    func uriValue(_ text: String) { plainValue { ClipboardXMLEscaping.appendText(text, to: $0) } }
+
+    @inline(__always)
+    func boolValue(_ value: Bool) { output.append(value ? "<true/>\n" : "<false/>\n") }
+
+    @inline(__always)
+    func dataValue(_ value: Data) {
+        output.append("<data>")
+        output.append(base64: value)
+        output.append("</data>\n")
     }
 }

@@ -13,7 +13,7 @@ import GraftModel
 /// Strings XML 1.0 cannot carry (control characters other than tab, line feed and carriage return, and
 /// U+FFFE, U+FFFF) are written as base64 of their UTF-8 bytes and marked `encoding="base64"`; carriage
 /// returns are written as `&#13;` so that they survive a parser's line-end normalisation.
-struct ClipboardXMLSink: ClipboardTextSink {
+struct ClipboardXMLSink: ClipboardTextSink, ClipboardValueWriting {
     let schema: ClipboardSchema
     var output: ByteBuffer
     /// The open parts.
@@ -222,34 +222,7 @@ struct ClipboardXMLSink: ClipboardTextSink {
         try ClipboardXMLEscaping.carried(pendingName ?? "") { ClipboardXMLEscaping.appendAttribute($0, to: out) }
         out.append(UInt8(ascii: "\""))
         pendingName = nil
-        switch value {
-        case .integer(let integer):
-            out.append(UInt8(ascii: ">"))
-            out.append(decimal: integer)
-        case .double(let double):
-            out.append(UInt8(ascii: ">"))
-            number(double)
-        case .date(let date):
-            out.append(UInt8(ascii: ">"))
-            number(date.timeIntervalSinceReferenceDate)
-        case .decimal(let decimal):
-            out.append(UInt8(ascii: ">"))
-            NumberText.append(decimal, to: out)
-        case .string(let string):
-            text(string)
-        case .bool(let bool):
-            out.append(bool ? ">true" : ">false")
-        case .data(let data):
-            out.append(UInt8(ascii: ">"))
-            out.append(base64: data)
-        case .uuid(let uuid):
-            out.append(UInt8(ascii: ">"))
-            ClipboardUUID.append(uuid, to: out)
-        case .uri(let url):
-            out.append(UInt8(ascii: ">"))
-            var text = ClipboardValueText.uriText(url)
-            text.withUTF8 { ClipboardXMLEscaping.appendText(UnsafeRawBufferPointer($0), to: out) }
-        }
+        writeValue(value)
         out.append("</")
         out.append(element)
         out.append(">\n")
@@ -257,8 +230,34 @@ struct ClipboardXMLSink: ClipboardTextSink {
 
     mutating func finish() {}
 
+    // MARK: Values, as an element's text (after its start tag's attributes)
+
     @inline(__always)
-    private func number(_ double: Double) {
-        ClipboardDouble.append(double, to: out, nan: "NaN", infinity: "Infinity", negativeInfinity: "-Infinity")
+    func integerValue(_ value: Int64) {
+        out.append(UInt8(ascii: ">"))
+        out.append(decimal: value)
     }
+
+    @inline(__always)
+    func realValue(_ value: Double) {
+        out.append(UInt8(ascii: ">"))
+        ClipboardDouble.append(value, to: out, nan: "NaN", infinity: "Infinity", negativeInfinity: "-Infinity")
+    }
+
+    @inline(__always)
+    func plainValue(_ text: (ByteBuffer) -> Void) {
+        out.append(UInt8(ascii: ">"))
+        text(out)
+    }
+
+    @inline(__always)
+    func stringValue(_ value: String) { text(value) }
+
+    @inline(__always)
+    func uriValue(_ text: String) { plainValue { ClipboardXMLEscaping.appendText(text, to: $0) } }
+
+    @inline(__always)
+    func boolValue(_ value: Bool) { out.append(value ? ">true" : ">false") }
+    @inline(__always)
+    func dataValue(_ value: Data) { plainValue { $0.append(base64: value) } }
 }

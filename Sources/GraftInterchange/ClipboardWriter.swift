@@ -24,12 +24,9 @@ import GraftModel
 /// `capacity` (what the objects will hold at most, see ``Capacity``) for the narrowest, which is what
 /// `encode` writes; without it references take 4 bytes, enough for about four billion values.
 public struct ClipboardWriter {
-    /// The body for the encoding, one of four, each of a concrete type so that the writing is
-    /// specialised for its sink (a generic body behind a protocol would call every token through a table).
-    private var json: Body<ClipboardJSONSink>?
-    private var plist: Body<ClipboardPlistSink>?
-    private var xml: Body<ClipboardXMLSink>?
-    private var binary: Body<ClipboardBinaryPlistSink>?
+    /// The body for the encoding: a ``Body`` specialised for its sink, so that only each call for an
+    /// object or a list of them goes through the protocol's table, never a token.
+    private var body: any DocumentBody
     private var finished = false
 
     /// Begins a document: checks `header` and writes everything before the objects.
@@ -60,15 +57,15 @@ public struct ClipboardWriter {
         }
         switch encoding {
         case .json:
-            json = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
+            body = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
         case .plist:
-            plist = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
+            body = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
         case .xml:
-            xml = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
+            body = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
         case .binaryPlist:
             let bound = (capacity ?? .large).bound + Capacity.headerBound(header)
             let sink = ClipboardBinaryPlistSink(schema: schema, output: output, objectBound: bound)
-            binary = try Body(sink, encoding, header, schema, output)
+            body = try Body(sink, encoding, header, schema, output)
         }
     }
 
@@ -79,13 +76,13 @@ public struct ClipboardWriter {
     ///   header's entity list (nothing of it is written then); what `sink` throws.
     public mutating func write(_ object: Clipboard.Object) throws {
         try requireOpen()
-        try write(object, checked: false)
+        try body.write(object, checked: false)
     }
 
     /// Writes an object made to fit the header's entity list (a copy of a store's object, read with the
     /// model the list was made from), without checking it again.
     mutating func write(fitting object: Clipboard.Object) throws {
-        try write(object, checked: true)
+        try body.write(object, checked: true)
     }
 
     /// Writes a store's object straight from its snapshot, as ``write(fitting:)`` writes
@@ -93,10 +90,7 @@ public struct ClipboardWriter {
     /// `layout`'s model (every write of a document must use the same layout).
     mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
         try requireOpen()
-        if json != nil { try json!.write(snapshot, layout: layout) }
-        if plist != nil { try plist!.write(snapshot, layout: layout) }
-        if xml != nil { try xml!.write(snapshot, layout: layout) }
-        if binary != nil { try binary!.write(snapshot, layout: layout) }
+        try body.write(snapshot, layout: layout)
     }
 
     /// Writes store objects straight from their snapshots, in order, as ``write(_:layout:)`` writes each:
@@ -104,10 +98,7 @@ public struct ClipboardWriter {
     /// (batches of ``roundSize`` fill whole rounds). Every snapshot's entity must fit as there.
     mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
         try requireOpen()
-        if json != nil { try json!.write(snapshots, layout: layout) }
-        if plist != nil { try plist!.write(snapshots, layout: layout) }
-        if xml != nil { try xml!.write(snapshots, layout: layout) }
-        if binary != nil { for snapshot in snapshots { try binary!.write(snapshot, layout: layout) } }
+        try body.write(snapshots, layout: layout)
     }
 
     /// How many objects one round of writing on several threads takes.
@@ -117,18 +108,7 @@ public struct ClipboardWriter {
     public mutating func finish() throws {
         try requireOpen()
         finished = true
-        if json != nil { try json!.finish() }
-        if plist != nil { try plist!.finish() }
-        if xml != nil { try xml!.finish() }
-        if binary != nil { try binary!.finish() }
-    }
-
-    @inline(__always)
-    private mutating func write(_ object: Clipboard.Object, checked: Bool) throws {
-        if json != nil { try json!.write(object, checked: checked) }
-        if plist != nil { try plist!.write(object, checked: checked) }
-        if xml != nil { try xml!.write(object, checked: checked) }
-        if binary != nil { try binary!.write(object, checked: checked) }
+        try body.finish()
     }
 
     private func requireOpen() throws {
@@ -307,99 +287,7 @@ extension ClipboardEncoding {
 extension ClipboardWriter {
     /// Objects already checked against the schema.
     mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
-        if json != nil { try json!.writeChecked(objects) }
-        if plist != nil { try plist!.writeChecked(objects) }
-        if xml != nil { try xml!.writeChecked(objects) }
-        if binary != nil { try binary!.writeChecked(objects) }
-    }
-}
-
-// MARK: - The token sink
-
-/// The containers of a clipboard document, in the words of `Formats/clipboard.md`: what a sink lays out,
-/// names or numbers differently.
-enum ClipboardPart: UInt8 {
-    case document, encoding, model, entities, entity, attributeInfos, attributeInfo, relationshipInfos
-    case relationshipInfo, versionIdentifiers, source, roots, objects, object, attributes, relationships, targets
-    case references, reference, identity
-
-    /// Whether the part is a dictionary (else an array).
-    var isDictionary: Bool {
-        switch self {
-        case .entities, .attributeInfos, .relationshipInfos, .versionIdentifiers, .roots, .objects, .targets,
-            .references:
-            return false
-        default: return true
-        }
-    }
-}
-
-/// The members of a clipboard document with names of their own (the values' and links' names come from
-/// the model).
-enum ClipboardMember: String {
-    case format, version, encoding, model, source, roots, objects, references
-    case entities, versionIdentifiers, contents, store, name, versionHash, attributes, relationships, type
-    case toMany, ordered, id, entity, identity, uri
-}
-
-/// What one encoding does with the document's tokens. The core (``ClipboardDocumentWriter``) decides the
-/// shape, the member order and the names; a sink only turns tokens into bytes.
-///
-/// A dictionary's entries are a key token then a value (a scalar or a part); an array's are values.
-protocol ClipboardTokenSink {
-    mutating func begin(_ part: ClipboardPart) throws
-    mutating func end(_ part: ClipboardPart) throws
-    mutating func key(_ member: ClipboardMember) throws
-    /// A key of the `encoding` section.
-    mutating func declarationKey(_ name: String) throws
-    /// Whether the sink needs the position of each value's attribute in its entity (else -1 is given).
-    static var needsAttributePositions: Bool { get }
-    /// The name of a value's attribute: attribute `attribute` of the schema's entity `entity`.
-    mutating func attributeKey(_ name: String, entity: Int, attribute: Int) throws
-    mutating func relationshipKey(entity: Int, relationship: Int) throws
-    /// A name, id or other text with no form but a string.
-    mutating func string(_ text: String) throws
-    /// An id an object points to: a root, a target.
-    mutating func target(_ id: String) throws
-    /// An object's own local id given by its number (``ClipboardLocalID``), as `string` writes its text.
-    mutating func localID(_ number: Int64) throws
-    /// A target that is a local id given by its number, as `target` writes its text.
-    mutating func localTarget(_ number: Int64) throws
-    /// A version identifier (which Graft XML can write in base64).
-    mutating func versionIdentifier(_ text: String) throws
-    /// The name of the schema's entity `entity`.
-    mutating func entityName(_ entity: Int) throws
-    /// An attribute type's name.
-    mutating func typeName(_ name: String) throws
-    mutating func integer(_ value: Int64) throws
-    mutating func bool(_ value: Bool) throws
-    mutating func data(_ value: Data) throws
-    /// An attribute's value.
-    mutating func value(_ value: Value) throws
-    /// Ends the document (after `end(.document)`).
-    mutating func finish() throws
-    /// The sink in its present state, writing into `output`: for writing objects on several threads,
-    /// each into a buffer of its own. `nil` when what the sink writes depends on what it wrote before.
-    func copy(writingInto output: ByteBuffer) -> Self?
-}
-
-extension ClipboardTokenSink {
-    func copy(writingInto output: ByteBuffer) -> Self? { nil }
-    static var needsAttributePositions: Bool { false }
-    mutating func localID(_ number: Int64) throws { try string(ClipboardLocalID.text(number)) }
-    mutating func localTarget(_ number: Int64) throws { try target(ClipboardLocalID.text(number)) }
-}
-
-/// A sink whose bytes depend only on the tokens and its state, which a copy shares.
-protocol ClipboardTextSink: ClipboardTokenSink {
-    var output: ByteBuffer { get set }
-}
-
-extension ClipboardTextSink {
-    func copy(writingInto output: ByteBuffer) -> Self? {
-        var copy = self
-        copy.output = output
-        return copy
+        try body.writeChecked(objects)
     }
 }
 
@@ -529,13 +417,10 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         var hint = 0
         for link in object.relationships {
             let position = entity.relationship(named: link.name, hint: &hint)!
-            try sink.relationshipKey(entity: index, relationship: position)
-            // A to-one is its target's id; a to-many, or a to-one without a target, an array of ids.
-            if !entity.relationships[position].isToMany && link.targets.count == 1 {
-                try sink.target(link.targets[0])
-            } else {
-                try writeTargets(link.targets.count) { try $0.target(link.targets[$1]) }
-            }
+            try writeLink(
+                entity: index, relationship: position, isToMany: entity.relationships[position].isToMany,
+                count: link.targets.count
+            ) { try $0.target(link.targets[$1]) }
         }
         try sink.end(.relationships)
         try sink.end(.object)
@@ -602,19 +487,13 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         for slot in placement.relationships {
             switch snapshot.relationships[slot.index] {
             case .toOne(let target?):
-                try sink.relationshipKey(entity: index, relationship: slot.position)
-                if slot.isToMany {
-                    try writeTargets(1) { sink, _ in try sink.localTarget(layout.localID(target)) }
-                } else {
-                    try sink.localTarget(layout.localID(target))
+                try writeLink(entity: index, relationship: slot.position, isToMany: slot.isToMany, count: 1) {
+                    sink, _ in try sink.localTarget(layout.localID(target))
                 }
             case .toMany(let targets) where !targets.isEmpty:
-                try sink.relationshipKey(entity: index, relationship: slot.position)
-                if !slot.isToMany && targets.count == 1 {
-                    try sink.localTarget(layout.localID(targets[0]))
-                } else {
-                    try writeTargets(targets.count) { try $0.localTarget(layout.localID(targets[$1])) }
-                }
+                try writeLink(
+                    entity: index, relationship: slot.position, isToMany: slot.isToMany, count: targets.count
+                ) { try $0.localTarget(layout.localID(targets[$1])) }
             default:
                 continue
             }
@@ -623,9 +502,14 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         try sink.end(.object)
     }
 
-    /// A list of `count` targets, each written by `target` (given the sink and the target's position).
+    /// A link of `count` targets, each written by `target` (given the sink and the target's position): a
+    /// to-one is its target's id; a to-many, or a to-one without one target, a list of ids.
     @inline(__always)
-    private mutating func writeTargets(_ count: Int, _ target: (inout Sink, Int) throws -> Void) throws {
+    private mutating func writeLink(
+        entity: Int, relationship: Int, isToMany: Bool, count: Int, _ target: (inout Sink, Int) throws -> Void
+    ) throws {
+        try sink.relationshipKey(entity: entity, relationship: relationship)
+        if !isToMany && count == 1 { return try target(&sink, 0) }
         try sink.begin(.targets)
         for position in 0..<count { try target(&sink, position) }
         try sink.end(.targets)
@@ -682,7 +566,21 @@ private enum WritingRounds {
     static let partSize = 8192
 }
 
-private struct Body<Sink: ClipboardTokenSink> {
+/// What ``ClipboardWriter`` asks of its body, whatever the sink.
+private protocol DocumentBody {
+    mutating func write(_ object: Clipboard.Object, checked: Bool) throws
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws
+    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws
+    mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws
+    mutating func finish() throws
+}
+
+/// The writing for one sink: objects and snapshots alike are items that one path writes, one at a time
+/// or in rounds on several threads.
+private struct Body<Sink: ClipboardTokenSink>: DocumentBody {
+    /// Writes one item with the document writer.
+    typealias WriteItem<Item> = @Sendable (inout ClipboardDocumentWriter<Sink>, Item) throws -> Void
+
     var writer: ClipboardDocumentWriter<Sink>
     let encoding: ClipboardEncoding
     let references: [Clipboard.Reference]
@@ -699,6 +597,7 @@ private struct Body<Sink: ClipboardTokenSink> {
     private static var partSize: Int { WritingRounds.partSize }
     /// The buffers the threads of a round write into, kept from round to round.
     private var partBuffers: [ByteBuffer] = []
+    private static var writeObject: WriteItem<Clipboard.Object> { { writer, object in try writer.write(object) } }
 
     init(
         _ sink: Sink, _ encoding: ClipboardEncoding, _ header: Clipboard.Header, _ schema: ClipboardSchema,
@@ -723,38 +622,25 @@ private struct Body<Sink: ClipboardTokenSink> {
             }
         }
         guard written > 0 && inRounds else {
-            try writeOne(object)
+            try writeOne(object, Self.writeObject)
             return
         }
         batch.append(object)
-        if batch.count == parts * Self.partSize {
-            try writeChecked(batch)
-            batch.removeAll(keepingCapacity: true)
-        }
+        if batch.count == parts * Self.partSize { try writeBatch() }
     }
+
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws { try write(objects[...], Self.writeObject) }
 
     /// Writes a store's object from its snapshot (see ``ClipboardDocumentWriter/write(_:_:)``).
     mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
         try prepare(layout)
-        try writer.write(snapshot, layout)
-        written += 1
-        try output.flushIfFull()
+        try writeOne(snapshot) { writer, snapshot in try writer.write(snapshot, layout) }
     }
 
     /// Writes store objects from their snapshots, in rounds when the encoding allows.
     mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
         try prepare(layout)
-        var start = 0
-        if written == 0, let first = snapshots.first {
-            // The first object sets the state (a separator written, a list opened) the others share.
-            try write(first, layout: layout)
-            start = 1
-        }
-        guard inRounds && snapshots.count - start >= Self.partSize else {
-            for snapshot in snapshots[start...] { try write(snapshot, layout: layout) }
-            return
-        }
-        try writeInRounds(snapshots[start...]) { writer, snapshot in try writer.write(snapshot, layout) }
+        try write(snapshots[...]) { writer, snapshot in try writer.write(snapshot, layout) }
     }
 
     /// Before snapshots: the layout placed (once), the objects waiting written.
@@ -763,39 +649,38 @@ private struct Body<Sink: ClipboardTokenSink> {
             writer.place(layout)
             placed = true
         }
-        if !batch.isEmpty {
-            try writeChecked(batch)
-            batch.removeAll(keepingCapacity: true)
-        }
+        try writeBatch()
+    }
+
+    private mutating func writeBatch() throws {
+        guard !batch.isEmpty else { return }
+        try write(batch[...], Self.writeObject)
+        batch.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
-    private mutating func writeOne(_ object: Clipboard.Object) throws {
-        try writer.write(object)
+    private mutating func writeOne<Item>(_ item: Item, _ write: WriteItem<Item>) throws {
+        try write(&writer, item)
         written += 1
         try output.flushIfFull()
     }
 
-    mutating func writeChecked(_ objects: [Clipboard.Object]) throws {
-        var start = 0
-        if written == 0, let first = objects.first {
-            // The first object sets the state (a separator written, a list opened) the others share.
-            try writeOne(first)
-            start = 1
-        }
-        guard inRounds && objects.count - start >= Self.partSize else {
-            for object in objects[start...] { try writeOne(object) }
+    /// Items in order: the first of the document alone (it sets the state, a separator written or a list
+    /// opened, the others share), the rest in rounds when the encoding allows and they fill one part.
+    private mutating func write<Item>(_ items: ArraySlice<Item>, _ write: WriteItem<Item>) throws {
+        var rest = items
+        if written == 0, let first = rest.popFirst() { try writeOne(first, write) }
+        guard inRounds && rest.count >= Self.partSize else {
+            for item in rest { try writeOne(item, write) }
             return
         }
-        try writeInRounds(objects[start...]) { writer, object in try writer.write(object) }
+        try writeInRounds(rest, write)
     }
 
     /// The items in rounds: each round's items are split between the processors, each part written
     /// into a buffer of its own by a copy of the writer at the same time, and the buffers appended in
     /// order. The output is the same as one thread writes; memory stays bounded by a round.
-    private mutating func writeInRounds<Item>(
-        _ items: ArraySlice<Item>, _ write: @Sendable (inout ClipboardDocumentWriter<Sink>, Item) throws -> Void
-    ) throws {
+    private mutating func writeInRounds<Item>(_ items: ArraySlice<Item>, _ write: WriteItem<Item>) throws {
         let parts = self.parts
         let partSize = Self.partSize
         if partBuffers.isEmpty { partBuffers = (0..<parts).map { _ in ByteBuffer(capacity: 1 << 20) } }
@@ -838,8 +723,7 @@ private struct Body<Sink: ClipboardTokenSink> {
     }
 
     mutating func finish() throws {
-        try writeChecked(batch)
-        batch = []
+        try writeBatch()
         try writer.finish(references)
         try output.flush()
     }
