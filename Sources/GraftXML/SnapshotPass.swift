@@ -478,22 +478,9 @@ final class SnapshotPass: SAXPass {
                 isDeferred = true
                 return
             }
-            guard let target = found else {
-                fail(
-                    objectError(
-                        .malformedInput,
-                        "refers to '\(Bytes.string(bytes + start, index - start))', which is not the id of any object",
-                        key: tables.relationshipName(position, in: entity)))
-                return
-            }
+            guard let target = found else { return failUnknownID(bytes + start, index - start, position: position) }
             if checkDestinations && !accepts[target.entity] {
-                fail(
-                    objectError(
-                        .typeMismatch,
-                        "refers to \(Bytes.string(bytes + start, index - start)), a \(tables.entityName(target.entity)), "
-                            + "which is not a kind of \(tables.destinationName(position))",
-                        key: tables.relationshipName(position, in: entity)))
-                return
+                return failWrongEntity(bytes + start, index - start, target.entity, position: position)
             }
             let ref = ObjectRef(entity: target.entity, key: target.key)
             count += 1
@@ -511,13 +498,7 @@ final class SnapshotPass: SAXPass {
                 snapshot.relationships[Int(slot.index)] = .toMany(many)  // empty, keeping its storage
             }
         } else {
-            guard count <= 1 else {
-                fail(
-                    objectError(
-                        .malformedInput, "a to-one relationship lists \(count) objects",
-                        key: tables.relationshipName(position, in: entity)))
-                return
-            }
+            guard count <= 1 else { return failTooMany(count, position: position) }
             if count == 1 { snapshot.relationships[Int(slot.index)] = .toOne(single) }
         }
     }
@@ -546,30 +527,39 @@ final class SnapshotPass: SAXPass {
                     isDeferred = true
                     return
                 }
-                fail(
-                    objectError(
-                        .malformedInput,
-                        "refers to '\(Bytes.string(bytes + start, index - start))', which is not the id of any object",
-                        key: tables.relationshipName(position, in: entity)))
-                return
+                return failUnknownID(bytes + start, index - start, position: position)
             }
             if checkDestinations && !accepts[found.entity] {
-                fail(
-                    objectError(
-                        .typeMismatch,
-                        "refers to \(Bytes.string(bytes + start, index - start)), a \(tables.entityName(found.entity)), "
-                            + "which is not a kind of \(tables.destinationName(position))",
-                        key: tables.relationshipName(position, in: entity)))
-                return
+                return failWrongEntity(bytes + start, index - start, found.entity, position: position)
             }
         }
-        guard slot.isToMany || count <= 1 else {
-            fail(
-                objectError(
-                    .malformedInput, "a to-one relationship lists \(count) objects",
-                    key: tables.relationshipName(position, in: entity)))
-            return
-        }
+        guard slot.isToMany || count <= 1 else { return failTooMany(count, position: position) }
         snapshot.relationships[Int(slot.index)] = .unloaded
+    }
+    /// Fails with the id at `bytes` (`count` bytes), in the relationship at `position`, that names no object.
+    private func failUnknownID(_ bytes: UnsafePointer<UInt8>, _ count: Int, position: Int) {
+        fail(
+            objectError(
+                .malformedInput, "refers to '\(Bytes.string(bytes, count))', which is not the id of any object",
+                key: tables.relationshipName(position, in: entity)))
+    }
+
+    /// Fails with the id at `bytes` (`count` bytes), in the relationship at `position`, that names an object
+    /// of `found`, an entity the relationship's destination does not include.
+    private func failWrongEntity(_ bytes: UnsafePointer<UInt8>, _ count: Int, _ found: Int, position: Int) {
+        fail(
+            objectError(
+                .typeMismatch,
+                "refers to \(Bytes.string(bytes, count)), a \(tables.entityName(found)), "
+                    + "which is not a kind of \(tables.destinationName(position))",
+                key: tables.relationshipName(position, in: entity)))
+    }
+
+    /// Fails with the to-one at `position` that lists `count` objects.
+    private func failTooMany(_ count: Int, position: Int) {
+        fail(
+            objectError(
+                .malformedInput, "a to-one relationship lists \(count) objects",
+                key: tables.relationshipName(position, in: entity)))
     }
 }
