@@ -41,6 +41,29 @@ import Foundation
         }
     }
 
+    /// The words of a space-separated list (XML's `IDREFS`, for one), each as its first byte and length,
+    /// read in place: `var words = ByteText.Words(text); while let (start, count) = words.next() { … }`.
+    public struct Words {
+        @usableFromInline let bytes: UnsafePointer<UInt8>?
+        @usableFromInline let count: Int
+        @usableFromInline var index = 0
+
+        @inlinable public init(_ text: UnsafeRawBufferPointer) {
+            bytes = text.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            count = text.count
+        }
+
+        /// The next word, or `nil` after the last.
+        @inlinable @inline(__always)
+        public mutating func next() -> (start: UnsafePointer<UInt8>, count: Int)? {
+            guard let bytes else { return nil }
+            while index < count && isSpace(bytes[index]) { index += 1 }
+            let start = index
+            while index < count && !isSpace(bytes[index]) { index += 1 }
+            return index > start ? (bytes + start, index - start) : nil
+        }
+    }
+
     /// The bytes without XML white space at either end.
     @inlinable @inline(__always)
     public static func trimmed(_ text: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {

@@ -226,19 +226,14 @@ final class SchemaCollector {
         }
         // Which entities' objects the destination holds: evidence of inheritance.
         guard let idrefs = attributes.value("idrefs") else { return }
-        let bytes = idrefs.bytePointer
-        var index = 0
-        while index < idrefs.count {
-            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
-            let start = index
-            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
-            guard index > start else { continue }
-            if let target = ids.lookup(bytes + start, index - start) {
+        var words = ByteText.Words(idrefs)
+        while let (id, length) = words.next() {
+            if let target = ids.lookup(id, length) {
                 if Int32(target.entity) != destination {
                     references.insert(Pair(destination: destination, entity: Int32(target.entity)))
                 }
             } else {
-                appendPending(destination, bytes + start, index - start)
+                appendPending(destination, id, length)
             }
         }
     }

@@ -445,7 +445,6 @@ final class SnapshotPass: SAXPass {
             checkLeftOut(idrefs, position: position)
             return
         }
-        let bytes = idrefs.bytePointer
         let accepts = tables.accepts.baseAddress! + Int(slot.accepts)
         var single: ObjectRef?
         var many: [ObjectRef] = []
@@ -466,21 +465,17 @@ final class SnapshotPass: SAXPass {
             }
         }
         var count = 0
-        var index = 0
-        while index < idrefs.count {
-            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
-            let start = index
-            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
-            guard index > start else { continue }
-            let found = ids.lookup(bytes + start, index - start)
+        var words = ByteText.Words(idrefs)
+        while let (id, length) = words.next() {
+            let found = ids.lookup(id, length)
             if deferring != nil && (found?.key ?? -1) < 0 {
                 // An object further on, or one whose key is not settled yet: read this one again later.
                 isDeferred = true
                 return
             }
-            guard let target = found else { return failUnknownID(bytes + start, index - start, position: position) }
+            guard let target = found else { return failUnknownID(id, length, position: position) }
             if checkDestinations && !accepts[target.entity] {
-                return failWrongEntity(bytes + start, index - start, target.entity, position: position)
+                return failWrongEntity(id, length, target.entity, position: position)
             }
             let ref = ObjectRef(entity: target.entity, key: target.key)
             count += 1
@@ -508,18 +503,13 @@ final class SnapshotPass: SAXPass {
     /// sets the object aside when its id is not `z<number>`), and a to-one names one at most.
     private func checkLeftOut(_ idrefs: UnsafeRawBufferPointer, position: Int) {
         let slot = tables.relationships[position]
-        let bytes = idrefs.bytePointer
         let accepts = tables.accepts.baseAddress! + Int(slot.accepts)
         var count = 0
-        var index = 0
-        while index < idrefs.count {
-            while index < idrefs.count && ByteText.isSpace(bytes[index]) { index += 1 }
-            let start = index
-            while index < idrefs.count && !ByteText.isSpace(bytes[index]) { index += 1 }
-            guard index > start else { continue }
+        var words = ByteText.Words(idrefs)
+        while let (id, length) = words.next() {
             count += 1
-            guard let found = ids.lookup(bytes + start, index - start) else {
-                if let forward, let number = ObjectIDs.number(bytes + start, index - start) {
+            guard let found = ids.lookup(id, length) else {
+                if let forward, let number = ObjectIDs.number(id, length) {
                     forward.note(number, row: slot.accepts)
                     continue
                 }
@@ -527,10 +517,10 @@ final class SnapshotPass: SAXPass {
                     isDeferred = true
                     return
                 }
-                return failUnknownID(bytes + start, index - start, position: position)
+                return failUnknownID(id, length, position: position)
             }
             if checkDestinations && !accepts[found.entity] {
-                return failWrongEntity(bytes + start, index - start, found.entity, position: position)
+                return failWrongEntity(id, length, found.entity, position: position)
             }
         }
         guard slot.isToMany || count <= 1 else { return failTooMany(count, position: position) }

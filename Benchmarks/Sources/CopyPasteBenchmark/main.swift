@@ -2,7 +2,7 @@
 //
 // - `graft copy --all` to JSON and to a binary property list, and `graft paste` of each into an empty
 //   SQLite store, each a separate process timed with its peak memory;
-// - Graft's clipboard codecs alone (decoding and encoding the same documents in this process);
+// - Graft's clipboard codecs alone (decoding and encoding the same documents in a process of their own);
 // - copying 100 objects (four departments with their people) out of the document;
 // - merging about 50,000 objects (2,000 departments with their people, values changed) back into a copy of
 //   the document with `--on-conflict merge`, in microseconds per object;
@@ -29,6 +29,20 @@ func figures(_ text: String) -> [String: Double] {
         if fields.count == 2, let value = Double(fields[1]) { figures[String(fields[0])] = value }
     }
     return figures
+}
+
+// `copypaste-benchmark --codec FILE`: decode the clipboard in FILE and encode it again in its own encoding,
+// printing `<json|plist>-decode SECONDS` and `…-encode SECONDS`. The benchmark runs its codec rows this way,
+// in a fresh process as the Python baselines are, so that they do not inherit the heap of the steps before.
+if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--codec" {
+    let url = URL(fileURLWithPath: CommandLine.arguments[2])
+    let name = url.pathExtension == "json" ? "json" : "plist"
+    let data = try Data(contentsOf: url)
+    let (clipboard, decode) = try time { try ClipboardEncoding.decode(data) }
+    let (_, encode) = try time { try (name == "json" ? ClipboardEncoding.json : .binaryPlist).encode(clipboard) }
+    // On standard error, which `measure` hands back.
+    FileHandle.standardError.write(Data("\(name)-decode \(decode)\n\(name)-encode \(encode)\n".utf8))
+    exit(0)
 }
 
 let options = BenchmarkOptions(CommandLine.arguments, program: "copypaste-benchmark", flags: ["--no-foundation"])
@@ -108,13 +122,10 @@ for run in 1...options.runs {
     )
     copied100 = said.trimmingCharacters(in: .whitespacesAndNewlines)
 
-    // Graft's codecs alone, in this process.
-    for (name, url, encoding) in [("json", json, ClipboardEncoding.json), ("plist", plist, .binaryPlist)] {
-        let data = try Data(contentsOf: url)
-        let (clipboard, decode) = try time { try ClipboardEncoding.decode(data) }
-        let (_, encode) = try time { try encoding.encode(clipboard) }
-        codec["\(name)-decode", default: []].append(decode)
-        codec["\(name)-encode", default: []].append(encode)
+    // Graft's codecs alone, each encoding in a fresh process of this program (`--codec`).
+    for url in [json, plist] {
+        let (_, said) = try measure(URL(fileURLWithPath: CommandLine.arguments[0]).path, ["--codec", url.path])
+        for (step, value) in figures(said) { codec[step, default: []].append(value) }
     }
 
     for name in ["json", "plist"] {
