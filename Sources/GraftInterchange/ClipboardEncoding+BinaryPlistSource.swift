@@ -24,7 +24,7 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     /// The next value's reference, and the offset of its object (checked once, when the source moves to it).
     private var current: Int
     private var currentOffset: Int
-    private let scratch = ByteBuffer(capacity: 256)
+    private var scratch = ByteBuffer(capacity: 256)
 
     init(_ bytes: UnsafeRawBufferPointer) throws {
         view = try BinaryPlistView(bytes, name: "binary property-list clipboard")
@@ -150,6 +150,27 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     }
 
     func count(of container: Container) -> Int? { container.count }
+
+    /// An array's elements are its references, so a run can start at any of them: the rest divided
+    /// evenly, when there are at least ``ClipboardWalker/minimumRun`` a run.
+    func divisions(of container: Container, runs: Int) -> [ClipboardDivision<Self>] {
+        let remaining = container.count - container.position
+        guard runs > 1, remaining >= runs * ClipboardWalker<Self>.minimumRun else { return [] }
+        var divisions: [ClipboardDivision<Self>] = []
+        for run in 1..<runs {
+            let index = container.position + remaining / runs * run
+            var copy = self
+            copy.scratch = ByteBuffer(capacity: 256)
+            // A reference out of range ends the divisions; the run before meets it and says so.
+            guard (try? copy.move(to: view.element(index, from: container.start))) != nil else { break }
+            var state = container
+            state.position = index + 1
+            divisions.append(ClipboardDivision(source: copy, container: state, place: index))
+        }
+        return divisions
+    }
+
+    func elementPlace(_ container: Container) -> Int { container.position - 1 }
 
     mutating func skipValue() throws {}
 

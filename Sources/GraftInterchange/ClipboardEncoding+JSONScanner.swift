@@ -12,12 +12,14 @@ import GraftModel
 struct ClipboardJSONScanner {
     /// The deepest nesting a skipped value may have.
     static let maximumDepth = 512
+    /// The fewest bytes of an array worth reading on a thread of their own.
+    static let minimumRunBytes = 1 << 20
 
     let bytes: UnsafeRawBufferPointer
     private let base: UnsafePointer<UInt8>
     private let count: Int
     var position: Int
-    private let scratch: ByteBuffer
+    private var scratch: ByteBuffer
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -434,6 +436,48 @@ extension ClipboardJSONScanner: ClipboardTokenSource {
     }
 
     func count(of container: Bool) -> Int? { nil }
+
+    /// JSON does not say where an array's elements are, but a line end is never inside a string (RFC 8259
+    /// §7: a string's control characters are escaped), so an element that starts a line after a comma is
+    /// most likely one of the array's own, as in every document that puts each element on a line of its
+    /// own (Graft's, and Python's `json.dumps(indent=…)`). A place is looked for at each even share of
+    /// the bytes left, when each share holds at least ``minimumRunBytes``; the walker keeps only the
+    /// places a run before meets exactly.
+    mutating func divisions(of container: Bool, runs: Int) -> [ClipboardDivision<Self>] {
+        skipSpace()
+        let start = position
+        let share = (count - start) / max(runs, 1)
+        guard runs > 1, share >= Self.minimumRunBytes else { return [] }
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        var divisions: [ClipboardDivision<Self>] = []
+        var from = start
+        for run in 1..<runs {
+            // The first line end at or after the share's start, whose line starts an object after a comma;
+            // none within the share, no place for this run.
+            var at = max(from, start + share * run)
+            let end = min(count, at + share)
+            var place: Int?
+            while at < end, let found = memchr(base + at, 0x0A, end - at) {
+                let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
+                var before = newline - 1
+                while before > start && isSpace(base[before]) { before -= 1 }
+                var after = newline + 1
+                while after < count && isSpace(base[after]) { after += 1 }
+                if base[before] == UInt8(ascii: ","), after < count, base[after] == UInt8(ascii: "{") {
+                    place = after
+                    break
+                }
+                at = newline + 1
+            }
+            guard let place else { continue }
+            var copy = self
+            copy.scratch = ByteBuffer(capacity: 256)
+            copy.position = place
+            divisions.append(ClipboardDivision(source: copy, container: false, place: place))
+            from = place + 1
+        }
+        return divisions
+    }
 
     mutating func skipValue() throws { try skipValue(depth: 0) }
 

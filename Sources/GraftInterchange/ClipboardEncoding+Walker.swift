@@ -320,8 +320,114 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         var list = try array("the objects")
         var objects: [Clipboard.Object] = []
         objects.reserveCapacity(source.count(of: list) ?? 0)
+        if Self.runs > 1 {
+            let divisions = source.divisions(of: list, runs: Self.runs)
+            if !divisions.isEmpty {
+                switch readObjects(into: &objects, list, divisions) {
+                case .done:
+                    return objects
+                case .fromStart:
+                    break
+                case .atObject(let rest):
+                    list = rest
+                    objects.append(try readObject(objects.count))
+                }
+            }
+        }
         while try source.nextElement(&list, in: "the objects") { objects.append(try readObject(objects.count)) }
         return objects
+    }
+
+    // MARK: Objects in runs on several threads
+
+    /// How many runs a long array of objects is read in at once.
+    static var runs: Int { min(ProcessInfo.processInfo.activeProcessorCount, 8) }
+    /// The fewest objects worth reading on a thread of their own.
+    static var minimumRun: Int { 4096 }
+
+    /// How a run of objects ended.
+    private enum RunEnd {
+        /// At the next run's place: the runs joined up.
+        case met
+        /// At the end of the array.
+        case ended
+        /// Past the next run's place, or at an error: what follows is read again, one object at a time.
+        case missed
+    }
+
+    /// Where reading one object at a time goes on after the runs.
+    private enum Resumption {
+        /// Nowhere: the runs read every object, and the source is after the array.
+        case done
+        /// From the first object: the first run did not meet the second.
+        case fromStart
+        /// From the object the source is at, with the array's state there: the first run that did not
+        /// meet the next, or failed, starts there.
+        case atObject(Source.Container)
+    }
+
+    /// Reads the objects in runs, one from each division's place, on several threads, and appends them to
+    /// `objects` in order for as long as each run ends exactly where the next begins. What no run read for
+    /// certain is left to be read one object at a time, so that an error is always met, and told, as one
+    /// thread reading in order meets it.
+    private mutating func readObjects(
+        into objects: inout [Clipboard.Object], _ list: Source.Container, _ divisions: [ClipboardDivision<Source>]
+    ) -> Resumption {
+        typealias Run = (objects: [Clipboard.Object], end: RunEnd, source: Source)
+        let count = divisions.count + 1
+        nonisolated(unsafe) var runs = [Run?](repeating: nil, count: count)
+        // Each thread reads copies of its own; the scratch lists, the one thing the walker shares with its
+        // copies, each copy replaces with its own the first time it gathers.
+        nonisolated(unsafe) let start = self
+        nonisolated(unsafe) let (list, divisions) = (list, divisions)
+        runs.withUnsafeMutableBufferPointer { results in
+            nonisolated(unsafe) let results = results
+            DispatchQueue.concurrentPerform(iterations: count) { run in
+                var walker = start
+                var list = list
+                if run > 0 {
+                    walker.source = divisions[run - 1].source
+                    list = divisions[run - 1].container
+                }
+                let stop = run < divisions.count ? divisions[run].place : nil
+                var read: [Clipboard.Object] = []
+                var end = RunEnd.missed
+                do {
+                    // A later run starts at its first object; the first run, before its first.
+                    if run > 0 { read.append(try walker.readObject(read.count)) }
+                    end = .ended
+                    while try walker.source.nextElement(&list, in: "the objects") {
+                        if let stop {
+                            let place = walker.source.elementPlace(list)
+                            if place >= stop {
+                                end = place == stop ? .met : .missed
+                                break
+                            }
+                        }
+                        read.append(try walker.readObject(read.count))
+                    }
+                } catch {
+                    end = .missed
+                }
+                results[run] = (read, end, walker.source)
+            }
+        }
+        for run in 0..<count {
+            guard let (read, end, source) = runs[run] else { break }
+            runs[run] = nil
+            guard end != .missed else {
+                guard run > 0 else { return .fromStart }
+                self.source = divisions[run - 1].source
+                return .atObject(divisions[run - 1].container)
+            }
+            objects.append(contentsOf: read)
+            if end == .ended {
+                self.source = source
+                return .done
+            }
+        }
+        // The last run always ends, or misses.
+        return .fromStart
     }
 
     private mutating func readObject(_ index: Int) throws -> Clipboard.Object {

@@ -32,14 +32,19 @@ func figures(_ text: String) -> [String: Double] {
 }
 
 // `copypaste-benchmark --codec FILE`: decode the clipboard in FILE and encode it again in its own encoding,
-// printing `<json|plist>-decode SECONDS` and `…-encode SECONDS`. The benchmark runs its codec rows this way,
-// in a fresh process as the Python baselines are, so that they do not inherit the heap of the steps before.
+// printing `<json|plist>-decode SECONDS` and `…-encode SECONDS`, the file read (mapped) and written as the Python
+// baselines read and write theirs. The benchmark runs its codec rows this way, in a fresh process as those are.
 if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--codec" {
     let url = URL(fileURLWithPath: CommandLine.arguments[2])
     let name = url.pathExtension == "json" ? "json" : "plist"
-    let data = try Data(contentsOf: url)
-    let (clipboard, decode) = try time { try ClipboardEncoding.decode(data) }
-    let (_, encode) = try time { try (name == "json" ? ClipboardEncoding.json : .binaryPlist).encode(clipboard) }
+    let (clipboard, decode) = try time { try ClipboardEncoding.decode(Data(contentsOf: url, options: .alwaysMapped)) }
+    let encoding: ClipboardEncoding = name == "json" ? .json : .binaryPlist
+    let copy = url.deletingPathExtension().appendingPathExtension("again." + url.pathExtension)
+    let (_, encode) = try time {
+        guard let file = fopen(copy.path, "wb") else { throw CocoaError(.fileWriteUnknown) }
+        defer { fclose(file) }
+        try encoding.encode(clipboard) { chunk in _ = fwrite(chunk.baseAddress, 1, chunk.count, file) }
+    }
     // On standard error, which `measure` hands back.
     FileHandle.standardError.write(Data("\(name)-decode \(decode)\n\(name)-encode \(encode)\n".utf8))
     exit(0)
