@@ -448,7 +448,6 @@ extension ClipboardJSONScanner: ClipboardTokenSource {
         let start = position
         let share = (count - start) / max(runs, 1)
         guard runs > 1, share >= Self.minimumRunBytes else { return [] }
-        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
         var divisions: [ClipboardDivision<Self>] = []
         var from = start
         for run in 1..<runs {
@@ -460,9 +459,9 @@ extension ClipboardJSONScanner: ClipboardTokenSource {
             while at < end, let found = memchr(base + at, 0x0A, end - at) {
                 let newline = UnsafeRawPointer(found) - UnsafeRawPointer(base)
                 var before = newline - 1
-                while before > start && isSpace(base[before]) { before -= 1 }
+                while before > start && ByteText.isSpace(base[before]) { before -= 1 }
                 var after = newline + 1
-                while after < count && isSpace(base[after]) { after += 1 }
+                while after < count && ByteText.isSpace(base[after]) { after += 1 }
                 if base[before] == UInt8(ascii: ","), after < count, base[after] == UInt8(ascii: "{") {
                     place = after
                     break

@@ -79,10 +79,9 @@ protocol ClipboardTokenSource: ClipboardLocating {
     /// Up to `runs - 1` places that divide the elements after the next of the array `container` into
     /// runs, in order: each a copy of the source at an element (as ``nextElement(_:in:)`` leaves it) that
     /// shares no scratch buffer with the original, the container's state there, and the element's
-    /// ``elementPlace(_:)``. A source that cannot tell where
-    /// its elements are for certain gives places that are likely elements; the walker keeps a run only
-    /// when the run before it ends exactly at its place. None, by default, and for arrays too short to
-    /// be worth dividing.
+    /// ``elementPlace(_:)``. A source that cannot tell where its elements are for certain gives places
+    /// that are likely elements; the walker keeps a run only when the run before it ends exactly at its
+    /// place. None by default, and for arrays too short to be worth dividing.
     mutating func divisions(of container: Container, runs: Int) -> [ClipboardDivision<Self>]
     /// Where the element the source is at lies (after ``nextElement(_:in:)``), growing along the array.
     mutating func elementPlace(_ container: Container) -> Int

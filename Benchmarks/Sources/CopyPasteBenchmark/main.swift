@@ -41,12 +41,19 @@ if CommandLine.arguments.count == 3 && CommandLine.arguments[1] == "--codec" {
     let encoding: ClipboardEncoding = name == "json" ? .json : .binaryPlist
     let copy = url.deletingPathExtension().appendingPathExtension("again." + url.pathExtension)
     let (_, encode) = try time {
-        guard let file = fopen(copy.path, "wb") else { throw CocoaError(.fileWriteUnknown) }
+        guard let file = fopen(copy.path, "wb") else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: copy.path])
+        }
         defer { fclose(file) }
-        try encoding.encode(clipboard) { chunk in _ = fwrite(chunk.baseAddress, 1, chunk.count, file) }
+        try encoding.encode(clipboard) { chunk in
+            guard fwrite(chunk.baseAddress, 1, chunk.count, file) == chunk.count else {
+                throw CocoaError(.fileWriteOutOfSpace, userInfo: [NSFilePathErrorKey: copy.path])
+            }
+        }
     }
     // On standard error, which `measure` hands back.
     FileHandle.standardError.write(Data("\(name)-decode \(decode)\n\(name)-encode \(encode)\n".utf8))
+    try? FileManager.default.removeItem(at: copy)
     exit(0)
 }
 
