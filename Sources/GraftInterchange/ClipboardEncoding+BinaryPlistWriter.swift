@@ -246,10 +246,10 @@ struct ClipboardBinaryPlistSink: ClipboardTokenSink, ClipboardValueWriting {
         case .array(let elements): return plist.array(elements)
         case .localID(let number):
             // ASCII, as `string` writes the id's text.
-            asciiText.removeAll()
-            asciiText.append(UInt8(ascii: "o"))
-            asciiText.append(decimal: number)
-            return plist.asciiString(asciiText.bytes)
+            return plainValue {
+                $0.append(UInt8(ascii: "o"))
+                $0.append(decimal: number)
+            }
         }
     }
 

@@ -113,14 +113,18 @@ struct SQLiteRowDecoder {
     /// The model index of the row's entity.
     func entity(of row: SQLiteStatement) throws -> (key: Int64, entity: Int) {
         let key = row.int64(0)
-        let number = Int(row.int64(1))
+        return (key, try entity(key: key, number: Int(row.int64(1))))
+    }
+
+    /// The entity of the row with `key` and entity number `number`.
+    func entity(key: Int64, number: Int) throws -> Int {
         guard let entity = schema.entity(forNumber: number) else {
             throw GraftError(
                 .malformedInput,
                 "row \(key) of table \(table.name) has entity number \(number), which the model does not have",
                 context: [.file(path)])
         }
-        return (key, entity)
+        return entity
     }
 
     /// A snapshot of the current row, its to-manys left `.unloaded`.

@@ -11,23 +11,23 @@ import Testing
 /// reader's snapshots are handed over in batches: the same document as the copy made in memory.
 @Suite struct LargeCopyTests {
     /// Departments of 25 (the department, a manager, 23 employees reporting to the manager, every fifth a
-    /// flunky), with some text that needs escaping: `objects` objects in all.
-    static func store(objects: Int, in folder: URL) throws -> URL {
+    /// flunky), with some text that needs escaping: `objects` objects in all, their keys `keyStep` apart.
+    static func store(objects: Int, keyStep: Int64 = 1, in folder: URL) throws -> URL {
         let model = Company.v2
         let department = model.entity(named: "Department")!, employee = model.entity(named: "Employee")!
         let manager = model.entity(named: "Manager")!, flunky = model.entity(named: "Flunky")!
         var snapshots: [Snapshot] = []
         var personKey: Int64 = 0
         for index in 0..<(objects / 25) {
-            let key = Int64(index + 1)
+            let key = Int64(index + 1) * keyStep
             var unit = Snapshot(entity: department, key: key)
             unit[attribute: "name", in: department] = .string("Department \(key) \"Ünit\"\t\\")
             unit[attribute: "code", in: department] = .integer(Int64(index % 999 + 1))
             unit[attribute: "budget", in: department] = .decimal(Decimal(string: "\(100_000 + index).5")!)
             snapshots.append(unit)
-            let bossKey = personKey + 1
+            let bossKey = personKey + keyStep
             for member in 0..<24 {
-                personKey += 1
+                personKey += keyStep
                 let entity = member == 0 ? manager : member % 5 == 0 ? flunky : employee
                 var person = Snapshot(entity: entity, key: personKey)
                 person[attribute: "name", in: entity] = .string("Employee \(personKey)")
@@ -67,11 +67,11 @@ import Testing
     }
 
     /// The refs the SQLite reader reads without the objects are those of its snapshots, in order; the
-    /// snapshots read after them are the same as without.
-    @Test func theRefsComeInTheSnapshotsOrder() throws {
+    /// snapshots read after them are the same as without. Keys far apart take the reader's other way.
+    @Test(arguments: [1, 1_000_000] as [Int64]) func theRefsComeInTheSnapshotsOrder(keyStep: Int64) throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let url = try Self.store(objects: 500, in: folder)
+        let url = try Self.store(objects: 500, keyStep: keyStep, in: folder)
         let reader = try SQLiteStoreReader(url: url, model: nil)
         var snapshots: [Snapshot] = []
         try reader.forEachSnapshot { snapshots.append($0) }
