@@ -369,6 +369,26 @@ extension Decimal {
         return (sign == .minus, digits, exponent)
     }
 
+    /// The double nearest the decimal, correctly rounded (as `Double(String)` reads the decimal's text).
+    ///
+    /// Foundation's `NSDecimalNumber.doubleValue` is not: on Linux it gives 19.990000000000002 for 19.99
+    /// (and Apple's is reported off by a unit in the last place too, radar 42374293), a different number
+    /// that a store would then keep. Significands below 2⁵³ with exponents within ±22 take Clinger's
+    /// exact path (one rounding of two exact doubles); the rest read the decimal's text.
+    package var nearestDouble: Double {
+        if isNaN { return .nan }
+        if isZero { return 0 }
+        if let parts = compactParts, parts.significand < 1 << 53, abs(parts.exponent) <= 22 {
+            let significand = Double(parts.significand)
+            let magnitude =
+                parts.exponent < 0
+                ? significand / NumberText.powersOfTen[-parts.exponent]
+                : significand * NumberText.powersOfTen[parts.exponent]
+            return parts.isNegative ? -magnitude : magnitude
+        }
+        return Double(description) ?? NSDecimalNumber(decimal: self).doubleValue
+    }
+
     /// Whether two decimals have the same mantissa, exponent and flags, not merely the same value.
     package func hasSameRepresentation(as other: Decimal) -> Bool {
         withUnsafeBytes(of: self) { mine in

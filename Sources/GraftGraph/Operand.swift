@@ -165,7 +165,7 @@ enum Number {
         switch self {
         case .integer(let value): return Double(value)
         case .double(let value): return value
-        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        case .decimal(let value): return value.nearestDouble
         }
     }
 

@@ -254,7 +254,7 @@ public enum PredicateFunction: String, Hashable, Sendable, CaseIterable {
         switch number {
         case .integer(let value): return value
         case .double(let value): return value.rounded(.towardZero) == value ? Int64(exactly: value) : nil
-        case .decimal(let value): return Int64(exactly: NSDecimalNumber(decimal: value).doubleValue)
+        case .decimal(let value): return Int64(exactly: value.nearestDouble)
         }
     }
 }

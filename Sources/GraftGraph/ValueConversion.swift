@@ -27,7 +27,7 @@ public enum ValueConversion {
             guard number.rounded() == number, let integer = Int64(exactly: number) else { return nil }
             return .integer(integer)
         case (.integer16, .decimal(let number)), (.integer32, .decimal(let number)), (.integer64, .decimal(let number)):
-            guard let integer = Int64(exactly: NSDecimalNumber(decimal: number).doubleValue),
+            guard let integer = Int64(exactly: number.nearestDouble),
                 Decimal(integer) == number
             else { return nil }
             return .integer(integer)

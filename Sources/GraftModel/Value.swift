@@ -1,4 +1,5 @@
 import Foundation
+import GraftCore
 
 /// One attribute value, typed as Core Data types it.
 ///
@@ -43,7 +44,7 @@ public enum Value: Sendable, CustomStringConvertible {
         switch self {
         case .integer(let value): return Double(value)
         case .double(let value): return value
-        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        case .decimal(let value): return value.nearestDouble
         case .bool(let value): return value ? 1 : 0
         case .date(let value): return value.timeIntervalSinceReferenceDate
         default: return nil

@@ -366,7 +366,7 @@ public final class SQLiteStoreWriter: StoreFileWriter {
         var example = "p\(snapshot.ref.key)"
         var isNaN = true
         if case .decimal(let value)? = snapshot.attributes[index] {
-            example += " \(value) as \(NSDecimalNumber(decimal: value).doubleValue)"
+            example += " \(value) as \(value.nearestDouble)"
             isNaN = false
         }
         if isNaN && !attribute.isOptional {

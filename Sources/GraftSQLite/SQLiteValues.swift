@@ -226,7 +226,7 @@ enum SQLiteValues {
                 try statement.bind(number.description, at: index)
                 return true
             }
-            let double = NSDecimalNumber(decimal: number).doubleValue
+            let double = number.nearestDouble
             try statement.bind(double, at: index)
             return decimal(from: double) == number
         case .string(let text): try statement.bind(text, at: index)

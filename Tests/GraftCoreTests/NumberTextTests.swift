@@ -114,4 +114,15 @@ import Testing
         NumberText.append(value, to: output)
         #expect(String(decoding: output.bytes, as: UTF8.self) == value.description)
     }
+
+    /// A decimal's double is the one its text reads as: correctly rounded, on the exact path and off it.
+    @Test(arguments: [
+        "19.99", "3019890.53", "7928.46", "-0.07", "0.1", "123456789012345.67", "9007199254740993", "1e-30",
+        "-4.2e100", "0.000000000000000000000123", "99999999999999999999.5",
+    ])
+    func aDecimalsNearestDoubleIsItsTexts(text: String) {
+        let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))!
+        #expect(decimal.nearestDouble == Double(decimal.description)!, "\(text)")
+        #expect(decimal.nearestDouble == Double(text)! || decimal.description != text)
+    }
 }

@@ -287,6 +287,29 @@ import Testing
         #expect(readings[0][attribute: "amount", in: entity] == .decimal(Decimal(string: "0.1")!))
     }
 
+    /// Money amounts a double holds to its shortest text are stored as that double, exactly what the
+    /// text reads as (not one unit in the last place off, as Foundation's conversion gives), with no
+    /// warning, and read back as the same decimal.
+    @Test(arguments: ["19.99", "3019890.53", "7928.46", "-0.07", "120131.61"])
+    func aMoneyAmountIsStoredAsItsNearestDouble(text: String) throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let entity = Self.model.descriptions[0]
+        var reading = Snapshot(entity: entity, key: 1)
+        reading[attribute: "amount", in: entity] = .decimal(Decimal(string: text)!)
+        let writer = try SQLiteStoreWriter(
+            url: url, model: Self.model, metadata: StoreMetadata.make(for: Self.model, storeType: .sqlite),
+            overwrite: true)
+        try writer.write(reading)
+        try writer.finish()
+        #expect(writer.warnings.isEmpty)
+        let database = try SQLiteDatabase.openForReading(url)
+        let row = try database.prepare("SELECT ZAMOUNT FROM ZREADING")
+        #expect(try row.step())
+        #expect(row.double(0) == Double(text)!)
+        let (_, readings) = try read()
+        #expect(readings[0][attribute: "amount", in: entity] == .decimal(Decimal(string: text)!))
+    }
+
     /// SQLite keeps no NaN (a NaN real is stored as NULL): the writer says so rather than let a value
     /// become no value silently.
     @Test func aNaNIsStoredAsNoValueWithAWarning() throws {
