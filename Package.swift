@@ -50,11 +50,14 @@ let package = Package(
         // Moving documents between formats: format detection, conversion, verification (later: selection,
         // clipboard documents, pasting).
         .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite", "GraftXML", "GraftBinary"]),
+        // Fixtures for tests: object graphs generated from a model.
+        .target(name: "GraftFixtures", dependencies: ["GraftGraph", "GraftInterchange"]),
         // The public face.
         .target(
             name: "Graft",
             dependencies: [
                 "GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftXML", "GraftBinary", "GraftInterchange",
+                "GraftFixtures",
             ]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
@@ -74,6 +77,7 @@ let package = Package(
         .testTarget(name: "GraftSQLiteTests", dependencies: ["GraftSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
         .testTarget(name: "GraftInterchangeTests", dependencies: ["GraftInterchange", "GraftTestSupport"]),
+        .testTarget(name: "GraftFixturesTests", dependencies: ["GraftFixtures", "CSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport", "OfficesExample"]),
         .testTarget(
             name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),

@@ -1,6 +1,7 @@
 // The public face of Graft: one import gives models, the object graph, stores and errors.
 @_exported import GraftBinary
 @_exported import GraftCore
+@_exported import GraftFixtures
 @_exported import GraftGraph
 @_exported import GraftInterchange
 @_exported import GraftModel

@@ -102,7 +102,7 @@ struct ByteCount: ArgumentValue, Hashable {
 }
 
 /// `Name=value` split at the first `=`, both sides non-empty.
-private func splitAssignment(_ word: String) -> (String, String)? {
+func splitAssignment(_ word: String) -> (String, String)? {
     guard let equals = word.firstIndex(of: "=") else { return nil }
     let name = word[..<equals].trimmingCharacters(in: .whitespaces)
     let value = word[word.index(after: equals)...].trimmingCharacters(in: .whitespaces)

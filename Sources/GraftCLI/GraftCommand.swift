@@ -4,7 +4,7 @@
 public struct GraftCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "graft",
-        abstract: "Work with Core Data object graphs: models, stores, conversion, copy and paste.",
+        abstract: "Work with Core Data object graphs: models, stores, conversion, copy and paste, fixtures.",
         discussion: """
             Graft reads and writes Core Data models and the SQLite, XML and binary store formats without \
             Apple's frameworks. Run a subcommand with --help, or 'graft help <subcommand>', to see what it \
@@ -19,6 +19,7 @@ public struct GraftCommand: ParsableCommand {
             CopyCommand.self,
             PasteCommand.self,
             ValidateCommand.self,
+            FixturesCommand.self,
             HelpCommand.self,
         ])
 

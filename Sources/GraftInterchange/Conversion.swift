@@ -81,6 +81,58 @@ public enum Conversion {
         }
     }
 
+    /// What ``write(_:to:format:overwrite:progress:)`` wrote.
+    public struct Written: Sendable {
+        /// Objects per entity (each under its own entity; entities without objects left out).
+        public var counts: [String: Int]
+        /// The reader's warnings, then the writer's.
+        public var warnings: [String]
+    }
+
+    /// Writes every object a reader streams into a new document at `output`, as ``convert(from:to:options:progress:)``
+    /// does: the reader's UUID and metadata kept, written beside `output` and placed only when complete.
+    ///
+    /// - Throws: `GraftError.alreadyExists` when `output` exists and `overwrite` is off; the reader's and
+    ///   writer's errors (nothing is then left at `output`).
+    public static func write(
+        _ reader: any StoreReader, to output: URL, format outputFormat: StoreFormat, overwrite: Bool = false,
+        progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> Written {
+        var metadata = StoreMetadata.make(
+            for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
+            keeping: reader.metadata.values)
+        // A document with one key sequence (binary): record how the input's keys map into it. (XML
+        // documents keep keys that trees share in their ids; SQLite stores keep a sequence per tree.)
+        DocumentKeys.record(
+            outputFormat.driver.hasOneKeySequence ? reader.keyOffsets : [:], model: reader.model, in: &metadata)
+        var writer = try outputFormat.driver.writer(
+            at: output, model: reader.model, metadata: metadata, overwrite: overwrite)
+        let total = reader.objectCount
+        var perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
+        do {
+            do {
+                try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress)
+            } catch is OrderedReadNeeded {
+                // The reader could not read in its own order after all: start again, in document order.
+                writer.cancel()
+                writer = try outputFormat.driver.writer(
+                    at: output, model: reader.model, metadata: metadata, overwrite: overwrite)
+                perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
+                try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress, anyOrder: false)
+            }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw error
+        }
+        var counts: [String: Int] = [:]
+        for (index, count) in perEntity.enumerated() where count > 0 {
+            counts[reader.model.descriptions[index].name] = count
+        }
+        progress?(perEntity.reduce(0, +), total)
+        return Written(counts: counts, warnings: reader.warnings + writer.warnings)
+    }
+
     /// Converts `input` into a new document at `output`.
     ///
     /// The input is never changed. The output is written into a temporary file beside it and renamed
@@ -119,42 +171,11 @@ public enum Conversion {
         // then read once).
         reading.readsOnceInAnyOrder = outputFormat.driver.writesSnapshotsInAnyOrder
         let reader = try inputFormat.driver.reader(at: input, model: options.model, options: reading)
-        var metadata = StoreMetadata.make(
-            for: reader.model, storeType: outputFormat.storeType, identifier: reader.metadata.identifier,
-            keeping: reader.metadata.values)
-        // A document with one key sequence (binary): record how the input's keys map into it. (XML
-        // documents keep keys that trees share in their ids; SQLite stores keep a sequence per tree.)
-        DocumentKeys.record(
-            outputFormat.driver.hasOneKeySequence ? reader.keyOffsets : [:], model: reader.model, in: &metadata)
-        var writer = try outputFormat.driver.writer(
-            at: output, model: reader.model, metadata: metadata, overwrite: options.overwrite)
-        let total = reader.objectCount
-        var perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
-        do {
-            do {
-                try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress)
-            } catch is OrderedReadNeeded {
-                // The reader could not read in its own order after all: start again, in document order.
-                writer.cancel()
-                writer = try outputFormat.driver.writer(
-                    at: output, model: reader.model, metadata: metadata, overwrite: options.overwrite)
-                perEntity = [Int](repeating: 0, count: reader.model.descriptions.count)
-                try pump(reader, into: &writer, counts: &perEntity, total: total, progress: progress, anyOrder: false)
-            }
-            try writer.finish()
-        } catch {
-            writer.cancel()
-            throw error
-        }
-        let done = perEntity.reduce(0, +)
-        var counts: [String: Int] = [:]
-        for (index, count) in perEntity.enumerated() where count > 0 {
-            counts[reader.model.descriptions[index].name] = count
-        }
-        progress?(done, total)
+        let written = try write(
+            reader, to: output, format: outputFormat, overwrite: options.overwrite, progress: progress)
         var report = Report(
-            inputFormat: inputFormat, outputFormat: outputFormat, counts: counts, differences: [],
-            warnings: reader.warnings + writer.warnings)
+            inputFormat: inputFormat, outputFormat: outputFormat, counts: written.counts, differences: [],
+            warnings: written.warnings)
         if options.verify {
             let written = try outputFormat.driver.reader(at: output, model: reader.model, options: StoreReadOptions())
             // The input again, exactly as it was read (a model inferred from an XML document is inferred

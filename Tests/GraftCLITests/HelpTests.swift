@@ -56,10 +56,10 @@ import Testing
         #expect(context.capturedErrorOutput == "")
     }
 
-    @Test func copyPasteAndValidateHelp() {
+    @Test func copyPasteValidateAndFixturesHelp() {
         for (command, expected, golden) in [
             ("copy", Golden.graftCopy, "graftCopy"), ("paste", Golden.graftPaste, "graftPaste"),
-            ("validate", Golden.graftValidate, "graftValidate"),
+            ("validate", Golden.graftValidate, "graftValidate"), ("fixtures", Golden.graftFixtures, "graftFixtures"),
         ] {
             let context = CommandContext.capturing()
             #expect(GraftCommandLine.main(["graft", command, "--help"], context: context) == 0)

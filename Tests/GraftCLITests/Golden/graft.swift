@@ -2,7 +2,7 @@
 extension Golden {
     static let graft = #"""
         OVERVIEW: Work with Core Data object graphs: models, stores, conversion, copy
-        and paste.
+        and paste, fixtures.
 
         Graft reads and writes Core Data models and the SQLite, XML and binary store
         formats without Apple's frameworks. Run a subcommand with --help, or 'graft help
@@ -25,6 +25,8 @@ extension Golden {
                                   objects, all or nothing.
           validate                List every rule of its model that a store's objects
                                   break.
+          fixtures                Generate a valid object graph from a model, the same
+                                  for the same seed, as a store or a clipboard.
           help                    Show help for a subcommand.
 
           See 'graft <subcommand> --help' for detailed help.
