@@ -23,6 +23,10 @@ let package = Package(
             dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
             path: "Sources/FetchBenchmark"),
         .executableTarget(
+            name: "fixtures-benchmark",
+            dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
+            path: "Sources/FixturesBenchmark"),
+        .executableTarget(
             name: "convert-benchmark",
             dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
             path: "Sources/ConvertBenchmark"),

@@ -27,6 +27,8 @@ public struct FixtureGenerator: Sendable {
     let plan: FixturePlan
     /// Per entity (by index), per attribute.
     let recipes: [[AttributeRecipe]]
+    /// Per entity: the key of its first object less one (its objects follow each other in their tree).
+    private let keyBases: [Int64]
 
     /// The seed used when neither the caller nor the spec gives one.
     public static let defaultSeed: UInt64 = 1
@@ -65,6 +67,9 @@ public struct FixtureGenerator: Sendable {
             }
         }
         plan = try FixturePlan(model: model, asked: asked, fanOut: spec.fanOut)
+        keyBases = model.descriptions.map { [plan] entity in
+            Int64(plan.populations[entity.rootIndex].ordinal(entity: entity.index, index: 0) ?? 0)
+        }
         recipes = try Self.recipes(model: model, seed: self.seed, spec: spec, counts: plan.counts)
     }
 
@@ -97,10 +102,7 @@ public struct FixtureGenerator: Sendable {
 
     /// The key of `entity`'s object `index`: its place in its inheritance tree, from 1, as Core Data
     /// numbers a new store's rows.
-    func key(entity: Int, index: Int) -> Int64 {
-        let root = model.descriptions[entity].rootIndex
-        return Int64(plan.populations[root].ordinal(entity: entity, index: index)! + 1)
-    }
+    func key(entity: Int, index: Int) -> Int64 { keyBases[entity] + Int64(index) + 1 }
 
     /// The object at `ordinal` of `population` (an entity index), as a ref.
     private func ref(at ordinal: Int, of population: Int) -> ObjectRef {
@@ -116,12 +118,14 @@ public struct FixtureGenerator: Sendable {
             snapshot.attributes[position] = try recipe.value(at: index)
         }
         for (position, end) in plan.ends[entity].enumerated() {
-            guard let end, let ordinal = plan.populations[end.side.own].ordinal(entity: entity, index: index) else {
+            guard let end, let ordinal = plan.populations[end.own].ordinal(entity: entity, index: index) else {
                 continue
             }
-            let targets = plan.layouts[end.layout].targets(of: ordinal, from: end.side) { plan.populations[$0].count }
-            let refs = targets.map { ref(at: $0, of: end.side.target) }
-            snapshot.relationships[position] = end.side.isToMany ? .toMany(refs) : .toOne(refs.first)
+            let targets = end.targets(
+                of: ordinal, ownCount: plan.populations[end.own].count, targetCount: plan.populations[end.target].count,
+                lists: plan.inverseLists)
+            let refs = targets.map { ref(at: $0, of: end.target) }
+            snapshot.relationships[position] = end.isToMany ? .toMany(refs) : .toOne(refs.first)
         }
         return snapshot
     }

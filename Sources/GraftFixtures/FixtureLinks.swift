@@ -61,59 +61,29 @@ enum FixtureLayout: Sendable {
         }
     }
 
-    /// The positions (in the destination's population) that the object at `ordinal` of `side`'s
-    /// population is linked to, in order.
-    func targets(of ordinal: Int, from side: FixtureSide, populations: (Int) -> Int) -> [Int] {
+    /// The two ends as generation reads them.
+    func ends(lists: Int) -> [(side: FixtureSide, end: FixtureEnd)] {
+        func end(_ side: FixtureSide, _ rule: FixtureEnd.Rule) -> (side: FixtureSide, end: FixtureEnd) {
+            (side, FixtureEnd(rule: rule, own: side.own, target: side.target, isToMany: side.isToMany))
+        }
         switch self {
         case .oneToMany(let one, let many, let limit, let shift):
-            let count = populations(one.target)
-            guard count > 0 else { return [] }
-            if side.name == one.name && side.declaring == one.declaring {
-                return ordinal < limit ? [(ordinal + shift) % count] : []
-            }
-            // The to-many: every i < limit with (i + shift) mod count == ordinal.
-            var first = (ordinal - shift % count + count) % count
-            var found: [Int] = []
-            while first < limit {
-                found.append(first)
-                first += count
-            }
-            return found
+            return [
+                end(one, .toOneOfMany(limit: limit, shift: shift)), end(many, .toManyOfOne(limit: limit, shift: shift)),
+            ]
         case .oneToOne(let first, let second, let limit, let shift):
-            let count = populations(first.target)
-            if side.name == first.name && side.declaring == first.declaring {
-                return ordinal < limit && count > 0 ? [(ordinal + shift) % count] : []
-            }
-            _ = second
-            let source = (ordinal - shift % max(count, 1) + count) % max(count, 1)
-            return source < limit ? [source] : []
-        case .manyToMany(let first, let second, let perObject, let shift, let inverse):
-            if side.name == first.name && side.declaring == first.declaring {
-                _ = second
-                let count = populations(first.target)
-                guard count > 0 else { return [] }
-                return (0..<perObject).map { (ordinal * perObject + $0 + shift) % count }.sorted()
-            }
-            return inverse.sources(of: ordinal)
-        case .ring(let side, let neighbours):
-            let count = populations(side.own)
-            guard count > 1 else { return [] }
-            let half = neighbours / 2
-            var found = Set<Int>()
-            for step in 1...max(half, 1) where half > 0 {
-                found.insert((ordinal + step) % count)
-                found.insert((ordinal - step % count + count) % count)
-            }
-            found.remove(ordinal)
-            return found.sorted()
-        case .pairs(let side):
-            let count = populations(side.own)
-            let partner = ordinal ^ 1
-            return partner < count ? [partner] : []
+            return [
+                end(first, .oneToOne(first: true, limit: limit, shift: shift)),
+                end(second, .oneToOne(first: false, limit: limit, shift: shift)),
+            ]
+        case .manyToMany(let first, let second, let perObject, let shift, _):
+            return [
+                end(first, .firstOfMany(perObject: perObject, shift: shift)), end(second, .secondOfMany(lists: lists)),
+            ]
+        case .ring(let side, let neighbours): return [end(side, .ring(neighbours: neighbours))]
+        case .pairs(let side): return [end(side, .pairs)]
         case .oneWay(let side, let perObject, let limit, let shift):
-            let count = populations(side.target)
-            guard count > 0, ordinal < limit else { return [] }
-            return Set((0..<perObject).map { (ordinal * perObject + $0 + shift) % count }).sorted()
+            return [end(side, .oneWay(perObject: perObject, limit: limit, shift: shift))]
         }
     }
 
@@ -136,5 +106,74 @@ enum FixtureLayout: Sendable {
             }
         }
         return InverseLists(starts: counts, sources: lists)
+    }
+}
+
+/// One end of a laid-out relationship as generation reads it, object after object: integers only, so
+/// that reading it copies nothing reference-counted.
+struct FixtureEnd: Sendable {
+    enum Rule: Sendable {
+        /// A one-to-many's to-one end, and its to-many end.
+        case toOneOfMany(limit: Int, shift: Int)
+        case toManyOfOne(limit: Int, shift: Int)
+        case oneToOne(first: Bool, limit: Int, shift: Int)
+        /// A many-to-many's first end, and its second (the plan's inverse lists at `lists`).
+        case firstOfMany(perObject: Int, shift: Int)
+        case secondOfMany(lists: Int)
+        case ring(neighbours: Int)
+        case pairs
+        case oneWay(perObject: Int, limit: Int, shift: Int)
+    }
+
+    let rule: Rule
+    /// The entity whose population holds this end's objects, and the one whose population holds its targets.
+    let own: Int
+    let target: Int
+    let isToMany: Bool
+
+    /// The positions (in the target population, of `targetCount` objects) that the object at `ordinal`
+    /// of the own population (of `ownCount`) is linked to, in order.
+    func targets(of ordinal: Int, ownCount: Int, targetCount count: Int, lists: [FixtureLayout.InverseLists]) -> [Int] {
+        guard count > 0 else { return [] }
+        switch rule {
+        case .toOneOfMany(let limit, let shift):
+            return ordinal < limit ? [(ordinal + shift) % count] : []
+        case .toManyOfOne(let limit, let shift):
+            // Every source i < limit with (i + shift) mod n == ordinal, n this end's own population (the
+            // to-one end's targets).
+            let modulus = ownCount
+            var source = (ordinal - shift % modulus + modulus) % modulus
+            var found: [Int] = []
+            while source < limit {
+                found.append(source)
+                source += modulus
+            }
+            return found
+        case .oneToOne(let first, let limit, let shift):
+            if first { return ordinal < limit ? [(ordinal + shift) % count] : [] }
+            let modulus = ownCount
+            let source = (ordinal - shift % modulus + modulus) % modulus
+            return source < limit ? [source] : []
+        case .firstOfMany(let perObject, let shift):
+            return (0..<perObject).map { (ordinal * perObject + $0 + shift) % count }.sorted()
+        case .secondOfMany(let index):
+            return lists[index].sources(of: ordinal)
+        case .ring(let neighbours):
+            guard count > 1 else { return [] }
+            let half = neighbours / 2
+            var found = Set<Int>()
+            for step in 1...max(half, 1) where half > 0 {
+                found.insert((ordinal + step) % count)
+                found.insert((ordinal - step % count + count) % count)
+            }
+            found.remove(ordinal)
+            return found.sorted()
+        case .pairs:
+            let partner = ordinal ^ 1
+            return partner < count ? [partner] : []
+        case .oneWay(let perObject, let limit, let shift):
+            guard ordinal < limit else { return [] }
+            return Set((0..<perObject).map { (ordinal * perObject + $0 + shift) % count }).sorted()
+        }
     }
 }

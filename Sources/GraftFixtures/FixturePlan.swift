@@ -10,9 +10,11 @@ struct FixturePlan: Sendable {
     /// Per entity (by index): its objects and its subentities'.
     let populations: [FixturePopulation]
     let layouts: [FixtureLayout]
-    /// Per concrete entity, per relationship (by index in the entity): its layout and which end the
-    /// entity's objects are; nil for transient relationships.
-    let ends: [[(layout: Int, side: FixtureSide)?]]
+    /// The many-to-manys' inverse lists, which their second ends name by position.
+    let inverseLists: [FixtureLayout.InverseLists]
+    /// Per entity, per relationship (by index in the entity): how its objects are linked; nil for
+    /// transient relationships.
+    let ends: [[FixtureEnd?]]
 
     /// How many objects of a concrete entity there are when the user asks for none.
     static let defaultCount = 10
@@ -33,21 +35,24 @@ struct FixturePlan: Sendable {
         }
         self.populations = populations
         var layouts: [FixtureLayout] = []
-        var bySide: [String: (Int, FixtureSide)] = [:]
+        var inverseLists: [FixtureLayout.InverseLists] = []
+        var bySide: [String: FixtureEnd] = [:]
         for pair in pairs {
             let layout = Self.layout(pair, populations: populations)
-            for side in [pair.first] + (pair.second.map { [$0] } ?? []) {
-                bySide["\(side.declaring).\(side.name)"] = (layouts.count, side)
+            if case .manyToMany(_, _, _, _, let lists) = layout { inverseLists.append(lists) }
+            for (side, end) in layout.ends(lists: inverseLists.count - 1) {
+                bySide["\(side.declaring).\(side.name)"] = end
             }
             layouts.append(layout)
         }
         self.layouts = layouts
+        self.inverseLists = inverseLists
         ends = model.descriptions.map { entity in
             entity.relationships.map { relationship in
                 guard let declaring = Self.declaringEntity(of: relationship.name, in: entity, model: model) else {
                     return nil
                 }
-                return bySide["\(declaring).\(relationship.name)"].map { (layout: $0.0, side: $0.1) }
+                return bySide["\(declaring).\(relationship.name)"]
             }
         }
     }

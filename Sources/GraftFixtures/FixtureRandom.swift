@@ -10,6 +10,16 @@ struct FixtureRandom {
     /// A stream for one thing: the seed mixed with each part's bytes (parts are kept apart, so
     /// `("ab", "c")` and `("a", "bc")` differ).
     init(seed: UInt64, _ parts: String..., index: Int = 0) {
+        self.init(seed: seed, names: Self.hash(parts), index: index)
+    }
+
+    /// A stream from names hashed once with ``hash(_:)``, for drawing object after object.
+    init(seed: UInt64, names: UInt64, index: Int) {
+        state = Self.finalize(seed ^ Self.finalize(names)) ^ Self.finalize(UInt64(bitPattern: Int64(index)) &+ 0x9e37)
+    }
+
+    /// FNV-1a over the parts' UTF-8 bytes, each part closed by a byte no UTF-8 text has.
+    static func hash(_ parts: [String]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func mix(_ byte: UInt8) {
             hash ^= UInt64(byte)
@@ -19,7 +29,7 @@ struct FixtureRandom {
             for byte in part.utf8 { mix(byte) }
             mix(0xff)
         }
-        state = Self.finalize(seed ^ Self.finalize(hash)) ^ Self.finalize(UInt64(bitPattern: Int64(index)) &+ 0x9e37)
+        return hash
     }
 
     private static func finalize(_ value: UInt64) -> UInt64 {

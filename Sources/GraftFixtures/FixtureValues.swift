@@ -7,7 +7,7 @@ import GraftModel
 /// the counts, then asked for each object's value by index. A value depends only on the seed, the
 /// entity, the attribute and the object's index (and, for a unique attribute, the object's place
 /// among its inheritance tree's kinds), never on other objects.
-struct AttributeRecipe: Sendable {
+final class AttributeRecipe: Sendable {
     enum Source: Sendable {
         /// No value (transient, derived, or a type the generator does not make and the model lets be empty).
         case none
@@ -22,7 +22,8 @@ struct AttributeRecipe: Sendable {
         case uuidText, title, departmentName, sentence, code, word
         case integer(ClosedRange<Int64>)
         case real(low: Double, high: Double, float: Bool)
-        case money(low: Decimal, high: Decimal)
+        /// Amounts in cents.
+        case money(lowCents: Int64, highCents: Int64)
         case date(low: Double, high: Double)
         case bool, uuid, uri, binary(ClosedRange<Int>), archive
     }
@@ -34,6 +35,26 @@ struct AttributeRecipe: Sendable {
     let unique: (stride: Int, offset: Int)?
     let pattern: PatternGenerator?
     let seed: UInt64
+    /// The names of the streams this attribute's values draw from, hashed once.
+    private let valueNames: UInt64, choiceNames: UInt64, personNames: UInt64
+    /// The pattern compiled once, for checking values against it.
+    private let compiled: CompiledPattern?
+
+    init(
+        entity: String, attribute: Attribute, source: Source, unique: (stride: Int, offset: Int)?,
+        pattern: PatternGenerator?, seed: UInt64
+    ) {
+        self.entity = entity
+        self.attribute = attribute
+        self.source = source
+        self.unique = unique
+        self.pattern = pattern
+        self.seed = seed
+        valueNames = FixtureRandom.hash([entity, attribute.name])
+        choiceNames = FixtureRandom.hash([entity, attribute.name, "choice"])
+        personNames = FixtureRandom.hash([entity, "person"])
+        compiled = pattern.flatMap { CompiledPattern($0.pattern) }
+    }
 
     /// The reference day generated dates lie near: 1 January 2025, 00:00 UTC (seconds since 2001).
     static let referenceDay: Double = 757_382_400
@@ -45,10 +66,10 @@ struct AttributeRecipe: Sendable {
         case .pinned(let value): return value
         case .choices(let values):
             if let unique { return values[(index * unique.stride + unique.offset) % values.count] }
-            var random = FixtureRandom(seed: seed, entity, attribute.name, "choice", index: index)
+            var random = FixtureRandom(seed: seed, names: choiceNames, index: index)
             return random.pick(values)
         case .generated(let kind):
-            var random = FixtureRandom(seed: seed, entity, attribute.name, index: index)
+            var random = FixtureRandom(seed: seed, names: valueNames, index: index)
             // Optional attributes are left empty now and then, so that tests meet empty values; never a
             // unique one or one with a pattern (whose checks are the point of having it).
             if attribute.isOptional && unique == nil && attribute.regularExpression == nil && random.oneIn(8) {
@@ -70,12 +91,11 @@ struct AttributeRecipe: Sendable {
             let cents = random.int(in: Int64((low * 100).rounded(.up))...Int64((high * 100).rounded(.down)))
             let value = Double(cents) / 100
             return .double(float ? Double(Float(value)) : value)
-        case .money(let low, let high):
-            if let ordinal { return .decimal(low + Decimal(ordinal)) }
-            let lowCents = NSDecimalNumber(decimal: low * 100).int64Value,
-                highCents = NSDecimalNumber(decimal: high * 100).int64Value
+        case .money(let lowCents, let highCents):
+            if let ordinal { return .decimal(Decimal(lowCents) / 100 + Decimal(ordinal)) }
             let cents = random.int(in: lowCents...max(lowCents, highCents))
-            return .decimal(Decimal(cents) / 100)
+            return .decimal(
+                Decimal(sign: cents < 0 ? .minus : .plus, exponent: -2, significand: Decimal(cents.magnitude)))
         case .date(let low, let high):
             if let ordinal { return .date(Date(timeIntervalSinceReferenceDate: low + Double(ordinal) * 3600)) }
             let seconds = random.int(in: Int64(low.rounded(.up))...Int64(high.rounded(.down)))
@@ -113,26 +133,26 @@ struct AttributeRecipe: Sendable {
         let maximum = attribute.maxValue?.doubleValue.map { Int($0) }
         var suffix = ordinal.map { " \($0 + 1)" } ?? ""
         // Names and addresses of one object come from one stream, so that its email goes with its name.
-        var person = FixtureRandom(seed: seed, entity, "person", index: index)
+        var person = FixtureRandom(seed: seed, names: personNames, index: index)
         var candidate = Self.text(kind, &random, person: &person, ordinal: ordinal, entity: entity)
         if ordinal != nil, case .email = kind { suffix = "" }  // the number is in the address already
         if ordinal != nil, case .uuidText = kind { suffix = "" }
         candidate = Self.fit(candidate, suffix: suffix, minimum: minimum, maximum: maximum, &random)
-        guard let pattern else { return candidate }
-        if Self.matches(pattern.pattern, candidate) { return candidate }
+        guard let pattern, let compiled else { return candidate }
+        if compiled.matches(candidate) { return candidate }
         for attempt in 0..<40 {
             let stretch = attempt < 10 ? 4 : attempt < 20 ? 1 : attempt < 30 ? 16 : 64
             var made = try pattern.string(&random, stretch: stretch)
             if let ordinal, made.utf16.count + suffix.utf16.count <= (maximum ?? Int.max) {
                 // Unique: the ordinal where the pattern lets it stand.
                 for form in ["\(made)\(ordinal + 1)", "\(ordinal + 1)\(made)", "\(made)\(suffix)"]
-                where Self.matches(pattern.pattern, form) {
+                where compiled.matches(form) {
                     made = form
                     break
                 }
             }
             let length = made.utf16.count
-            if length >= minimum && length <= (maximum ?? Int.max) && Self.matches(pattern.pattern, made) {
+            if length >= minimum && length <= (maximum ?? Int.max) && compiled.matches(made) {
                 return made
             }
         }
@@ -147,14 +167,20 @@ struct AttributeRecipe: Sendable {
     private static func text(
         _ kind: Kind, _ random: inout FixtureRandom, person: inout FixtureRandom, ordinal: Int?, entity: String
     ) -> String {
-        let first = person.pick(WordLists.firstNames), last = person.pick(WordLists.lastNames)
+        // The person's names, drawn in the same order whichever of them is asked for.
+        func names() -> (first: String, last: String) {
+            (person.pick(WordLists.firstNames), person.pick(WordLists.lastNames))
+        }
         switch kind {
-        case .personName: return "\(first) \(last)"
-        case .firstName: return first
-        case .lastName: return last
+        case .personName:
+            let (first, last) = names()
+            return "\(first) \(last)"
+        case .firstName: return names().first
+        case .lastName: return names().last
         case .email:
-            let first = first.lowercased(), last = last.lowercased()
-            return "\(first).\(last)\(ordinal.map { String($0 + 1) } ?? "")@\(random.pick(WordLists.domains))"
+            let (first, last) = names()
+            let lowerFirst = first.lowercased(), lowerLast = last.lowercased()
+            return "\(lowerFirst).\(lowerLast)\(ordinal.map { String($0 + 1) } ?? "")@\(random.pick(WordLists.domains))"
         case .url:
             return "https://\(random.pick(WordLists.domains))/\(random.pick(WordLists.lorem))/\(random.below(10_000))"
         case .phone:
@@ -184,6 +210,7 @@ struct AttributeRecipe: Sendable {
     )
         -> String
     {
+        if minimum == 0 && maximum == nil { return text + suffix }
         var base = text
         while base.utf16.count + suffix.utf16.count < minimum { base += " " + random.pick(WordLists.lorem) }
         if let maximum {
@@ -198,13 +225,6 @@ struct AttributeRecipe: Sendable {
         return result
     }
 
-    static func matches(_ pattern: String, _ text: String) -> Bool {
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return false }
-        let range = NSRange(text.startIndex..., in: text)
-        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
-    }
-
     private static func uuid(_ random: inout FixtureRandom) -> UUID {
         var bytes = random.bytes(16)
         bytes[6] = bytes[6] & 0x0f | 0x40  // version 4
@@ -217,14 +237,17 @@ struct AttributeRecipe: Sendable {
     }
 
     /// A keyed archive of a small dictionary of strings, as `NSSecureUnarchiveFromData` reads one.
-    private static func archive(_ random: inout FixtureRandom) -> Data {
-        var archiver = KeyedArchiver()
-        let keys = ["theme", "language"].map { archiver.encode($0) }
-        let values = [random.pick(["light", "dark", "auto"]), random.pick(["en", "de", "fr", "ja", "pt"])].map {
-            archiver.encode($0)
+    private static func archive(_ random: inout FixtureRandom) -> Data { random.pick(archives) }
+
+    /// Every dictionary the archives hold, archived once.
+    private static let archives: [Data] = ["light", "dark", "auto"].flatMap { theme in
+        ["en", "de", "fr", "ja", "pt"].map { language in
+            var archiver = KeyedArchiver()
+            let keys = ["theme", "language"].map { archiver.encode($0) }
+            let values = [theme, language].map { archiver.encode($0) }
+            let dictionary = archiver.encodeDictionary(Array(zip(keys, values)).map { (key: $0.0, value: $0.1) })
+            return archiver.finish(top: ["root": dictionary]).encode(format: .binary)
         }
-        let dictionary = archiver.encodeDictionary(Array(zip(keys, values)).map { (key: $0.0, value: $0.1) })
-        return archiver.finish(top: ["root": dictionary]).encode(format: .binary)
     }
 }
 
@@ -288,7 +311,12 @@ extension AttributeRecipe {
             if attribute.minValue != nil && attribute.maxValue == nil && high < low { high = low + 1000 }
             if attribute.maxValue != nil && attribute.minValue == nil && low > high { low = high - 1000 }
             guard low <= high else { throw empty(attribute, entity) }
-            return .money(low: low, high: high)
+            // Whole cents within the bounds.
+            var lowCents = Int64(max(-9e17, min(9e17, (low.nearestDouble * 100).rounded(.up))))
+            if Decimal(lowCents) / 100 < low { lowCents += 1 }
+            var highCents = Int64(max(-9e17, min(9e17, (high.nearestDouble * 100).rounded(.down))))
+            if Decimal(highCents) / 100 > high { highCents -= 1 }
+            return .money(lowCents: lowCents, highCents: max(lowCents, highCents))
         case .date:
             let day = 86_400.0
             var low: Double, high: Double
@@ -372,6 +400,34 @@ extension AttributeRecipe {
         GraftError(
             .validationFailed, "the model's minimum is above its maximum, so no value can satisfy it",
             context: [.entity(entity.name), .key(attribute.name)])
+    }
+}
+
+/// A pattern compiled by ICU (as Core Data matches values against it), kept for the whole fixture, with
+/// the answers for texts already asked about (values repeat: names and emails come from word lists).
+final class CompiledPattern: @unchecked Sendable {
+    // NSRegularExpression is immutable once made and safe to use from several threads; `known` is
+    // guarded by `lock`.
+    private let regex: NSRegularExpression
+    private var known: [String: Bool] = [:]
+    private let lock = NSLock()
+    /// How many answers are kept at most.
+    private static let capacity = 100_000
+
+    init?(_ pattern: String) {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return nil }
+        self.regex = regex
+    }
+
+    /// Whether the whole of `text` matches (as `MATCHES` does).
+    func matches(_ text: String) -> Bool {
+        if let answer = lock.withLock({ known[text] }) { return answer }
+        let range = NSRange(text.startIndex..., in: text)
+        let answer = regex.firstMatch(in: text, options: [.anchored], range: range)?.range == range
+        lock.withLock {
+            if known.count < Self.capacity { known[text] = answer }
+        }
+        return answer
     }
 }
 
