@@ -26,6 +26,14 @@ struct FixturesCommand: ParsableCommand {
 
             --spec FILE reads counts, pinned values, value lists and fan-out from JSON (see \
             Formats/fixtures.md); --count and --set override it.
+
+            With --from STORE, the fixture is a consistent subset of a real store instead: the objects of \
+            --entity (matching --where, at most --limit) and everything the model says they need, followed \
+            on both sides (required to-ones, to-manys with a minimum), so that the subset opens and \
+            validates on its own. Links to objects not taken are left out of a store and kept as references \
+            in a clipboard. Rules the source already broke are kept and reported; a rule the subset itself \
+            would break refuses it. --plan shows what would be taken and why, and writes nothing. The store \
+            is only read.
             """,
         examples: [
             CommandExample(
@@ -37,6 +45,9 @@ struct FixturesCommand: ParsableCommand {
             CommandExample(
                 "graft fixtures --model Company.xcdatamodeld --spec fixtures.json --set Employee.isRemote=NO -o Test.xml",
                 "An XML store from a spec kept with the tests, one value pinned."),
+            CommandExample(
+                "graft fixtures --from App.sqlite --entity Employee --where 'salary > 100000' --limit 20 -o Rich.sqlite",
+                "Twenty well-paid employees of a real store, with their departments and colleagues."),
         ])
 
     static var arguments: [Argument<FixturesCommand>] {
@@ -61,6 +72,15 @@ struct FixturesCommand: ParsableCommand {
                 \.output, name: "output", short: "o", valueName: "file",
                 help: "Write to this file, or '-' for a clipboard on standard output."),
             .flag(\.force, name: "force", help: "Replace the output file if it exists."),
+            .option(
+                \.from, name: "from", valueName: "store",
+                help: "Take a consistent subset of this store (SQLite, XML or binary) instead of generating."),
+            .option(\.entity, name: "entity", short: "e", valueName: "name", help: "With --from: the entity to take."),
+            .option(
+                \.predicate, name: "where", short: "w", valueName: "predicate",
+                help: "With --from: only the objects matching this predicate, in Apple's format."),
+            .option(\.limit, name: "limit", valueName: "n", help: "With --from: at most n of them (the first by key)."),
+            .flag(\.plan, name: "plan", help: "With --from: print what would be taken and why, and write nothing."),
             .flag(\.json, name: "json", help: "Print the summary as JSON."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
@@ -75,16 +95,41 @@ struct FixturesCommand: ParsableCommand {
     var format: FixtureFormat?
     var output: PathArgument?
     var force = false
+    var from: PathArgument?
+    var entity: String?
+    var predicate: String?
+    var limit: Int?
+    var plan = false
     var json = false
     var quiet = false
 
     mutating func validate() throws {
-        if model == nil { throw UsageError("fixtures needs --model, the model to generate from") }
+        if from != nil {
+            if entity == nil { throw UsageError("--from needs --entity, the entity whose objects to take") }
+            if !counts.isEmpty || spec != nil || !assignments.isEmpty || seed != nil || version != nil {
+                throw UsageError(
+                    "--count, --spec, --set, --seed and --version generate; --from takes objects as they are")
+            }
+            if plan && output != nil { throw UsageError("--plan writes nothing, so -o has nothing to write") }
+            if let limit, limit < 0 { throw UsageError("--limit must be 0 or more") }
+            if !plan && output == nil {
+                throw UsageError("fixtures needs -o FILE (or -o - for a clipboard on standard output), or --plan")
+            }
+            return
+        }
+        if entity != nil || predicate != nil || limit != nil || plan {
+            throw UsageError("--entity, --where, --limit and --plan choose objects of a store given with --from")
+        }
+        if model == nil { throw UsageError("fixtures needs --model, the model to generate from, or --from STORE") }
         if output == nil { throw UsageError("fixtures needs -o FILE (or -o - for a clipboard on standard output)") }
         if let seed, seed < 0 { throw UsageError("--seed must be 0 or more") }
     }
 
     func run(_ context: CommandContext) throws {
+        if let from {
+            try takeSubset(of: URL(fileURLWithPath: from.path), context)
+            return
+        }
         let modelURL = URL(fileURLWithPath: model!.path)
         let file = try ModelLoading.load(modelURL)
         let chosen: Model
@@ -107,21 +152,12 @@ struct FixturesCommand: ParsableCommand {
         let progress = ProgressLine("generating", context: context, shown: !quiet && !json)
         let written: FixtureGenerator.Written
         if output!.isStandardStream {
-            var encoding = ClipboardEncoding.json
-            if let format {
-                guard case .clipboard(let chosen) = format.output else {
-                    progress.finish()
-                    throw UsageError(
-                        "a \(format.rawValue) store cannot go to standard output; write it to a file with -o")
-                }
-                encoding = chosen
-            }
-            if encoding == .binaryPlist && context.isOutputTerminal {
+            let encoding: ClipboardEncoding
+            do {
+                encoding = try standardOutputEncoding(context)
+            } catch {
                 progress.finish()
-                throw GraftError(
-                    .invalidOperation,
-                    "a binary property list would garble the terminal; redirect standard output, or write to a file with -o"
-                )
+                throw error
             }
             let counts = try generator.write(encoding, progress: { progress.update($0, of: $1) }) { chunk in
                 context.output.write(bytes: Data(chunk))
@@ -155,6 +191,76 @@ struct FixturesCommand: ParsableCommand {
             "Generated \(Wording.counted(written.objects, "object")) (\(describeCounts(generator.counts))) as "
                 + "\(written.output.phrase)\(output!.isStandardStream ? "" : " to \(output!.path)"), seed \(generator.seed)"
         )
+    }
+}
+
+extension FixturesCommand {
+    /// The clipboard encoding for `-o -`: JSON unless --format names another; a store or a binary
+    /// property list on a terminal is refused.
+    private func standardOutputEncoding(_ context: CommandContext) throws -> ClipboardEncoding {
+        guard let format else { return .json }
+        guard case .clipboard(let encoding) = format.output else {
+            throw UsageError("a \(format.rawValue) store cannot go to standard output; write it to a file with -o")
+        }
+        if encoding == .binaryPlist && context.isOutputTerminal {
+            throw GraftError(
+                .invalidOperation,
+                "a binary property list would garble the terminal; redirect standard output, or write to a file with -o"
+            )
+        }
+        return encoding
+    }
+
+    /// `--from`: a consistent subset of a store, planned or written.
+    private func takeSubset(of storeURL: URL, _ context: CommandContext) throws {
+        let chosenModel = try model.map {
+            try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
+        }
+        let subset = FixtureSubset(
+            storeAt: storeURL, entity: entity!, predicate: predicate ?? "", limit: limit, model: chosenModel)
+        do {
+            if plan {
+                let taken = try subset.plan()
+                let model = try chosenModel ?? StoreFormat.openForReading(storeURL, model: nil).model
+                if json {
+                    context.print(taken.json(model: model).text(pretty: true))
+                } else {
+                    context.print(CopyCommand.describe(taken, model: model), terminator: "")
+                }
+                return
+            }
+            let written: FixtureGenerator.Written
+            var inherited: [RuleViolation] = []
+            if output!.isStandardStream {
+                let encoding = try standardOutputEncoding(context)
+                let counts = try subset.write(encoding) { context.output.write(bytes: $0) }
+                context.output.flush()
+                written = FixtureGenerator.Written(output: .clipboard(encoding), counts: counts)
+            } else {
+                (written, inherited) = try subset.write(
+                    to: URL(fileURLWithPath: output!.path), as: format?.output, overwrite: force)
+            }
+            if json {
+                let summary = JSONValue.object([
+                    ("output", .string(output!.path)), ("format", .string(written.output.description)),
+                    ("objects", .int(Int64(written.objects))), ("counts", .counts(written.counts)),
+                    ("violationsTheSourceHad", .int(Int64(inherited.count))),
+                ])
+                output!.isStandardStream
+                    ? context.printError(summary.text(pretty: true)) : context.print(summary.text(pretty: true))
+                return
+            }
+            guard !quiet else { return }
+            for violation in inherited {
+                context.printError("warning: the source already breaks this: \(violation.error.description)")
+            }
+            context.printError(
+                "Took \(Wording.counted(written.objects, "object")) (\(describeCounts(written.counts))) from "
+                    + "\(storeURL.relativePath) as \(written.output.phrase)\(output!.isStandardStream ? "" : " to \(output!.path)")"
+            )
+        } catch let error as GraftError {
+            throw error.namingFile(storeURL.relativePath)
+        }
     }
 }
 

@@ -27,6 +27,16 @@ extension PastePlan {
     func settle(_ found: [PasteViolation]) throws -> [RuleViolation] {
         guard !found.isEmpty else { return [] }
         guard options.validates else { return found.map(\.violation) }
+        if options.acceptsViolationsTheClipboardHas {
+            let already = clipboardViolations()
+            let onlyInherited = found.allSatisfy { item in
+                item.clipboardID.map {
+                    already.contains(Broken(id: $0, property: item.violation.property, rule: item.violation.rule))
+                }
+                    ?? false
+            }
+            if onlyInherited { return found.map(\.violation) }
+        }
         throw refusal(found)
     }
 

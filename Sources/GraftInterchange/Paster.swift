@@ -37,6 +37,11 @@ public struct PasteOptions: Sendable {
     /// `false`, the objects are pasted as they are and every rule they break is listed in
     /// ``PasteReport/violations`` (`graft paste --no-validate`), for data that is already imperfect.
     public var validates: Bool
+    /// With `validates`: whether a result whose only broken rules are rules the copied objects already
+    /// broke in the clipboard is pasted, those listed in ``PasteReport/violations``, rather than refused;
+    /// a rule the paste itself would break still refuses it. For copies of data that is already
+    /// imperfect (a fixture subset of a real store), which should bring no new fault.
+    public var acceptsViolationsTheClipboardHas: Bool
     /// How long a paste into a store file waits for another writer to finish with it, in seconds, before
     /// failing with `GraftError.busy` (`graft paste --wait`); see ``Paster/paste(_:intoStoreAt:model:)``.
     public var wait: TimeInterval
@@ -45,7 +50,7 @@ public struct PasteOptions: Sendable {
         onConflict: ConflictPolicy = .fail, onConflictByEntity: [String: ConflictPolicy] = [:],
         dangling: DanglingPolicy = .fail,
         identities: [String: [String]] = [:], dryRun: Bool = false, validates: Bool = true,
-        wait: TimeInterval = FileLock.defaultWait
+        acceptsViolationsTheClipboardHas: Bool = false, wait: TimeInterval = FileLock.defaultWait
     ) {
         self.onConflict = onConflict
         self.onConflictByEntity = onConflictByEntity
@@ -53,6 +58,7 @@ public struct PasteOptions: Sendable {
         self.identities = identities
         self.dryRun = dryRun
         self.validates = validates
+        self.acceptsViolationsTheClipboardHas = acceptsViolationsTheClipboardHas
         self.wait = wait
     }
 }

@@ -103,3 +103,57 @@ import Testing
         #expect(!text.contains("name=\"location\""))
     }
 }
+
+/// `graft fixtures --from`: a subset of a real store, planned, written, refused when asked wrongly.
+@Suite struct FixturesSubsetCommandTests {
+    let folder: URL
+    let store = Project.url("examples/Company/Company.sqlite").path
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("graft-subset-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
+
+    @Test func plansWritesAndValidates() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plan = InProcessRun(["fixtures", "--from", store, "--entity", "Employee", "--limit", "2", "--plan"])
+        #expect(plan.status == 0, "\(plan.error)")
+        #expect(plan.text.contains("Department  1"), "\(plan.text)")
+        let run = InProcessRun([
+            "fixtures", "--from", store, "--entity", "Employee", "--limit", "2", "-o", path("S.xml"),
+        ])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.error.hasPrefix("Took "), "\(run.error)")
+        #expect(InProcessRun(["validate", path("S.xml")]).status == 0)
+        let piped = InProcessRun(["fixtures", "--from", store, "--entity", "Project", "-o", "-"])
+        #expect(piped.status == 0)
+        #expect(piped.text.hasPrefix("{"))
+    }
+
+    @Test func wrongRequestsAreRefused() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func fails(_ arguments: [String], status: Int32, saying text: String) {
+            let run = InProcessRun(["fixtures"] + arguments)
+            #expect(run.status == status, "\(arguments): \(run.error)")
+            #expect(run.error.contains(text), "\(arguments): \(run.error)")
+        }
+        fails(["--from", store, "-o", path("S.sqlite")], status: 64, saying: "--from needs --entity")
+        fails(
+            ["--from", store, "--entity", "Employee", "--count", "Employee=3", "-o", path("S.sqlite")], status: 64,
+            saying: "--from takes objects as they are")
+        fails(
+            ["--model", "M", "--entity", "Employee", "-o", path("S.sqlite")], status: 64, saying: "given with --from")
+        fails(
+            ["--from", store, "--entity", "Employee", "--plan", "-o", path("S.sqlite")], status: 64,
+            saying: "--plan writes nothing")
+        fails(
+            ["--from", store, "--entity", "Employee", "-o", store, "--force"], status: 1,
+            saying: "is the store the subset comes from")
+        fails(
+            ["--from", store, "--entity", "Employee", "--where", "name ==", "-o", path("S.sqlite")], status: 1,
+            saying: "--where")
+        #expect(!FileManager.default.fileExists(atPath: path("S.sqlite")))
+    }
+}

@@ -27,10 +27,20 @@ extension Golden {
         --spec FILE reads counts, pinned values, value lists and fan-out from JSON (see
         Formats/fixtures.md); --count and --set override it.
 
+        With --from STORE, the fixture is a consistent subset of a real store instead:
+        the objects of --entity (matching --where, at most --limit) and everything the
+        model says they need, followed on both sides (required to-ones, to-manys with a
+        minimum), so that the subset opens and validates on its own. Links to objects
+        not taken are left out of a store and kept as references in a clipboard. Rules
+        the source already broke are kept and reported; a rule the subset itself would
+        break refuses it. --plan shows what would be taken and why, and writes nothing.
+        The store is only read.
+
         USAGE: graft fixtures [--model <path>] [--version <name>]
                [--count <Entity=n> ...] [--seed <n>] [--spec <file>]
                [--set <Entity.attr=value> ...] [--format <format>] [--output <file>]
-               [--force] [--json] [--quiet]
+               [--force] [--from <store>] [--entity <name>] [--where <predicate>]
+               [--limit <n>] [--plan] [--json] [--quiet]
 
         OPTIONS:
           --model <path>          The model to generate from (.xcdatamodeld,
@@ -49,6 +59,15 @@ extension Golden {
           -o, --output <file>     Write to this file, or '-' for a clipboard on standard
                                   output.
           --force                 Replace the output file if it exists.
+          --from <store>          Take a consistent subset of this store (SQLite, XML or
+                                  binary) instead of generating.
+          -e, --entity <name>     With --from: the entity to take.
+          -w, --where <predicate>
+                                  With --from: only the objects matching this predicate,
+                                  in Apple's format.
+          --limit <n>             With --from: at most n of them (the first by key).
+          --plan                  With --from: print what would be taken and why, and
+                                  write nothing.
           --json                  Print the summary as JSON.
           -q, --quiet             Print no summary.
           -h, --help              Show help information.
@@ -62,6 +81,10 @@ extension Golden {
 
           An XML store from a spec kept with the tests, one value pinned.
             graft fixtures --model Company.xcdatamodeld --spec fixtures.json --set Employee.isRemote=NO -o Test.xml
+
+          Twenty well-paid employees of a real store, with their departments and
+          colleagues.
+            graft fixtures --from App.sqlite --entity Employee --where 'salary > 100000' --limit 20 -o Rich.sqlite
 
         """#
 }

@@ -1,0 +1,87 @@
+import Foundation
+import GraftCore
+import GraftFixtures
+import GraftGraph
+import GraftInterchange
+import GraftModel
+import GraftTestSupport
+import Testing
+
+/// A copy of a store with its side files, in a scratch folder (corpus stores are never opened in place).
+func copyOfStore(_ url: URL, in folder: URL) throws -> URL {
+    let copy = folder.appendingPathComponent("source.sqlite")
+    try FileManager.default.copyItem(at: url, to: copy)
+    for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: url.path + suffix) {
+        try FileManager.default.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
+    }
+    return copy
+}
+
+@Suite struct FixtureSubsetTests {
+    let source = Project.url("examples/Company/Company.sqlite")
+
+    /// Two employees bring their department (required), which brings all its staff (at least 3), whose
+    /// departments are the same: the subset validates, and the example store is unchanged.
+    @Test func aSubsetTakesWhatTheModelNeedsAndValidates() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: source)
+        let subset = FixtureSubset(storeAt: source, entity: "Employee", limit: 2)
+        let plan = try subset.plan()
+        let model = try StoreFormat.openForReading(source, model: nil).model
+        let taken = Dictionary(grouping: plan.objects) { model.descriptions[$0.entity].name }.mapValues(\.count)
+        #expect(taken["Department"] == 1)
+        let output = folder.appendingPathComponent("Subset.sqlite")
+        let (written, inherited) = try subset.write(to: output)
+        #expect(inherited.isEmpty)
+        #expect(written.objects == plan.objects.count)
+        #expect(try violations(ofStoreAt: output).isEmpty)
+        // Every department of the subset has its minimum of staff.
+        let staff = try rows("SELECT count(*) FROM ZEMPLOYEE GROUP BY ZDEPARTMENT", in: output)
+        #expect(staff.allSatisfy { Int($0[0]!)! >= 3 })
+        #expect(try Data(contentsOf: source) == before)
+    }
+
+    @Test func aClipboardSubsetKeepsReferencesAndPastesBack() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let subset = FixtureSubset(storeAt: source, entity: "Project", predicate: "title != nil", limit: 1)
+        let output = folder.appendingPathComponent("Subset.json")
+        try subset.write(to: output)
+        let clipboard = try ClipboardEncoding.decode(try Data(contentsOf: output))
+        #expect(clipboard.objects.map(\.entity) == ["Project"])
+        #expect(!clipboard.references.isEmpty)
+    }
+
+    @Test func mistakesAreNamed() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let output = folder.appendingPathComponent("Subset.sqlite")
+        #expect(throws: GraftError.self) { try FixtureSubset(storeAt: source, entity: "Nobody").write(to: output) }
+        let error = #expect(throws: GraftError.self) {
+            try FixtureSubset(storeAt: source, entity: "Employee", predicate: "name ==").write(to: output)
+        }
+        #expect(error?.context.contains(.other("--where")) == true)
+        #expect(throws: GraftError.self) { try FixtureSubset(storeAt: source, entity: "Employee").write(to: source) }
+        #expect(!FileManager.default.fileExists(atPath: output.path))
+    }
+}
+
+/// Every SQLite store of the corpus: a subset of its first entity with objects opens on its own and breaks
+/// no rule its source did not already break (the paste refuses a new one; those kept are reported).
+@Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
+struct CorpusSubsetTests {
+    @Test(arguments: Corpus.sqliteStores)
+    func aSubsetOfEveryStoreValidatesOnItsOwn(path: String) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try copyOfStore(Corpus.url(path), in: folder)
+        let counts = try StoreFormat.detect(store).driver.reader(at: store, model: nil, options: StoreReadOptions())
+            .counts()
+        guard let entity = counts.filter({ $0.value > 0 }).keys.sorted().first else { return }
+        let output = folder.appendingPathComponent("subset.sqlite")
+        let (written, inherited) = try FixtureSubset(storeAt: store, entity: entity, limit: 5).write(to: output)
+        #expect(written.objects > 0, "\(path)")
+        #expect(try violations(ofStoreAt: output).count == inherited.count, "\(path)")
+    }
+}
