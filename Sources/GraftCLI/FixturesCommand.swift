@@ -80,6 +80,11 @@ struct FixturesCommand: ParsableCommand {
                 \.predicate, name: "where", short: "w", valueName: "predicate",
                 help: "With --from: only the objects matching this predicate, in Apple's format."),
             .option(\.limit, name: "limit", valueName: "n", help: "With --from: at most n of them (the first by key)."),
+            .option(
+                \.anonymize, name: "anonymize", valueName: "Entity.attr[,…]|auto",
+                help:
+                    "With --from: replace these attributes' values (auto: names, emails, phones, addresses) with generated ones, the same for the same value and --seed."
+            ),
             .flag(\.plan, name: "plan", help: "With --from: print what would be taken and why, and write nothing."),
             .flag(\.json, name: "json", help: "Print the summary as JSON."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
@@ -99,6 +104,7 @@ struct FixturesCommand: ParsableCommand {
     var entity: String?
     var predicate: String?
     var limit: Int?
+    var anonymize: String?
     var plan = false
     var json = false
     var quiet = false
@@ -106,10 +112,10 @@ struct FixturesCommand: ParsableCommand {
     mutating func validate() throws {
         if from != nil {
             if entity == nil { throw UsageError("--from needs --entity, the entity whose objects to take") }
-            if !counts.isEmpty || spec != nil || !assignments.isEmpty || seed != nil || version != nil {
-                throw UsageError(
-                    "--count, --spec, --set, --seed and --version generate; --from takes objects as they are")
+            if !counts.isEmpty || spec != nil || !assignments.isEmpty || version != nil {
+                throw UsageError("--count, --spec, --set and --version generate; --from takes objects as they are")
             }
+            if seed != nil && anonymize == nil { throw UsageError("--seed with --from is for --anonymize") }
             if plan && output != nil { throw UsageError("--plan writes nothing, so -o has nothing to write") }
             if let limit, limit < 0 { throw UsageError("--limit must be 0 or more") }
             if !plan && output == nil {
@@ -117,8 +123,8 @@ struct FixturesCommand: ParsableCommand {
             }
             return
         }
-        if entity != nil || predicate != nil || limit != nil || plan {
-            throw UsageError("--entity, --where, --limit and --plan choose objects of a store given with --from")
+        if entity != nil || predicate != nil || limit != nil || plan || anonymize != nil {
+            throw UsageError("--entity, --where, --limit, --anonymize and --plan are for a store given with --from")
         }
         if model == nil { throw UsageError("fixtures needs --model, the model to generate from, or --from STORE") }
         if output == nil { throw UsageError("fixtures needs -o FILE (or -o - for a clipboard on standard output)") }
@@ -216,8 +222,14 @@ extension FixturesCommand {
         let chosenModel = try model.map {
             try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: storeURL).model
         }
+        let anonymizing = anonymize.map { list -> FixtureAnonymization.Choice in
+            list == "auto"
+                ? .automatic
+                : .named(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
         let subset = FixtureSubset(
-            storeAt: storeURL, entity: entity!, predicate: predicate ?? "", limit: limit, model: chosenModel)
+            storeAt: storeURL, entity: entity!, predicate: predicate ?? "", limit: limit, model: chosenModel,
+            anonymizing: anonymizing, seed: seed.map(UInt64.init) ?? FixtureGenerator.defaultSeed)
         do {
             if plan {
                 let taken = try subset.plan()

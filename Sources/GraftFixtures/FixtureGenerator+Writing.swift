@@ -99,6 +99,21 @@ extension FixtureGenerator {
         }
     }
 
+    /// Inserts the fixture's objects into a context, as a paste does (one undo step, unsaved, the whole
+    /// checked against the model): for tests that want objects, not files.
+    ///
+    /// ```swift
+    /// let context = ObjectContext(model: model)
+    /// try FixtureGenerator(model: model, seed: 7).fill(context)
+    /// let departments = try context.fetch(FetchRequest(entityName: "Department"))
+    /// ```
+    ///
+    /// - Returns: the paste's report (objects inserted per entity, the id map).
+    @discardableResult
+    public func fill(_ context: ObjectContext) throws -> PasteReport {
+        try Paster().paste(try Copier.copyAll(from: document), into: context)
+    }
+
     /// Writes the fixture as a clipboard document in `encoding`, handed to `sink` in chunks.
     ///
     /// - Returns: objects per entity.

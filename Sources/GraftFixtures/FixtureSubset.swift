@@ -28,11 +28,18 @@ public struct FixtureSubset: Sendable {
     /// The model to read the store with; by default its own.
     public var model: Model?
     public var options: StoreReadOptions
+    /// Which attributes' values are replaced with generated ones (nil: none), and the seed they are
+    /// drawn with.
+    public var anonymizing: FixtureAnonymization.Choice?
+    public var seed: UInt64
 
     public init(
         storeAt store: URL, entity: String, predicate: String = "", limit: Int? = nil, model: Model? = nil,
-        options: StoreReadOptions = StoreReadOptions()
+        options: StoreReadOptions = StoreReadOptions(), anonymizing: FixtureAnonymization.Choice? = nil,
+        seed: UInt64 = FixtureGenerator.defaultSeed
     ) {
+        self.anonymizing = anonymizing
+        self.seed = seed
         self.store = store
         self.entity = entity
         self.predicate = predicate
@@ -61,10 +68,14 @@ public struct FixtureSubset: Sendable {
         return try Copier(source: StoreSource(source)).plan(selection)
     }
 
-    /// The subset as a clipboard document.
+    /// The subset as a clipboard document, its chosen values replaced.
     public func clipboard() throws -> Clipboard {
         let (source, selection) = try open()
-        return try Copier(source: StoreSource(source)).copy(selection)
+        var clipboard = try Copier(source: StoreSource(source)).copy(selection)
+        if let anonymizing {
+            try FixtureAnonymization(model: source.model, seed: seed, attributes: anonymizing).apply(to: &clipboard)
+        }
+        return clipboard
     }
 
     /// Writes the subset to a new file: a store (links to objects not taken left out; a rule the source

@@ -35,6 +35,8 @@ final class AttributeRecipe: Sendable {
     let unique: (stride: Int, offset: Int)?
     let pattern: PatternGenerator?
     let seed: UInt64
+    /// Whether an optional attribute is left empty now and then (not when replacing values).
+    let leavesSomeEmpty: Bool
     /// The names of the streams this attribute's values draw from, hashed once.
     private let valueNames: UInt64, choiceNames: UInt64, personNames: UInt64
     /// The pattern compiled once, for checking values against it.
@@ -42,8 +44,9 @@ final class AttributeRecipe: Sendable {
 
     init(
         entity: String, attribute: Attribute, source: Source, unique: (stride: Int, offset: Int)?,
-        pattern: PatternGenerator?, seed: UInt64
+        pattern: PatternGenerator?, seed: UInt64, leavesSomeEmpty: Bool = true
     ) {
+        self.leavesSomeEmpty = leavesSomeEmpty
         self.entity = entity
         self.attribute = attribute
         self.source = source
@@ -72,7 +75,9 @@ final class AttributeRecipe: Sendable {
             var random = FixtureRandom(seed: seed, names: valueNames, index: index)
             // Optional attributes are left empty now and then, so that tests meet empty values; never a
             // unique one or one with a pattern (whose checks are the point of having it).
-            if attribute.isOptional && unique == nil && attribute.regularExpression == nil && random.oneIn(8) {
+            if leavesSomeEmpty && attribute.isOptional && unique == nil && attribute.regularExpression == nil
+                && random.oneIn(8)
+            {
                 return nil
             }
             let ordinal = unique.map { index * $0.stride + $0.offset }

@@ -127,6 +127,13 @@ import Testing
         #expect(run.status == 0, "\(run.error)")
         #expect(run.error.hasPrefix("Took "), "\(run.error)")
         #expect(InProcessRun(["validate", path("S.xml")]).status == 0)
+        let anonymous = InProcessRun(
+            [
+                "fixtures", "--from", store, "--entity", "Employee", "--anonymize", "auto", "--seed", "3", "-o",
+                path("A.json"),
+            ])
+        #expect(anonymous.status == 0, "\(anonymous.error)")
+        #expect(!(try String(contentsOfFile: path("A.json"), encoding: .utf8)).contains("Alan Turing"))
         let piped = InProcessRun(["fixtures", "--from", store, "--entity", "Project", "-o", "-"])
         #expect(piped.status == 0)
         #expect(piped.text.hasPrefix("{"))

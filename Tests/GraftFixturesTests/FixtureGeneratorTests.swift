@@ -114,6 +114,21 @@ func rows(_ sql: String, in url: URL) throws -> [[String?]] {
         #expect(try Data(contentsOf: other) != files[0])
     }
 
+    /// Objects in a context, for tests that want objects: what a paste of the fixture inserts, valid.
+    @Test func aContextIsFilledWithTheFixture() throws {
+        let context = ObjectContext(model: companyModel)
+        let generator = try FixtureGenerator(model: companyModel, seed: 2, spec: FixtureSpec(counts: ["Department": 3]))
+        let report = try generator.fill(context)
+        #expect(report.inserted == generator.counts.filter { $0.value > 0 })
+        let departments = try context.fetch(FetchRequest(entityName: "Department"))
+        #expect(departments.count == 3)
+        for department in departments {
+            let staff = try department.value(forKeyPath: "employees.@count") as? Int64 ?? 0
+            #expect((3...40).contains(staff))
+        }
+        try context.save()
+    }
+
     @Test func theStoreUUIDComesFromTheSeed() throws {
         let first = try FixtureGenerator(model: companyModel, seed: 3)
         #expect(first.storeIdentifier == (try FixtureGenerator(model: companyModel, seed: 3)).storeIdentifier)

@@ -40,7 +40,8 @@ extension Golden {
                [--count <Entity=n> ...] [--seed <n>] [--spec <file>]
                [--set <Entity.attr=value> ...] [--format <format>] [--output <file>]
                [--force] [--from <store>] [--entity <name>] [--where <predicate>]
-               [--limit <n>] [--plan] [--json] [--quiet]
+               [--limit <n>] [--anonymize <Entity.attr[,…]|auto>] [--plan] [--json]
+               [--quiet]
 
         OPTIONS:
           --model <path>          The model to generate from (.xcdatamodeld,
@@ -66,6 +67,10 @@ extension Golden {
                                   With --from: only the objects matching this predicate,
                                   in Apple's format.
           --limit <n>             With --from: at most n of them (the first by key).
+          --anonymize <Entity.attr[,…]|auto>
+                                  With --from: replace these attributes' values (auto:
+                                  names, emails, phones, addresses) with generated ones,
+                                  the same for the same value and --seed.
           --plan                  With --from: print what would be taken and why, and
                                   write nothing.
           --json                  Print the summary as JSON.
