@@ -285,6 +285,93 @@ func rows(_ sql: String, in url: URL) throws -> [[String?]] {
     }
 }
 
+/// A model that asks for every kind of relationship rule at once: the generated graph breaks none.
+@Suite struct FixtureRulesTests {
+    static func relationship(
+        _ name: String, to destination: String, inverse: String?, toMany: Bool, optional: Bool = true,
+        min: Int = 0, max: Int? = nil, ordered: Bool = false
+    ) -> Relationship {
+        Relationship(
+            name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: ordered,
+            minCount: min, maxCount: max ?? (toMany ? 0 : 1), isOptional: optional)
+    }
+
+    static let model = try! Model(entities: [
+        // Compound uniqueness, a pattern, lengths, an abstract parent with two kinds.
+        Entity(
+            name: "Member", isAbstract: true,
+            attributes: [
+                Attribute(
+                    name: "givenName", type: .string, isOptional: false, minValue: .integer(2), maxValue: .integer(12)),
+                Attribute(name: "familyName", type: .string, isOptional: false),
+                Attribute(name: "code", type: .string, isOptional: false, regularExpression: "[A-Z]{2}-[0-9]{3}"),
+                Attribute(
+                    name: "score", type: .integer16, isOptional: false, minValue: .integer(-5), maxValue: .integer(5)),
+            ],
+            relationships: [
+                // Symmetric to-many, at least 2; symmetric to-one.
+                relationship("friends", to: "Member", inverse: "friends", toMany: true, min: 2),
+                relationship("partner", to: "Member", inverse: "partner", toMany: false),
+                // Many-to-many with minimums on both sides.
+                relationship("clubs", to: "Club", inverse: "members", toMany: true, min: 1, max: 3),
+            ],
+            uniquenessConstraints: [["givenName", "familyName"]]),
+        Entity(name: "Player", parent: "Member"),
+        Entity(name: "Coach", parent: "Member"),
+        Entity(
+            name: "Club",
+            attributes: [Attribute(name: "title", type: .string, isOptional: false)],
+            relationships: [
+                relationship("members", to: "Member", inverse: "clubs", toMany: true, min: 4, ordered: true),
+                // One-to-one, required on both sides.
+                relationship("ground", to: "Ground", inverse: "club", toMany: false, optional: false),
+                // To-many with a maximum, whose inverse to-one is required.
+                relationship("teams", to: "Team", inverse: "club", toMany: true, max: 2),
+            ],
+            uniquenessConstraints: [["title"]]),
+        Entity(
+            name: "Ground", attributes: [Attribute(name: "city", type: .string)],
+            relationships: [relationship("club", to: "Club", inverse: "ground", toMany: false, optional: false)]),
+        Entity(
+            name: "Team", attributes: [Attribute(name: "name", type: .string, isOptional: false)],
+            relationships: [relationship("club", to: "Club", inverse: "teams", toMany: false, optional: false)]),
+    ])
+
+    @Test(arguments: [
+        FixtureSpec(), FixtureSpec(counts: ["Club": 3, "Team": 6]), FixtureSpec(counts: ["Member": 41]),
+        FixtureSpec(counts: ["Club": 7], fanOut: ["Club.members": 5...9]),
+    ])
+    func everyRuleHolds(spec: FixtureSpec) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let generator = try FixtureGenerator(model: Self.model, seed: 13, spec: spec)
+        #expect(generator.counts["Member"] == nil)  // abstract: none of its own
+        let url = folder.appendingPathComponent("rules.sqlite")
+        let written = try generator.write(to: url)
+        let members = generator.counts["Player"]! + generator.counts["Coach"]!
+        #expect(members >= 4)
+        #expect(generator.counts["Ground"] == generator.counts["Club"])
+        #expect(written.objects == generator.objectCount && written.objects > 0)
+        #expect(try violations(ofStoreAt: url).isEmpty, "\(spec)")
+        // Every member has at least two friends, each of whom counts them as a friend.
+        let table = try #require(
+            try rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z_%FRIENDS'", in: url).first?
+                .first ?? nil)
+        let friendships = try rows("SELECT count(*) FROM \(table)", in: url)
+        #expect(Int(friendships.first?.first.flatMap { $0 } ?? "0")! >= members)
+        let xml = folder.appendingPathComponent("rules.xml")
+        #expect(try Conversion.convert(from: url, to: xml, options: .init(verify: true)).differences.isEmpty)
+    }
+
+    /// Counts the one-to-one cannot take (a club per ground, both required) are refused.
+    @Test func aRequiredOneToOneNeedsAsManyOnBothSides() throws {
+        let error = #expect(throws: GraftError.self) {
+            try FixtureGenerator(model: Self.model, spec: FixtureSpec(counts: ["Club": 3, "Ground": 5]))
+        }
+        #expect(error?.message.contains("Ground.club") == true || error?.message.contains("Club.ground") == true)
+    }
+}
+
 /// Every model of the corpus and of the examples: the default fixture breaks none of its rules.
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct CorpusFixtureTests {
@@ -310,9 +397,14 @@ struct CorpusFixtureTests {
         let url = folder.appendingPathComponent("fixture.sqlite")
         try FixtureGenerator(model: file.current).write(to: url)
         #expect(try violations(ofStoreAt: url).isEmpty, "\(path)")
-        let binary = folder.appendingPathComponent("fixture.binary")
-        let report = try Conversion.convert(from: url, to: binary, options: .init(verify: true))
-        #expect(report.differences.isEmpty, "\(path)")
+        // Through all three formats, each step verified object by object.
+        var from = url
+        for name in ["fixture.xml", "fixture.binary", "again.sqlite"] {
+            let to = folder.appendingPathComponent(name)
+            let report = try Conversion.convert(from: from, to: to, options: .init(verify: true))
+            #expect(report.differences.isEmpty, "\(path) → \(name)")
+            from = to
+        }
     }
 
     @Test func theExampleModelsToo() throws {
