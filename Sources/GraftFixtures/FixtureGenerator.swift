@@ -228,6 +228,15 @@ public struct FixtureGenerator: Sendable {
                 })
                     ?? attributes.first(where: { entry(pinned, $0) == nil })
                 {
+                    // A Boolean has two values: a constraint numbered on one holds two objects of the tree.
+                    let objects = entity.isAbstract ? 0 : counts[entity.index]
+                    if chosen.type == .boolean && (objects - 1) * stride + offset > 1 {
+                        throw GraftError(
+                            .validationFailed,
+                            "the uniqueness constraint (\(constraint.joined(separator: ", "))) can only tell objects "
+                                + "apart by a Boolean, which has two values, and \(objects) objects were asked for",
+                            context: [.entity(entity.name)])
+                    }
                     uniqueNames.insert(chosen.name)
                 } else if counts[entity.index] > 1 {
                     throw GraftError(
@@ -256,6 +265,11 @@ public struct FixtureGenerator: Sendable {
                     source = .choices(values)
                 } else if let kind = try AttributeRecipe.kind(for: attribute, entity: entity) {
                     if let expression = attribute.regularExpression, attribute.type == .string {
+                        guard CompiledPattern(expression) != nil else {
+                            throw GraftError(
+                                .invalidModel, "the pattern \(expression) is not a regular expression ICU reads",
+                                context: [.entity(entity.name), .key(attribute.name)])
+                        }
                         do {
                             pattern = try PatternGenerator(expression)
                         } catch let unsupported as PatternGenerator.Unsupported {

@@ -9,7 +9,6 @@ struct FixturePlan: Sendable {
     let counts: [Int]
     /// Per entity (by index): its objects and its subentities'.
     let populations: [FixturePopulation]
-    let layouts: [FixtureLayout]
     /// The many-to-manys' inverse lists, which their second ends name by position.
     let inverseLists: [FixtureLayout.InverseLists]
     /// Per entity, per relationship (by index in the entity): how its objects are linked; nil for
@@ -34,7 +33,6 @@ struct FixturePlan: Sendable {
                 counts: counts)
         }
         self.populations = populations
-        var layouts: [FixtureLayout] = []
         var inverseLists: [FixtureLayout.InverseLists] = []
         var bySide: [String: FixtureEnd] = [:]
         for pair in pairs {
@@ -43,9 +41,7 @@ struct FixturePlan: Sendable {
             for (side, end) in layout.ends(lists: inverseLists.count - 1) {
                 bySide["\(side.declaring).\(side.name)"] = end
             }
-            layouts.append(layout)
         }
-        self.layouts = layouts
         self.inverseLists = inverseLists
         ends = model.descriptions.map { entity in
             entity.relationships.map { relationship in

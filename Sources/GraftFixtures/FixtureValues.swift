@@ -142,6 +142,12 @@ final class AttributeRecipe: Sendable {
         var candidate = Self.text(kind, &random, person: &person, ordinal: ordinal, entity: entity)
         if ordinal != nil, case .email = kind { suffix = "" }  // the number is in the address already
         if ordinal != nil, case .uuidText = kind { suffix = "" }
+        if let maximum, suffix.utf16.count - 1 > maximum {
+            throw GraftError(
+                .validationFailed,
+                "cannot make \(ordinal! + 1) unique values of at most \(maximum) characters; ask for fewer objects",
+                context: [.entity(entity), .key(attribute.name)])
+        }
         candidate = Self.fit(candidate, suffix: suffix, minimum: minimum, maximum: maximum, &random)
         guard let pattern, let compiled else { return candidate }
         if compiled.matches(candidate) { return candidate }

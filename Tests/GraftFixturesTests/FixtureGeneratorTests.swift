@@ -363,6 +363,31 @@ func rows(_ sql: String, in url: URL) throws -> [[String?]] {
         #expect(try Conversion.convert(from: url, to: xml, options: .init(verify: true)).differences.isEmpty)
     }
 
+    /// Uniqueness the values cannot give is refused before anything is made: a constraint on a Boolean
+    /// alone, unique codes of at most two characters for more objects than that allows.
+    @Test func uniquenessTheValuesCannotGiveIsRefused() throws {
+        let flags = try Model(entities: [
+            Entity(
+                name: "Flag", attributes: [Attribute(name: "on", type: .boolean, isOptional: false)],
+                uniquenessConstraints: [["on"]])
+        ])
+        #expect(try FixtureGenerator(model: flags, spec: FixtureSpec(counts: ["Flag": 2])).objectCount == 2)
+        let error = #expect(throws: GraftError.self) {
+            try FixtureGenerator(model: flags, spec: FixtureSpec(counts: ["Flag": 3]))
+        }
+        #expect(error?.message.contains("Boolean") == true, "\(error?.message ?? "")")
+        let codes = try Model(entities: [
+            Entity(
+                name: "Code",
+                attributes: [Attribute(name: "text", type: .string, isOptional: false, maxValue: .integer(2))],
+                uniquenessConstraints: [["text"]])
+        ])
+        #expect(try FixtureGenerator(model: codes, spec: FixtureSpec(counts: ["Code": 99])).objectCount == 99)
+        #expect(throws: GraftError.self) {
+            try FixtureGenerator(model: codes, spec: FixtureSpec(counts: ["Code": 100]))
+        }
+    }
+
     /// Counts the one-to-one cannot take (a club per ground, both required) are refused.
     @Test func aRequiredOneToOneNeedsAsManyOnBothSides() throws {
         let error = #expect(throws: GraftError.self) {
