@@ -85,7 +85,9 @@ struct FixturesCommand: ParsableCommand {
                 help:
                     "With --from: replace these attributes' values (auto: names, emails, phones, addresses) with generated ones, the same for the same value and --seed."
             ),
-            .flag(\.plan, name: "plan", help: "With --from: print what would be taken and why, and write nothing."),
+            .flag(
+                \.plan, name: "plan",
+                help: "Print what would be made (or, with --from, taken and why), and write nothing."),
             .flag(\.json, name: "json", help: "Print the summary as JSON."),
             .flag(\.quiet, name: "quiet", short: "q", help: "Print no summary."),
         ]
@@ -123,11 +125,14 @@ struct FixturesCommand: ParsableCommand {
             }
             return
         }
-        if entity != nil || predicate != nil || limit != nil || plan || anonymize != nil {
-            throw UsageError("--entity, --where, --limit, --anonymize and --plan are for a store given with --from")
+        if entity != nil || predicate != nil || limit != nil || anonymize != nil {
+            throw UsageError("--entity, --where, --limit and --anonymize are for a store given with --from")
         }
         if model == nil { throw UsageError("fixtures needs --model, the model to generate from, or --from STORE") }
-        if output == nil { throw UsageError("fixtures needs -o FILE (or -o - for a clipboard on standard output)") }
+        if plan && output != nil { throw UsageError("--plan writes nothing, so -o has nothing to write") }
+        if output == nil && !plan {
+            throw UsageError("fixtures needs -o FILE (or -o - for a clipboard on standard output), or --plan")
+        }
         if let seed, seed < 0 { throw UsageError("--seed must be 0 or more") }
     }
 
@@ -154,6 +159,24 @@ struct FixturesCommand: ParsableCommand {
         for count in counts { fixtureSpec.counts[count.entity] = count.count }
         for assignment in assignments { try fixtureSpec.set(assignment) }
         let generator = try FixtureGenerator(model: chosen, seed: seed.map(UInt64.init), spec: fixtureSpec)
+        if plan {
+            // The counts the model's rules led to, without making an object.
+            if json {
+                let summary = JSONValue.object([
+                    ("seed", .int(Int64(bitPattern: generator.seed))), ("objects", .int(Int64(generator.objectCount))),
+                    ("counts", .counts(generator.counts)),
+                ])
+                context.print(summary.text(pretty: true))
+            } else {
+                context.print(
+                    "Would generate \(Wording.counted(generator.objectCount, "object")) (seed \(generator.seed)):")
+                let width = generator.counts.keys.map(\.count).max() ?? 0
+                for (name, count) in generator.counts.sorted(by: { $0.key < $1.key }) {
+                    context.print("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)")
+                }
+            }
+            return
+        }
 
         let progress = ProgressLine("generating", context: context, shown: !quiet && !json)
         let written: FixtureGenerator.Written

@@ -46,6 +46,16 @@ import Testing
         #expect(pasted.status == 0, "\(pasted.error)")
     }
 
+    @Test func thePlanShowsTheCountsTheRulesLedTo() throws {
+        let run = InProcessRun(["fixtures", "--model", model, "--count", "Department=20", "--plan"])
+        #expect(run.status == 0, "\(run.error)")
+        #expect(run.text.hasPrefix("Would generate 90 objects (seed 1):"), "\(run.text)")
+        #expect(run.text.contains("  Employee    40"), "\(run.text)")
+        let json = InProcessRun(["fixtures", "--model", model, "--plan", "--json"])
+        #expect((try JSONSerialization.jsonObject(with: json.output) as? [String: Any])?["objects"] as? Int == 50)
+        #expect(InProcessRun(["fixtures", "--model", model, "--plan", "-o", path("P.sqlite")]).status == 64)
+    }
+
     @Test func theSummaryAsJSON() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let run = InProcessRun(["fixtures", "--model", model, "--seed", "3", "-o", path("F.sqlite"), "--json"])

@@ -71,8 +71,8 @@ extension Golden {
                                   With --from: replace these attributes' values (auto:
                                   names, emails, phones, addresses) with generated ones,
                                   the same for the same value and --seed.
-          --plan                  With --from: print what would be taken and why, and
-                                  write nothing.
+          --plan                  Print what would be made (or, with --from, taken and
+                                  why), and write nothing.
           --json                  Print the summary as JSON.
           -q, --quiet             Print no summary.
           -h, --help              Show help information.
