@@ -17,8 +17,8 @@ struct FixturePlan: Sendable {
 
     /// How many objects of a concrete entity there are when the user asks for none.
     static let defaultCount = 10
-    /// Counts beyond this mean the rules feed each other without end.
-    static let countLimit = 50_000_000
+    /// More objects of one entity than a fixture can have.
+    static let countLimit = 1 << 40
 
     init(model: Model, asked: [Int: Int], fanOut: [String: ClosedRange<Int>]) throws {
         self.model = model
@@ -251,9 +251,12 @@ struct FixturePlan: Sendable {
             ([entity.index] + entity.descendantIndices).sorted().filter { !model.descriptions[$0].isAbstract }
         }
         func population(_ entity: Int) -> Int { kinds[entity].reduce(0) { $0 + counts[$1] } }
-        var raisedBy: [String: Int] = [:]
-        for round in 0..<10_000 {
+        // Needs met one after another settle within a few rounds of each other; counts still changing
+        // after many rounds mean rules that feed each other without end.
+        let rounds = 2 * pairs.count + 8
+        for round in 0...rounds {
             var changed = false
+            var raised = Set<String>()
             var conflicts: [(Need, Int)] = []
             for pair in pairs {
                 for need in needs(pair, population: population) {
@@ -276,15 +279,13 @@ struct FixturePlan: Sendable {
                         continue
                     }
                     counts[grown] += need.needed - have
-                    raisedBy[need.rule, default: 0] += 1
+                    raised.insert(need.rule)
                     changed = true
                     if counts[grown] > countLimit {
-                        let rules = raisedBy.filter { $0.value > round / 2 }.keys.sorted()
                         throw GraftError(
                             .validationFailed,
-                            "the model's rules cannot be satisfied with any objects: "
-                                + "\(rules.joined(separator: " and ")) each need more objects than the other allows, "
-                                + "so the counts grow without end")
+                            "\(need.rule) would need more than \(countLimit) objects of "
+                                + "\(model.descriptions[grown].name); ask for fewer")
                     }
                 }
             }
@@ -292,6 +293,13 @@ struct FixturePlan: Sendable {
                 throw conflict(conflicts, model: model, asked: asked, pairs: pairs, kinds: kinds, counts: counts)
             }
             if !changed { break }
+            if round == rounds {
+                throw GraftError(
+                    .validationFailed,
+                    "the model's rules cannot be satisfied with any objects: "
+                        + "\(raised.sorted().joined(separator: " and ")) each need more objects than the other allows, "
+                        + "so the counts grow without end")
+            }
         }
         // Needs that raising and lowering in turn could not meet together.
         let unmet = pairs.flatMap { needs($0, population: population) }.filter {

@@ -167,6 +167,10 @@ func rows(_ sql: String, in url: URL) throws -> [[String?]] {
         let generator = try FixtureGenerator(model: companyModel, spec: FixtureSpec(counts: ["Department": 20]))
         let staff = generator.counts["Employee"]! + generator.counts["Manager"]! + generator.counts["Flunky"]!
         #expect(staff == 60)
+        // Large requests are planned, not mistaken for rules without end.
+        let large = try FixtureGenerator(
+            model: companyModel, spec: FixtureSpec(counts: ["Department": 30_000_000, "Project": 0]))
+        #expect(large.counts["Employee"]! + 20 == 90_000_000)
     }
 
     /// Two entities that each need more of the other than the other allows: no counts can do.
