@@ -80,6 +80,18 @@ public enum BenchmarkPaths {
         return graft
     }
 
+    /// The convert benchmark's C baseline (`Baseline/convert_baseline.c`), compiled into `work`.
+    public static func convertBaseline(in work: URL) throws -> String {
+        let baseline = work.appendingPathComponent("convert_baseline").path
+        try measure(
+            "/usr/bin/cc",
+            [
+                "-O2", "-I/usr/include/libxml2", "-o", baseline,
+                root.appendingPathComponent("Benchmarks/Baseline/convert_baseline.c").path, "-lsqlite3", "-lxml2",
+            ])
+        return baseline
+    }
+
     /// The work folder (`Benchmarks/.work` unless given), created if needed.
     public static func work(_ given: URL?) throws -> URL {
         let work = given ?? root.appendingPathComponent("Benchmarks/.work")

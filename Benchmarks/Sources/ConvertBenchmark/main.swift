@@ -14,19 +14,11 @@ import Foundation
 import Graft
 
 let options = BenchmarkOptions(CommandLine.arguments, program: "convert-benchmark")
-let root = BenchmarkPaths.root
 let work = try BenchmarkPaths.work(options.work)
 
 // The programs under test: graft (release) and the C baseline.
 let graft = try BenchmarkPaths.graft()
-let baseline = work.appendingPathComponent("convert_baseline").path
-try measure(
-    "/usr/bin/cc",
-    [
-        "-O2", "-I/usr/include/libxml2", "-o", baseline,
-        root.appendingPathComponent("Benchmarks/Baseline/convert_baseline.c").path,
-        "-lsqlite3", "-lxml2",
-    ])
+let baseline = try BenchmarkPaths.convertBaseline(in: work)
 
 let source = try CompanyDocument.url(objects: options.objects, in: work)
 let xml = work.appendingPathComponent("graft.xml")

@@ -17,13 +17,7 @@ let options = BenchmarkOptions(CommandLine.arguments, program: "fixtures-benchma
 let root = BenchmarkPaths.root
 let work = try BenchmarkPaths.work(options.work)
 let graft = try BenchmarkPaths.graft()
-let baseline = work.appendingPathComponent("convert_baseline").path
-try measure(
-    "/usr/bin/cc",
-    [
-        "-O2", "-I/usr/include/libxml2", "-o", baseline,
-        root.appendingPathComponent("Benchmarks/Baseline/convert_baseline.c").path, "-lsqlite3", "-lxml2",
-    ])
+let baseline = try BenchmarkPaths.convertBaseline(in: work)
 
 // The baseline's input: the convert benchmark's document as XML, converted once.
 let source = try CompanyDocument.url(objects: options.objects, in: work)
