@@ -178,48 +178,56 @@ struct FixturesCommand: ParsableCommand {
             return
         }
 
+        let written = try write(generator, context)
+        report(written, context, seed: generator.seed) {
+            "Generated \($0) as \(written.output.phrase)\($1), seed \(generator.seed)"
+        }
+    }
+
+    /// Writes the fixture to -o, with a progress line on a terminal.
+    private func write(_ generator: FixtureGenerator, _ context: CommandContext) throws -> FixtureGenerator.Written {
         let progress = ProgressLine("generating", context: context, shown: !quiet && !json)
-        let written: FixtureGenerator.Written
-        if output!.isStandardStream {
-            let encoding: ClipboardEncoding
-            do {
-                encoding = try standardOutputEncoding(context)
-            } catch {
-                progress.finish()
-                throw error
-            }
-            let counts = try generator.write(encoding, progress: { progress.update($0, of: $1) }) { chunk in
-                context.output.write(bytes: Data(chunk))
-            }
-            context.output.flush()
-            written = FixtureGenerator.Written(output: .clipboard(encoding), counts: counts)
-        } else {
-            let url = URL(fileURLWithPath: output!.path)
-            do {
-                written = try generator.write(to: url, as: format?.output, overwrite: force) {
-                    progress.update($0, of: $1)
-                }
-            } catch {
-                progress.finish()
-                throw error
+        defer { progress.finish() }
+        guard output!.isStandardStream else {
+            return try generator.write(to: URL(fileURLWithPath: output!.path), as: format?.output, overwrite: force) {
+                progress.update($0, of: $1)
             }
         }
-        progress.finish()
+        let encoding = try standardOutputEncoding(context)
+        let counts = try generator.write(encoding, progress: { progress.update($0, of: $1) }) { chunk in
+            context.output.write(bytes: Data(chunk))
+        }
+        context.output.flush()
+        return FixtureGenerator.Written(output: .clipboard(encoding), counts: counts)
+    }
+
+    /// The summary of what was written: as JSON (on standard error when the fixture went to standard
+    /// output), or as the line `line` makes of the objects ("42 objects (Department 4, …)") and the
+    /// destination (" to FILE", or nothing).
+    private func report(
+        _ written: FixtureGenerator.Written, _ context: CommandContext, seed: UInt64? = nil,
+        inherited: [RuleViolation]? = nil, line: (_ objects: String, _ destination: String) -> String
+    ) {
+        let toStandardOutput = output!.isStandardStream
         if json {
-            let summary = JSONValue.object([
+            var fields: [(String, JSONValue)] = [
                 ("output", .string(output!.path)), ("format", .string(written.output.description)),
-                ("seed", .int(Int64(bitPattern: generator.seed))), ("objects", .int(Int64(written.objects))),
-                ("counts", .counts(generator.counts)),
-            ])
-            output!.isStandardStream
-                ? context.printError(summary.text(pretty: true)) : context.print(summary.text(pretty: true))
+            ]
+            if let seed { fields.append(("seed", .int(Int64(bitPattern: seed)))) }
+            fields += [("objects", .int(Int64(written.objects))), ("counts", .counts(written.counts))]
+            if let inherited { fields.append(("violationsTheSourceHad", .int(Int64(inherited.count)))) }
+            let text = JSONValue.object(fields).text(pretty: true)
+            toStandardOutput ? context.printError(text) : context.print(text)
             return
         }
         guard !quiet else { return }
+        for violation in inherited ?? [] {
+            context.printError("warning: the source already breaks this: \(violation.error.description)")
+        }
         context.printError(
-            "Generated \(Wording.counted(written.objects, "object")) (\(describeCounts(generator.counts))) as "
-                + "\(written.output.phrase)\(output!.isStandardStream ? "" : " to \(output!.path)"), seed \(generator.seed)"
-        )
+            line(
+                "\(Wording.counted(written.objects, "object")) (\(describeCounts(written.counts)))",
+                toStandardOutput ? "" : " to \(output!.path)"))
     }
 }
 
@@ -255,8 +263,7 @@ extension FixturesCommand {
             anonymizing: anonymizing, seed: seed.map(UInt64.init) ?? FixtureGenerator.defaultSeed)
         do {
             if plan {
-                let taken = try subset.plan()
-                let model = try chosenModel ?? StoreFormat.openForReading(storeURL, model: nil).model
+                let (taken, model) = try subset.plan()
                 if json {
                     context.print(taken.json(model: model).text(pretty: true))
                 } else {
@@ -275,24 +282,9 @@ extension FixturesCommand {
                 (written, inherited) = try subset.write(
                     to: URL(fileURLWithPath: output!.path), as: format?.output, overwrite: force)
             }
-            if json {
-                let summary = JSONValue.object([
-                    ("output", .string(output!.path)), ("format", .string(written.output.description)),
-                    ("objects", .int(Int64(written.objects))), ("counts", .counts(written.counts)),
-                    ("violationsTheSourceHad", .int(Int64(inherited.count))),
-                ])
-                output!.isStandardStream
-                    ? context.printError(summary.text(pretty: true)) : context.print(summary.text(pretty: true))
-                return
+            report(written, context, inherited: inherited) {
+                "Took \($0) from \(storeURL.relativePath) as \(written.output.phrase)\($1)"
             }
-            guard !quiet else { return }
-            for violation in inherited {
-                context.printError("warning: the source already breaks this: \(violation.error.description)")
-            }
-            context.printError(
-                "Took \(Wording.counted(written.objects, "object")) (\(describeCounts(written.counts))) from "
-                    + "\(storeURL.relativePath) as \(written.output.phrase)\(output!.isStandardStream ? "" : " to \(output!.path)")"
-            )
         } catch let error as GraftError {
             throw error.namingFile(storeURL.relativePath)
         }

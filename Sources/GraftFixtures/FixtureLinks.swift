@@ -5,7 +5,6 @@ import GraftModel
 /// subentities' included, are its sources), where it leads, and how many objects it may hold.
 struct FixtureSide: Sendable, CustomStringConvertible {
     let declaring: Int
-    let destination: Int
     /// The entity whose population holds this end's objects (the declaring entity, or for the second
     /// end of a pair, the first end's destination), and the one whose population holds its targets.
     var own: Int

@@ -106,7 +106,7 @@ struct FixturePlan: Sendable {
                 highest = range.upperBound
             }
             return FixtureSide(
-                declaring: declaring, destination: relationship.destinationIndex, own: declaring,
+                declaring: declaring, own: declaring,
                 target: relationship.destinationIndex, name: declaration.name,
                 entityName: model.descriptions[declaring].name, isToMany: declaration.isToMany,
                 isRequired: !declaration.isOptional || lowest > 0, lowest: lowest, highest: highest,

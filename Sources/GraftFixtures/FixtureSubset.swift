@@ -15,7 +15,7 @@ import GraftModel
 ///
 /// ```swift
 /// let subset = FixtureSubset(storeAt: url, entity: "Employee", predicate: "salary > 100000", limit: 20)
-/// print(try subset.plan().taken)
+/// print(try subset.plan().plan.objects.count)
 /// try subset.write(to: URL(fileURLWithPath: "HighEarners.sqlite"))
 /// ```
 public struct FixtureSubset: Sendable {
@@ -62,10 +62,11 @@ public struct FixtureSubset: Sendable {
         return found
     }
 
-    /// What the subset takes and why: the copy's plan (objects taken, by rule, and references).
-    public func plan() throws -> Copier.Plan {
+    /// What the subset takes and why: the copy's plan (objects taken, by rule, and references), and the
+    /// model the store was read with, which names the plan's entities.
+    public func plan() throws -> (plan: Copier.Plan, model: Model) {
         let (source, selection) = try open()
-        return try Copier(source: StoreSource(source)).plan(selection)
+        return (try Copier(source: StoreSource(source)).plan(selection), source.model)
     }
 
     /// The subset as a clipboard document, its chosen values replaced.

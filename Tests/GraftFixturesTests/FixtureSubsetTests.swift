@@ -27,8 +27,7 @@ func copyOfStore(_ url: URL, in folder: URL) throws -> URL {
         defer { try? FileManager.default.removeItem(at: folder) }
         let before = try Data(contentsOf: source)
         let subset = FixtureSubset(storeAt: source, entity: "Employee", limit: 2)
-        let plan = try subset.plan()
-        let model = try StoreFormat.openForReading(source, model: nil).model
+        let (plan, model) = try subset.plan()
         let taken = Dictionary(grouping: plan.objects) { model.descriptions[$0.entity].name }.mapValues(\.count)
         #expect(taken["Department"] == 1)
         let output = folder.appendingPathComponent("Subset.sqlite")
