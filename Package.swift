@@ -52,12 +52,14 @@ let package = Package(
         .target(name: "GraftInterchange", dependencies: ["GraftGraph", "GraftSQLite", "GraftXML", "GraftBinary"]),
         // Fixtures for tests: object graphs generated from a model.
         .target(name: "GraftFixtures", dependencies: ["GraftGraph", "GraftInterchange"]),
+        // Old documents, new model: migration between model versions.
+        .target(name: "GraftMigration", dependencies: ["GraftGraph", "GraftInterchange"]),
         // The public face.
         .target(
             name: "Graft",
             dependencies: [
                 "GraftCore", "GraftModel", "GraftGraph", "GraftSQLite", "GraftXML", "GraftBinary", "GraftInterchange",
-                "GraftFixtures",
+                "GraftFixtures", "GraftMigration",
             ]),
         // The command line: argument parsing, help and the subcommands.
         .target(name: "GraftCLI", dependencies: ["Graft"]),
@@ -78,6 +80,8 @@ let package = Package(
         .testTarget(name: "GraftBinaryTests", dependencies: ["GraftBinary", "GraftTestSupport"]),
         .testTarget(name: "GraftInterchangeTests", dependencies: ["GraftInterchange", "GraftTestSupport"]),
         .testTarget(name: "GraftFixturesTests", dependencies: ["GraftFixtures", "CSQLite", "GraftTestSupport"]),
+        .testTarget(
+            name: "GraftMigrationTests", dependencies: ["GraftMigration", "GraftFixtures", "CSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport", "OfficesExample"]),
         .testTarget(
             name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),

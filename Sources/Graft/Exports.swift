@@ -4,6 +4,7 @@
 @_exported import GraftFixtures
 @_exported import GraftGraph
 @_exported import GraftInterchange
+@_exported import GraftMigration
 @_exported import GraftModel
 @_exported import GraftSQLite
 @_exported import GraftXML

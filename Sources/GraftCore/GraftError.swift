@@ -53,6 +53,9 @@ public struct GraftError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A save would overwrite changes another context or writer saved since the objects were read
         /// (an optimistic-locking failure; Core Data's `NSManagedObjectMergeError`, 133020).
         public static let mergeConflict = Code(rawValue: "mergeConflict")
+        /// A store cannot be migrated to the model asked for: a change no inferred mapping carries, a step
+        /// that needs a mapping model or a custom policy, or a store whose model version is unknown.
+        public static let migrationBlocked = Code(rawValue: "migrationBlocked")
     }
 
     /// What kind of failure this is.

@@ -76,7 +76,7 @@ public enum CompiledModelReader {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mom") }
-                .sorted { $0.dropLast(4) < $1.dropLast(4) }
+                .sorted { ModelFile.isOrderedBefore($0.dropLast(4), $1.dropLast(4)) }
         } catch {
             throw GraftError(
                 .io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])

@@ -37,7 +37,8 @@ public struct ModelFile: Sendable {
 
     public let url: URL
     public let format: Format
-    /// Every version, in name order.
+    /// Every version, in version order (``isOrderedBefore(_:_:)``: the order Xcode's numbered version
+    /// names mean, oldest first).
     public let versions: [Version]
     public let currentVersionName: String
     /// Version hashes recorded beside the model (a `.momd`'s `VersionInfo.plist`, a store's metadata),
@@ -134,6 +135,35 @@ public struct ModelFile: Sendable {
             context: [.file(url.relativePath)])
     }
 
+    /// Whether the version named `first` comes before the one named `second`: names compared run by run,
+    /// runs of digits as numbers (`zmessaging2.9` before `zmessaging2.10`, `Model 2` before `Model 10`),
+    /// a name before the longer names it begins (`Company` before `Company 2`). Xcode names new versions
+    /// by adding or raising such a number, and Core Data itself records no order, so this is the order
+    /// migrations step through (see `Formats/migration.md`).
+    public static func isOrderedBefore(_ first: some StringProtocol, _ second: some StringProtocol) -> Bool {
+        var left = Substring(first).unicodeScalars
+        var right = Substring(second).unicodeScalars
+        func run(_ scalars: inout Substring.UnicodeScalarView) -> (digits: Bool, text: Substring.UnicodeScalarView) {
+            let isDigit = scalars.first.map { ("0"..."9").contains($0) } ?? false
+            let end = scalars.firstIndex { ("0"..."9").contains($0) != isDigit } ?? scalars.endIndex
+            defer { scalars = scalars[end...] }
+            return (isDigit, scalars[..<end])
+        }
+        while !left.isEmpty, !right.isEmpty {
+            let a = run(&left)
+            let b = run(&right)
+            if a.digits && b.digits {
+                let x = a.text.drop { $0 == "0" }
+                let y = b.text.drop { $0 == "0" }
+                if x.count != y.count { return x.count < y.count }
+                if !x.elementsEqual(y) { return String(x) < String(y) }
+            } else if !a.text.elementsEqual(b.text) {
+                return String(a.text) < String(b.text)
+            }
+        }
+        return left.isEmpty && !right.isEmpty
+    }
+
     /// An `.xcdatamodel` folder: its `contents`, or, for a model last saved by Xcode 3, its `elements`.
     private static func loadSingle(_ url: URL) throws -> ModelFile {
         let name = url.deletingPathExtension().lastPathComponent
@@ -161,7 +191,7 @@ public struct ModelFile: Sendable {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: url.path)
                 .filter { $0.hasSuffix(".xcdatamodel") }
-                .sorted { $0.dropLast(".xcdatamodel".count) < $1.dropLast(".xcdatamodel".count) }
+                .sorted { isOrderedBefore($0.dropLast(".xcdatamodel".count), $1.dropLast(".xcdatamodel".count)) }
         } catch {
             throw GraftError(
                 .io, "cannot list the folder: \(error.localizedDescription)", context: [.file(url.relativePath)])

@@ -8,13 +8,6 @@ import GraftModel
 import GraftTestSupport
 import Testing
 
-/// A folder that goes away when the test ends.
-func scratchFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-fixtures-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 let companyModel = try! ModelFile.load(Project.url("examples/Company/Company.xcdatamodeld")).current
 
 /// Every rule a store's objects break, as `graft validate` reports them.

@@ -7,16 +7,6 @@ import GraftModel
 import GraftTestSupport
 import Testing
 
-/// A copy of a store with its side files, in a scratch folder (corpus stores are never opened in place).
-func copyOfStore(_ url: URL, in folder: URL) throws -> URL {
-    let copy = folder.appendingPathComponent("source.sqlite")
-    try FileManager.default.copyItem(at: url, to: copy)
-    for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: url.path + suffix) {
-        try FileManager.default.copyItem(atPath: url.path + suffix, toPath: copy.path + suffix)
-    }
-    return copy
-}
-
 @Suite struct FixtureSubsetTests {
     let source = Project.url("examples/Company/Company.sqlite")
 

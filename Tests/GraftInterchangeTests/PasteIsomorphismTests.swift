@@ -57,13 +57,6 @@ func expectPasted(
     #expect(mismatches.isEmpty, "\(mismatches.prefix(10).joined(separator: "\n"))", sourceLocation: sourceLocation)
 }
 
-/// A folder that goes away when the test ends.
-func scratchFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-paste-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 @Suite struct PasteIsomorphismTests {
     /// Selections that exercise cycles (managers of managers), inheritance (Manager and Flunky are kinds of
     /// Employee), many-to-many (project members) and ordered relationships (a department's projects).

@@ -2,6 +2,7 @@ import Foundation
 import GraftCore
 import GraftGraph
 import GraftModel
+import GraftTestSupport
 import Testing
 
 @testable import GraftSQLite

@@ -55,12 +55,6 @@ func differences(_ lhs: [ObjectRef: Snapshot], _ rhs: [ObjectRef: Snapshot], mod
     return found
 }
 
-func scratchFolder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("graft-sqlite-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct SQLiteCorpusTests {
     /// Every SQLite store, those without a model cache included (read with a model inferred from their

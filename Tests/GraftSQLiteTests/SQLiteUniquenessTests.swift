@@ -3,6 +3,7 @@ import GraftCore
 import GraftGraph
 import GraftModel
 import GraftSQLite
+import GraftTestSupport
 import Testing
 
 /// Uniqueness constraints in a context's validation on a SQLite store, whose objects are looked up with

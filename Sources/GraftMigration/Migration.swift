@@ -1,0 +1,151 @@
+import Foundation
+import GraftCore
+import GraftGraph
+import GraftInterchange
+import GraftModel
+
+/// Migrates stores written with an older version of a model to a newer one (`graft migrate`).
+///
+/// The store is read once with the version that wrote it, its objects pass through every step's
+/// mapping, and a new document is written from them as `convert` writes one: streaming, in bounded
+/// memory, beside its destination and put in place only when complete. The store's UUID, its metadata
+/// keys Graft does not set, and every object's key (so its URI) are kept.
+///
+/// For example:
+///
+/// ```swift
+/// let plan = try MigrationPlan(store: old, model: ModelFile.load(modelURL))
+/// let report = try Migration.migrate(plan, to: .file(newURL))
+/// print(report.counts)
+/// ```
+public enum Migration {
+    /// Where the migrated store goes.
+    public enum Destination: Sendable {
+        /// A new document (in the format its extension names, else the store's).
+        case file(URL, format: StoreFormat? = nil, overwrite: Bool = false)
+        /// The store itself, replaced atomically once the new one is complete; no other writer can
+        /// change it meanwhile.
+        case inPlace
+    }
+
+    /// What a migration did.
+    public struct Report: Sendable {
+        public var plan: MigrationPlan
+        public var output: URL
+        public var outputFormat: StoreFormat
+        /// Objects per entity of the new version, each under its own entity.
+        public var counts: [String: Int]
+        public var objects: Int { counts.values.reduce(0, +) }
+        /// Differences `verify` found (empty when none, or when it did not run).
+        public var differences: [String]
+        public var warnings: [String]
+
+        /// `{"plan": {…}, "output", "outputFormat", "objects", "counts", "differences", "warnings"}`.
+        public var json: JSONValue {
+            .object([
+                ("plan", plan.json), ("output", .string(output.relativePath)),
+                ("outputFormat", .string(outputFormat.rawValue)), ("objects", .int(Int64(objects))),
+                ("counts", JSONValue.counts(counts)), ("differences", .array(differences.map(JSONValue.string))),
+                ("warnings", .array(warnings.map(JSONValue.string))),
+            ])
+        }
+    }
+
+    /// Runs `plan`.
+    ///
+    /// - Parameters:
+    ///   - verify: read the new document back and compare it, object by object, with the store migrated
+    ///     again in memory.
+    ///   - progress: called now and then with the objects written so far and the total, when known.
+    /// - Throws: `GraftError.alreadyExists` for an existing output without `overwrite`;
+    ///   `GraftError.migrationBlocked` naming the object and property that cannot be migrated (a required
+    ///   value without a default, a to-many become to-one that names several objects, a value the new type
+    ///   cannot hold); `GraftError.busy` when another writer holds a store migrated in place; the store's
+    ///   errors. Nothing is written, and the store is as it was, on any error.
+    public static func migrate(
+        _ plan: MigrationPlan, to destination: Destination, reading: StoreReadOptions = StoreReadOptions(),
+        verify: Bool = false, progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
+    ) throws -> Report {
+        let output: URL
+        let format: StoreFormat
+        let overwrite: Bool
+        var lock: (any PersistentStore)?
+        switch destination {
+        case .file(let url, let given, let replace):
+            guard !(url.standardizedFileURL == plan.store.standardizedFileURL || StoreFiles.isPart(url, ofStoreAt: plan.store))
+            else {
+                throw GraftError(
+                    .invalidOperation, "the output is the store itself; migrate it in place instead",
+                    context: [.file(url.relativePath)])
+            }
+            if !replace && FileAccess.kind(of: url).exists {
+                throw GraftError(
+                    .alreadyExists, "already exists (use --force to replace it)", context: [.file(url.relativePath)])
+            }
+            output = url
+            format = given ?? StoreFormat.forExtension(url) ?? plan.format
+            overwrite = replace
+        case .inPlace:
+            // The new store is written beside the old one, which stays as it was until the new one is
+            // complete (and verified); no other writer can change the old one meanwhile.
+            let name = plan.store.lastPathComponent
+            output = plan.store.deletingLastPathComponent().appendingPathComponent(
+                ".\(name).graft-migrating-\(UUID().uuidString)")
+            format = plan.format
+            overwrite = false
+            lock = try StoreFormat.openExclusively(plan.store, model: plan.sourceModel)
+        }
+        var options = reading
+        options.danglingReferences = format.driver.holdsDanglingReferences ? .keep : .drop
+        options.readsOnceInAnyOrder = format.driver.writesSnapshotsInAnyOrder
+        let mapping = plan.mapping
+        var report: Report
+        do {
+            let source = try plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: options)
+            let reader = try MigratingReader(source, mapping: mapping)
+            let written = try Conversion.write(reader, to: output, format: format, overwrite: overwrite, progress: progress)
+            report = Report(
+                plan: plan, output: output, outputFormat: format, counts: written.counts, differences: [],
+                warnings: written.warnings)
+            if verify {
+                var again = options
+                again.readsOnceInAnyOrder = false
+                let expected = try MigratingReader(
+                    plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: again), mapping: mapping)
+                let actual = try format.driver.reader(at: output, model: plan.targetModel, options: StoreReadOptions())
+                report.differences = try Verification.differences(between: expected, and: actual, storedValues: nil)
+                if !report.differences.isEmpty {
+                    throw GraftError(
+                        .validationFailed,
+                        "the migrated store differs from the store migrated in memory in "
+                            + Wording.counted(report.differences.count, "place"),
+                        context: [.file(output.relativePath)],
+                        underlying: report.differences.prefix(50).map { GraftError(.validationFailed, $0) })
+                }
+            }
+            if case .inPlace = destination {
+                lock = nil
+                try replace(plan.store, with: output, format: format)
+                report.output = plan.store
+            }
+        } catch {
+            if case .inPlace = destination { try? FileManager.default.removeItem(at: output) }
+            throw error
+        }
+        return report
+    }
+
+    /// Puts the complete new store `replacement` in the place of `store` in one rename, and removes the
+    /// files the old store kept beside it (a SQLite store's `-wal`, `-shm`, `-journal`).
+    private static func replace(_ store: URL, with replacement: URL, format: StoreFormat) throws {
+        guard rename(replacement.path, store.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw GraftError(
+                .io, "cannot put the migrated store in place: \(reason); the store is as it was",
+                context: [.file(store.relativePath)])
+        }
+        for suffix in format.driver.sideFileSuffixes {
+            try? FileManager.default.removeItem(atPath: store.path + suffix)
+        }
+    }
+}
