@@ -4,7 +4,7 @@
 public struct GraftCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "graft",
-        abstract: "Work with Core Data object graphs: models, stores, conversion, copy and paste, fixtures.",
+        abstract: "Work with Core Data object graphs: models, stores, conversion, copy and paste, fixtures, migration.",
         discussion: """
             Graft reads and writes Core Data models and the SQLite, XML and binary store formats without \
             Apple's frameworks. Run a subcommand with --help, or 'graft help <subcommand>', to see what it \
@@ -20,6 +20,7 @@ public struct GraftCommand: ParsableCommand {
             PasteCommand.self,
             ValidateCommand.self,
             FixturesCommand.self,
+            MigrateCommand.self,
             HelpCommand.self,
         ])
 

@@ -45,6 +45,30 @@ func canonicalName(_ name: String, renamingIdentifier: String?) -> String {
     return renamingIdentifier
 }
 
+/// The properties of a source entity by canonical name and by name, for finding the one a destination
+/// property corresponds to (``Inference/correspondent(of:renamingIdentifier:among:name:renamingIdentifier:)``'s
+/// rule, in constant time).
+struct Lookup {
+    private var byCanonical: [String: Int] = [:]
+    private var byName: [String: Int] = [:]
+
+    /// `properties` by index: name and renaming identifier, `nil` for those that carry nothing (transient).
+    init(_ properties: [(String, String?)?]) {
+        for (index, property) in properties.enumerated() {
+            guard let (name, renaming) = property else { continue }
+            if byCanonical[canonicalName(name, renamingIdentifier: renaming)] == nil {
+                byCanonical[canonicalName(name, renamingIdentifier: renaming)] = index
+            }
+            if byName[name] == nil { byName[name] = index }
+        }
+    }
+
+    func index(of name: String, renamingIdentifier: String?) -> Int? {
+        let canonical = canonicalName(name, renamingIdentifier: renamingIdentifier)
+        return byCanonical[canonical] ?? byName[canonical] ?? byName[name]
+    }
+}
+
 private struct Inference {
     let source: Model
     let destination: Model
@@ -95,31 +119,38 @@ private struct Inference {
         for sourceEntity in source.descriptions {
             guard let target = targets[sourceEntity.index] else { continue }
             let entity = destination.descriptions[target]
-            objects[sourceEntity.index] = ObjectMapping(
-                destinationEntity: target,
-                attributes: entity.attributes.map { attributeFill($0, of: entity, from: sourceEntity) },
-                relationships: entity.relationships.map {
-                    relationshipFill($0, of: entity, from: sourceEntity, targets: targets)
+            let attributes = Lookup(
+                sourceEntity.attributes.map { $0.isTransient ? nil : ($0.name, $0.renamingIdentifier) })
+            let relationships = Lookup(
+                sourceEntity.relationships.map {
+                    $0.declaration.isTransient ? nil : ($0.declaration.name, $0.declaration.renamingIdentifier)
                 })
-            // Removals are told on the entity that declared the property, as the other changes are below.
-            for attribute in sourceEntity.declaration.attributes where !attribute.isTransient {
-                let kept = entity.attributes.contains { sourceAttribute(for: $0, in: sourceEntity).map { sourceEntity.attributes[$0].name } == attribute.name }
-                if !kept {
-                    changes.append(.init(entity: entity.name, property: attribute.name, kind: .propertyRemoved, detail: "removed"))
-                }
+            let object = ObjectMapping(
+                destinationEntity: target,
+                attributes: entity.attributes.map { attributeFill($0, of: entity, from: sourceEntity, lookup: attributes) },
+                relationships: entity.relationships.map {
+                    relationshipFill($0, of: entity, from: sourceEntity, lookup: relationships, targets: targets)
+                })
+            objects[sourceEntity.index] = object
+            // Removals are told on the entity that declared the property, as the other changes are.
+            var keptAttributes = Set<Int>()
+            for case .source(let index, _, _) in object.attributes { keptAttributes.insert(index) }
+            var keptRelationships = Set<Int>()
+            for case .source(let index, _) in object.relationships { keptRelationships.insert(index) }
+            let declaredAttributes = Set(sourceEntity.declaration.attributes.map(\.name))
+            for (index, attribute) in sourceEntity.attributes.enumerated()
+            where !attribute.isTransient && declaredAttributes.contains(attribute.name) && !keptAttributes.contains(index) {
+                changes.append(.init(entity: entity.name, property: attribute.name, kind: .propertyRemoved, detail: "removed"))
             }
-            let declared = Set(sourceEntity.declaration.relationships.map(\.name))
+            let declaredRelationships = Set(sourceEntity.declaration.relationships.map(\.name))
             for relationship in sourceEntity.relationships
-            where !relationship.declaration.isTransient && declared.contains(relationship.declaration.name) {
-                let kept = entity.relationships.contains {
-                    sourceRelationship(for: $0.declaration, in: sourceEntity) == relationship.index
-                }
-                if !kept {
-                    changes.append(
-                        .init(
-                            entity: entity.name, property: relationship.declaration.name, kind: .propertyRemoved,
-                            detail: "removed"))
-                }
+            where !relationship.declaration.isTransient && declaredRelationships.contains(relationship.declaration.name)
+                && !keptRelationships.contains(relationship.index)
+            {
+                changes.append(
+                    .init(
+                        entity: entity.name, property: relationship.declaration.name, kind: .propertyRemoved,
+                        detail: "removed"))
             }
         }
         fillInversesOfCarriedRelationships(&objects)
@@ -206,29 +237,13 @@ private struct Inference {
         return entity.name
     }
 
-    /// The index of the relationship of `sourceEntity` a destination relationship corresponds to.
-    func sourceRelationship(for relationship: Relationship, in sourceEntity: EntityDescription) -> Int? {
-        Self.correspondent(
-            of: relationship.name, renamingIdentifier: relationship.renamingIdentifier,
-            among: sourceEntity.relationships.filter { !$0.declaration.isTransient }, name: \.declaration.name,
-            renamingIdentifier: \.declaration.renamingIdentifier)?.index
-    }
-
-    /// The index of the attribute of `sourceEntity` a destination attribute corresponds to.
-    func sourceAttribute(for attribute: Attribute, in sourceEntity: EntityDescription) -> Int? {
-        let candidates = sourceEntity.attributes.indices.filter { !sourceEntity.attributes[$0].isTransient }
-        return Self.correspondent(
-            of: attribute.name, renamingIdentifier: attribute.renamingIdentifier, among: candidates,
-            name: { sourceEntity.attributes[$0].name }, renamingIdentifier: { sourceEntity.attributes[$0].renamingIdentifier })
-    }
-
     mutating func attributeFill(
-        _ attribute: Attribute, of entity: EntityDescription, from sourceEntity: EntityDescription
+        _ attribute: Attribute, of entity: EntityDescription, from sourceEntity: EntityDescription, lookup: Lookup
     ) -> AttributeFill {
         if attribute.isTransient { return .value(nil) }
         let requiredMessage =
             "\(entity.name).\(attribute.name) is required and has no default value, and the object has no value for it"
-        guard let index = sourceAttribute(for: attribute, in: sourceEntity) else {
+        guard let index = lookup.index(of: attribute.name, renamingIdentifier: attribute.renamingIdentifier) else {
             do {
                 let detail =
                     attribute.defaultValue.map { "added, default \(Self.display($0))" }
@@ -290,11 +305,11 @@ private struct Inference {
 
     mutating func relationshipFill(
         _ relationship: RelationshipDescription, of entity: EntityDescription, from sourceEntity: EntityDescription,
-        targets: [Int?]
+        lookup: Lookup, targets: [Int?]
     ) -> RelationshipFill {
         let declaration = relationship.declaration
         if declaration.isTransient { return .empty }
-        guard let index = sourceRelationship(for: declaration, in: sourceEntity) else {
+        guard let index = lookup.index(of: declaration.name, renamingIdentifier: declaration.renamingIdentifier) else {
             changes.append(.init(entity: entity.name, property: declaration.name, kind: .propertyAdded, detail: "added, empty"))
             return .empty
         }
