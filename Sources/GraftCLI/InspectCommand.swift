@@ -44,7 +44,20 @@ struct InspectCommand: ParsableCommand {
             let prefix = try? FileHandle(forReadingFrom: url).read(upToCount: 4096),
             let format = StoreFormat.detect(prefix: prefix)
         {
-            let given = try model.map { try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: url) }
+            var given = try model.map { try ModelLoading.model(at: URL(fileURLWithPath: $0.path), forStoreAt: url) }
+            // With a model of several versions: what migrating the store to the current one takes.
+            var migration: MigrationPlan?
+            var migrationBlocked: GraftError?
+            if let file = given?.file, file.versions.count > 1 {
+                do {
+                    let plan = try MigrationPlan(store: url, model: file)
+                    if plan.isNeeded { migration = plan }
+                    // A store of none of the versions is read with its own model.
+                    if plan.storeVersion == MigrationPlan.storeModelName { given = nil }
+                } catch let error as GraftError where error.code == .migrationBlocked {
+                    migrationBlocked = error
+                }
+            }
             let reader = try format.driver.reader(
                 at: url, model: given?.model, options: StoreReadOptions(valueReading: lenient ? .lenient : .strict))
             let counts = try reader.counts()
@@ -53,9 +66,13 @@ struct InspectCommand: ParsableCommand {
             }
             let file = StoreReport.modelFile(of: reader, at: url, format: format, given: given)
             if json {
-                context.print(
-                    StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file)
-                        .text(pretty: true))
+                var report = StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file)
+                if case .object(var fields) = report {
+                    if let migration { fields.append(("migration", migration.json)) }
+                    if let migrationBlocked { fields.append(("migrationBlocked", .string(migrationBlocked.description))) }
+                    report = .object(fields)
+                }
+                context.print(report.text(pretty: true))
             } else {
                 context.print(
                     StoreReport.text(
@@ -63,6 +80,16 @@ struct InspectCommand: ParsableCommand {
                         model: file,
                         modelNote: given.flatMap(StoreReport.versionNote)),
                     terminator: "")
+                if let migration {
+                    context.print("\nMigration: ", terminator: "")
+                    // The plan's first line names the store, as the report above does.
+                    context.print(migration.text.split(separator: "\n", maxSplits: 1).dropFirst().joined(), terminator: "")
+                    context.print("(graft migrate \(path.path) --model \(model!.path) -o NEW writes it.)")
+                }
+                if let migrationBlocked {
+                    context.print("\nMigration to the current version is not possible: \(migrationBlocked)")
+                    for reason in migrationBlocked.underlying.prefix(20) { context.print("  \(reason)") }
+                }
             }
             return
         }

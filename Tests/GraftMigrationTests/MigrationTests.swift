@@ -24,6 +24,7 @@ func objects(of url: URL, model: Model? = nil) throws -> [String: [Int64: Snapsh
 
 /// A fixture store written with `version` of the test model.
 func store(version: String, format: StoreFormat = .sqlite, in folder: URL, seed: UInt64 = 7) throws -> URL {
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let url = folder.appendingPathComponent("old.\(format.driver.fileExtensions[0])")
     try FixtureGenerator(model: migrationModels.version(named: version)!, seed: seed).write(to: url)
     return url
@@ -154,6 +155,89 @@ func store(version: String, format: StoreFormat = .sqlite, in folder: URL, seed:
     }
 }
 
+/// `version` of the test model with one more entity attribute: `Employee.<name>`, required, of `type`,
+/// with `defaultValue` (none when `nil`).
+func model(_ version: String, addingRequired name: String, type: AttributeType, defaultValue: Value?) throws -> Model {
+    var entities = migrationModels.version(named: version)!.entities
+    let employee = entities.firstIndex { $0.name == "Employee" }!
+    entities[employee].attributes.append(
+        Attribute(name: name, type: type, isOptional: false, defaultValue: defaultValue))
+    entities[employee].attributes.sort { $0.name < $1.name }
+    return try Model(entities: entities)
+}
+
+@Suite struct MigrationSafetyTests {
+    /// In place: the store is replaced by the migrated one, keeping its UUID and its objects' keys; no
+    /// temporary file is left beside it.
+    @Test func inPlaceReplacesTheStoreWhenComplete() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try store(version: "Company", in: folder)
+        let uuid = try StoreFormat.sqlite.driver.reader(at: old, model: nil, options: StoreReadOptions()).metadata.identifier
+        let keys = try objects(of: old).mapValues { Set($0.keys) }
+        let report = try Migration.migrate(MigrationPlan(store: old, model: migrationModels), to: .inPlace, verify: true)
+        #expect(report.output == old)
+        #expect(try StoreFormat.recordedVersionHashes(of: old) == migrationModels.current.versionHashes)
+        let reader = try StoreFormat.sqlite.driver.reader(at: old, model: migrationModels.current, options: StoreReadOptions())
+        #expect(reader.metadata.identifier == uuid)
+        let now = try objects(of: old, model: migrationModels.current).mapValues { Set($0.keys) }
+        #expect(now["Employee"] == keys["Employee"])
+        #expect(now["Initiative"] == keys["Project"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["old.sqlite"])
+    }
+
+    /// A required attribute without a default and objects without a value: the migration stops naming
+    /// the object and the attribute, and neither the store nor anything beside it changes.
+    @Test(arguments: [false, true])
+    func aFailedMigrationLeavesEverythingAsItWas(inPlace: Bool) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try store(version: "Company", in: folder)
+        let before = try Data(contentsOf: old)
+        let target = try model("Company", addingRequired: "nickname", type: .string, defaultValue: nil)
+        let plan = try Migration.plan(for: old, to: target)
+        #expect(plan.steps.count == 1)
+        #expect(plan.steps[0].changes.map(\.description).contains("Employee.nickname: added, required without a default"))
+        let output = folder.appendingPathComponent("new.sqlite")
+        #expect {
+            try Migration.migrate(plan, to: inPlace ? .inPlace : .file(output))
+        } throws: { error in
+            let error = error as! GraftError
+            return error.code == .migrationBlocked && error.description.contains("Employee.nickname is required")
+                && error.context.contains(.key("nickname"))
+        }
+        #expect(try Data(contentsOf: old) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["old.sqlite"])
+    }
+
+    /// Opening from Swift with a newer model migrates the store first (lightweight), or reports what it
+    /// would take; a store already at the model's version opens as it is.
+    @Test func openingWithANewerModelMigratesOrReports() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try store(version: "Company", in: folder)
+        let before = try Data(contentsOf: old)
+        let v2 = migrationModels.version(named: "Company 2")!
+        #expect {
+            try Migration.open(old, model: v2, versions: migrationModels, automatic: .report)
+        } throws: { error in
+            let error = error as! GraftError
+            return error.code == .migrationBlocked && error.description.contains("version 'Company'")
+                && error.underlying.contains { $0.description.contains("Department.location: added") }
+        }
+        #expect(try Data(contentsOf: old) == before, "reporting changes nothing")
+        let opened = try Migration.open(old, model: v2, versions: migrationModels)
+        let context = ObjectContext(store: opened)
+        let departments = try context.fetch(FetchRequest(entityName: "Department"))
+        #expect(!departments.isEmpty)
+        #expect(try departments.allSatisfy { try $0.value(forKey: "location") as? String == "Headquarters" })
+        // Without the model file: from the model the store carries, in one step.
+        let other = try store(version: "Company", in: folder.appendingPathComponent("other", isDirectory: true))
+        _ = try Migration.open(other, model: v2)
+        #expect(try StoreFormat.recordedVersionHashes(of: other) == v2.versionHashes)
+    }
+}
+
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct CorpusMigrationTests {
     static let chains: [(model: String, stores: [String])] = [
@@ -191,5 +275,54 @@ struct CorpusMigrationTests {
         }
         #expect(report.differences.isEmpty)
         #expect(try StoreFormat.sqlite.driver.recordedVersionHashes(at: output) == file.current.versionHashes)
+        try expectCarried(from: copy, readWith: plan.sourceModel, to: output, readWith: file.current)
+    }
+
+    /// The WAL store, migrated in place: its `-wal` (which holds most of its objects) is read, and the
+    /// store is whole afterwards, without side files.
+    @Test func aStoreWithAWriteAheadLogMigratesInPlace() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let original = Corpus.url("wibosco-migration/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_WAL.sqlite")
+        let copy = try copyOfStore(original, in: folder)
+        let witness = try copyOfStore(original, in: folder, named: "witness.sqlite")
+        let file = Self.files[Self.chains[1].model]!
+        let plan = try MigrationPlan(store: copy, model: file)
+        _ = try Migration.migrate(plan, to: .inPlace, verify: true)
+        #expect(!FileManager.default.fileExists(atPath: copy.path + "-wal"))
+        try expectCarried(from: witness, readWith: plan.sourceModel, to: copy, readWith: file.current)
+    }
+
+    /// Objects of entities that keep their name keep their keys, and their attributes that keep name and
+    /// type keep their values; the store keeps its UUID.
+    func expectCarried(from old: URL, readWith oldModel: Model, to new: URL, readWith newModel: Model) throws {
+        let options = StoreReadOptions(missingExternalData: .omit)
+        let oldReader = try StoreFormat.sqlite.driver.reader(at: old, model: oldModel, options: options)
+        let newReader = try StoreFormat.sqlite.driver.reader(at: new, model: newModel, options: options)
+        #expect(newReader.metadata.identifier == oldReader.metadata.identifier)
+        var was: [String: [Int64: Snapshot]] = [:]
+        try oldReader.forEachSnapshot { was[oldModel.descriptions[$0.ref.entity].name, default: [:]][$0.ref.key] = $0 }
+        var now: [String: [Int64: Snapshot]] = [:]
+        try newReader.forEachSnapshot { now[newModel.descriptions[$0.ref.entity].name, default: [:]][$0.ref.key] = $0 }
+        var compared = 0
+        for (name, objects) in was {
+            guard let oldEntity = oldModel.entity(named: name), let newEntity = newModel.entity(named: name) else { continue }
+            #expect(Set(now[name]?.keys ?? [:].keys) == Set(objects.keys), "\(name) keeps its objects and keys")
+            let kept = oldEntity.attributes.filter { attribute in
+                !attribute.isTransient
+                    && newEntity.attributes.contains { $0.name == attribute.name && $0.type == attribute.type && !$0.isTransient }
+                    && !(newEntity.attributes.first { $0.name == attribute.name }!.isOptional == false && attribute.isOptional)
+            }
+            for (key, snapshot) in objects {
+                guard let migrated = now[name]?[key] else { continue }
+                for attribute in kept {
+                    #expect(
+                        migrated[attribute: attribute.name, in: newEntity] == snapshot[attribute: attribute.name, in: oldEntity],
+                        "\(name) p\(key).\(attribute.name)")
+                    compared += 1
+                }
+            }
+        }
+        #expect(compared > 0)
     }
 }
