@@ -27,6 +27,10 @@ let package = Package(
             dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
             path: "Sources/FixturesBenchmark"),
         .executableTarget(
+            name: "migration-benchmark",
+            dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
+            path: "Sources/MigrationBenchmark"),
+        .executableTarget(
             name: "convert-benchmark",
             dependencies: ["BenchmarkSupport", .product(name: "Graft", package: "Graft")],
             path: "Sources/ConvertBenchmark"),

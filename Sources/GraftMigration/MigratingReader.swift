@@ -27,6 +27,19 @@ public final class MigratingReader: StoreReader {
     private let keyShifts: [Int64]
     private var notes: [String] = []
     private var droppedReferences = 0
+    /// Rules of the new model, checked on every object as it is migrated, and the old model's, to tell
+    /// a rule the store already broke from one the migration breaks.
+    private let rules: RuleCheck
+    private let sourceRules: RuleCheck
+    /// Uniqueness, checked only where the new model constrains what the old one did not.
+    private var uniqueness: UniquenessCheck?
+    private var checked = 0
+    private var firstOfPosition: [ObjectRef] = []
+    /// Rules the migrated objects break that the store's objects did not (the migration fails), and
+    /// those they broke already (carried, with a warning).
+    private var broken: [RuleViolation] = []
+    private var brokenCount = 0
+    private var brokenBefore = 0
 
     /// - Throws: `GraftError.invalidOperation` when `source` was not read with the mapping's source model.
     public init(_ source: any StoreReader, mapping: ModelMapping) throws {
@@ -67,6 +80,78 @@ public final class MigratingReader: StoreReader {
             }
         }
         keyShifts = shifts
+        rules = RuleCheck(model: mapping.destination)
+        sourceRules = RuleCheck(model: mapping.source)
+        if Self.addsUniqueness(mapping) { uniqueness = UniquenessCheck(model: mapping.destination) }
+    }
+
+    /// Whether the destination model constrains uniqueness where the source did not (a new constraint,
+    /// or trees merged under one root).
+    private static func addsUniqueness(_ mapping: ModelMapping) -> Bool {
+        func constraints(_ model: Model, root: (EntityDescription) -> String) -> Set<String> {
+            Set(
+                model.descriptions.flatMap { entity in
+                    entity.declaration.uniquenessConstraints.map { "\(root(entity)):\($0.sorted().joined(separator: ","))" }
+                })
+        }
+        let old = constraints(mapping.source) { entity in
+            mapping.destinationEntity(ofSourceEntity: entity.rootIndex).map { mapping.destination.descriptions[$0].rootIndex }
+                .map { mapping.destination.descriptions[$0].name } ?? "-"
+        }
+        let new = constraints(mapping.destination) { mapping.destination.descriptions[$0.rootIndex].name }
+        return !new.isSubset(of: old)
+    }
+
+    /// Checks a migrated object against the new model's rules, noting what it breaks.
+    private func check(_ migrated: Snapshot, from snapshot: Snapshot, object: ObjectMapping) {
+        let label = "\(model.descriptions[migrated.ref.entity].name) p\(migrated.ref.key)"
+        var found = rules.violations(in: migrated, object: label)
+        if var uniqueness {
+            for clash in uniqueness.add(migrated, at: firstOfPosition.count) {
+                let earlier = firstOfPosition[clash.earlier]
+                found.append(
+                    clash.violation(
+                        entity: model.descriptions[migrated.ref.entity].name, object: label,
+                        earlier: "another \(model.descriptions[earlier.entity].name) (p\(earlier.key))"))
+            }
+            firstOfPosition.append(migrated.ref)
+            self.uniqueness = uniqueness
+        }
+        guard !found.isEmpty else { return }
+        // What the object broke before, by rule and by the old name of each property.
+        let before = Set(
+            sourceRules.violations(in: snapshot, object: label).map { "\($0.rule):\($0.property)" })
+        let entity = model.descriptions[migrated.ref.entity]
+        let source = mapping.source.descriptions[snapshot.ref.entity]
+        for violation in found {
+            var oldName = violation.property
+            if let index = entity.attributeIndexByName[violation.property],
+                case .source(let from, _, _) = object.attributes[index]
+            {
+                oldName = source.attributes[from].name
+            } else if let index = entity.relationshipIndexByName[violation.property],
+                case .source(let from, _) = object.relationships[index]
+            {
+                oldName = source.relationships[from].declaration.name
+            }
+            if before.contains("\(violation.rule):\(oldName)") {
+                brokenBefore += 1
+            } else {
+                brokenCount += 1
+                if broken.count < 50 { broken.append(violation) }
+            }
+        }
+    }
+
+    /// Throws when the migrated objects break rules the store's did not.
+    private func finishChecks() throws {
+        guard broken.isEmpty else {
+            throw GraftError(
+                .validationFailed,
+                "the migrated objects would break \(Wording.counted(brokenCount, "rule")) the store's objects did not "
+                    + "break\(brokenCount > broken.count ? " (the first \(broken.count) are listed)" : ""); nothing was written",
+                underlying: broken.map { GraftError(.validationFailed, $0.description) })
+        }
     }
 
     /// The highest key of each inheritance tree of the store (by root entity index).
@@ -87,6 +172,10 @@ public final class MigratingReader: StoreReader {
 
     public var warnings: [String] {
         var warnings = source.warnings + notes
+        if brokenBefore > 0 {
+            warnings.append(
+                "\(Wording.counted(brokenBefore, "rule")) the store's objects broke already still broken after the migration")
+        }
         if droppedReferences > 0 {
             warnings.append(
                 "\(Wording.counted(droppedReferences, "reference")) to objects the new model does not keep left out")
@@ -113,6 +202,7 @@ public final class MigratingReader: StoreReader {
         try source.forEachSnapshot { snapshot in
             if let migrated = try migrate(snapshot) { try body(migrated) }
         }
+        try finishChecks()
     }
 
     public func forEachSnapshotInAnyOrder(
@@ -123,12 +213,16 @@ public final class MigratingReader: StoreReader {
             guard let object = self.mapping.objects[entity] else { return false }
             return object.relationships.indices.contains { destination in
                 guard case .source(let from, _) = object.relationships[destination], from == index else { return false }
+                // Read where the writer needs it, and where the new model counts it (for the checks).
+                let rule = self.model.descriptions[object.destinationEntity].relationships[destination].declaration
                 return relationships.includes(entity: object.destinationEntity, relationship: destination)
+                    || !rule.isOptional || rule.minCount > 0 || rule.isToMany && rule.maxCount > 0
             }
         }
         try source.forEachSnapshotInAnyOrder(reading: selection) { snapshot in
             if let migrated = try migrate(snapshot) { try body(migrated) }
         }
+        try finishChecks()
     }
 
     public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool {
@@ -214,6 +308,7 @@ public final class MigratingReader: StoreReader {
                 }
             }
         }
+        check(migrated, from: snapshot, object: object)
         return migrated
     }
 

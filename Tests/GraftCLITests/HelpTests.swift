@@ -56,10 +56,11 @@ import Testing
         #expect(context.capturedErrorOutput == "")
     }
 
-    @Test func copyPasteValidateAndFixturesHelp() {
+    @Test func copyPasteValidateFixturesAndMigrateHelp() {
         for (command, expected, golden) in [
             ("copy", Golden.graftCopy, "graftCopy"), ("paste", Golden.graftPaste, "graftPaste"),
             ("validate", Golden.graftValidate, "graftValidate"), ("fixtures", Golden.graftFixtures, "graftFixtures"),
+            ("migrate", Golden.graftMigrate, "graftMigrate"),
         ] {
             let context = CommandContext.capturing()
             #expect(GraftCommandLine.main(["graft", command, "--help"], context: context) == 0)

@@ -2,7 +2,7 @@
 extension Golden {
     static let graft = #"""
         OVERVIEW: Work with Core Data object graphs: models, stores, conversion, copy
-        and paste, fixtures.
+        and paste, fixtures, migration.
 
         Graft reads and writes Core Data models and the SQLite, XML and binary store
         formats without Apple's frameworks. Run a subcommand with --help, or 'graft help
@@ -27,6 +27,8 @@ extension Golden {
                                   break.
           fixtures                Generate a valid object graph from a model, the same
                                   for the same seed, as a store or a clipboard.
+          migrate                 Migrate a store written with an older version of a
+                                  model to a newer version.
           help                    Show help for a subcommand.
 
           See 'graft <subcommand> --help' for detailed help.
