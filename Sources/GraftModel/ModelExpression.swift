@@ -687,7 +687,8 @@ struct ExpressionArchiver {
     }
 
     /// An `NSFunctionExpression`: the operand (Foundation's function table, or a receiver such as
-    /// `$manager`), the selector and the arguments, in an `NSMutableArray` as V2toV3.cdm has them.
+    /// `$manager`), the selector and the arguments, in an `NSMutableArray` (as V2toV3.cdm has a
+    /// relationship mapping's; Foundation reads any array).
     private mutating func archiveFunction(
         operand: KeyedArchiver.UID, selector: String, arguments: [ModelExpression], in archiver: inout KeyedArchiver
     ) -> KeyedArchiver.UID {

@@ -185,6 +185,34 @@ import Testing
         #expect(obsolete.sourceExpression == Self.fetch("Obsolete"))
     }
 
+    /// Settings no corpus file shows the compiled form of are refused, not guessed.
+    @Test(arguments: [
+        (#"<attribute name="autogenerateexpression" type="bool">0</attribute>"#, GraftError.Code.unsupportedFormat),
+        (#"<attribute name="mappingtypename" type="string">Merge</attribute>"#, .malformedInput),
+        (#"<attribute name="mappingnumber" type="int16">first</attribute>"#, .malformedInput),
+        (#"<attribute name="userinfodata" type="binary">AAAA</attribute>"#, .unsupportedFormat),
+    ])
+    func unknownSettingsAreRefused(attribute: String, code: GraftError.Code) throws {
+        let xml = """
+            <database>
+                <object type="XDDEVMAPPINGMODEL" id="z1">
+                    <relationship name="entitymappings" type="0/0" destination="XDDEVENTITYMAPPING" idrefs="z2"></relationship>
+                </object>
+                <object type="XDDEVENTITYMAPPING" id="z2">
+                    <attribute name="sourcename" type="string">Note</attribute>
+                    <attribute name="destinationname" type="string">Note</attribute>
+                    \(attribute)
+                </object>
+            </database>
+            """
+        let error = #expect(throws: GraftError.self) {
+            try MappingModel.read(xcmapping: Data(xml.utf8), path: "Test/xcmapping.xml")
+        }
+        #expect(error?.code == code)
+        #expect(error?.context.first == .file("Test/xcmapping.xml"))
+        #expect(error?.context.contains(.object("XDDEVENTITYMAPPING z2")) == true)
+    }
+
     /// A compiled archive made here: user info, every mapping type code, a custom source expression.
     @Test func compiledArchiveWithUserInfoAndAFilter() throws {
         var archiver = KeyedArchiver()
