@@ -94,7 +94,7 @@ public struct ArchivedObject: Sendable {
     }
 
     /// "an NSEntityDescription", "a string", … for messages.
-    var kindDescription: String {
+    package var kindDescription: String {
         let name = className ?? rawValue.typeName
         let article = "AEIOU".contains(name.first ?? "x") ? "an" : "a"
         return "\(article) \(name)"

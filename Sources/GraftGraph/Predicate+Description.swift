@@ -111,6 +111,8 @@ extension GraftPredicate.Expression: CustomStringConvertible {
             return "CAST(\(inner), \(Self.quote(typeName)))"
         case .ternary(let condition, let whenTrue, let whenFalse):
             return "TERNARY(\(condition), \(whenTrue), \(whenFalse))"
+        case .fetch(let request, let context, let countOnly):
+            return "FETCH(\(request), \(context), \(countOnly ? "YES" : "NO"))"
         }
     }
 

@@ -182,6 +182,11 @@ extension GraftPredicate.Expression {
             }
         case .ternary(let condition, let whenTrue, let whenFalse):
             return try (condition.evaluate(in: context) ? whenTrue : whenFalse).operand(in: context)
+        case .fetch:
+            throw GraftError(
+                .evaluationFailed,
+                "FETCH runs a fetch request in a managed object context, which only a migration does; "
+                    + "a predicate cannot evaluate it", context: [.key(description)])
         }
     }
 

@@ -42,7 +42,8 @@ extension GraftPredicate {
     /// - function expressions: the built-in functions `name:(arguments)` and `now()` (``PredicateFunction``),
     ///   `FUNCTION(receiver, "selector", arguments…)`, `SUBQUERY(collection, $x, predicate)`, index forms
     ///   `collection[FIRST]`, `[LAST]`, `[SIZE]`, `[n]`, `CAST(expression, "type")` of a key path,
-    ///   `TERNARY(predicate, a, b)`, and `**` (a power).
+    ///   `TERNARY(predicate, a, b)`, `FETCH(request, context, NO)` (parsed and printed, not evaluated), and
+    ///   `**` (a power).
     ///
     /// Keywords are case-insensitive; function names are matched exactly, as Foundation's selectors are.
     ///
@@ -456,6 +457,8 @@ struct PredicateParser {
             return try parseSubquery(at: start)
         case "FUNCTION":
             return try parseMethod(at: start)
+        case "FETCH" where nextToken.isPunctuation("("):
+            return try parseFetch(at: start)
         case "TERNARY" where nextToken.isPunctuation("("):
             return try parseTernary(at: start)
         case "FIRST", "LAST", "SIZE":
@@ -561,6 +564,24 @@ struct PredicateParser {
             try expectPunctuation(")", "to close the FUNCTION at offset \(open.offset)")
         }
         return .method(receiver, selector, arguments)
+    }
+
+    /// `FETCH(request, context, countOnly)`, the last a Boolean constant.
+    private mutating func parseFetch(at start: PredicateToken) throws -> GraftPredicate.Expression {
+        advance()
+        let open = token
+        try expectPunctuation("(", "after FETCH")
+        let request = try parseExpression()
+        try expectPunctuation(",", "between FETCH's request and its context")
+        let context = try parseExpression()
+        try expectPunctuation(",", "between FETCH's context and its count-only flag")
+        let flagToken = token
+        guard case .constant(.bool(let countOnly)) = try parseExpression() else {
+            throw error(
+                "expected YES or NO as FETCH's third argument (count only), found \(flagToken.quoted)", at: flagToken)
+        }
+        try expectPunctuation(")", "to close the FETCH at offset \(open.offset)")
+        return .fetch(request, context: context, countOnly: countOnly)
     }
 
     /// `SUBQUERY(collection, $x, predicate)`.

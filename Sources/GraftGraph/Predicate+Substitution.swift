@@ -70,6 +70,9 @@ extension GraftPredicate.Expression {
             return .ternary(
                 try condition.substituting(variables), try whenTrue.substituting(variables),
                 try whenFalse.substituting(variables))
+        case .fetch(let request, let context, let countOnly):
+            return .fetch(
+                try request.substituting(variables), context: try context.substituting(variables), countOnly: countOnly)
         case .constant, .null, .object, .evaluatedObject, .keyPath: return self
         }
     }

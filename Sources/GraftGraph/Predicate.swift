@@ -173,6 +173,12 @@ extension GraftPredicate {
         case cast(Expression, String)
         /// `TERNARY(predicate, a, b)`: `a` where the predicate holds, `b` otherwise.
         case ternary(GraftPredicate, Expression, Expression)
+        /// `FETCH(request, context, countOnly)`: the objects (or, with `YES`, their count) a fetch request
+        /// finds in a managed object context (Core Data's `NSFetchRequestExpression`), as a mapping
+        /// model's source expression fetches the source objects:
+        /// `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Car", "TRUEPREDICATE"), $manager.sourceContext, NO)`.
+        /// Graft parses and prints it; evaluating it is the migration engine's part.
+        case fetch(Expression, context: Expression, countOnly: Bool)
     }
 
     /// What `collection[…]` selects.

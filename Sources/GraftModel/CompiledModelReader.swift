@@ -528,8 +528,16 @@ private struct Reading {
     }
 
     static func userInfo(_ object: ArchivedObject) throws -> [String: String] {
+        object.userInfoStrings()
+    }
+}
+
+extension ArchivedObject {
+    /// The `NSUserInfo` dictionary of a model or mapping object: string values as they are, other
+    /// property-list values in their text form; entries that are neither are left out.
+    func userInfoStrings() -> [String: String] {
         var info: [String: String] = [:]
-        for (key, value) in (try? object["NSUserInfo"]?.decodeStringKeyedDictionary()) ?? [] {
+        for (key, value) in (try? self["NSUserInfo"]?.decodeStringKeyedDictionary()) ?? [] {
             if let text = try? value.decodeString() {
                 info[key] = text
             } else if let plist = try? value.decodePropertyList() {

@@ -11,6 +11,8 @@ import GraftCore
 /// and text back into archived objects when one is written. It covers the forms compiled models
 /// hold — comparisons, `AND`/`OR`/`NOT`, key paths, `SELF`, constants, variables and function
 /// expressions — not the whole predicate language; text it cannot parse is archived as a string.
+/// Mapping models add method calls on a receiver (`FUNCTION($manager, "…", …)`), key paths from a
+/// variable (`$source.name`) and fetch request expressions (`FETCH(…)`), which are read (not parsed).
 /// `Formats/models.md` lists each archived form with the corpus files that show it.
 indirect enum ModelExpression: Hashable, Sendable {
     /// A constant: a number, a string or `nil`.
@@ -19,11 +21,20 @@ indirect enum ModelExpression: Hashable, Sendable {
     case evaluatedObject
     /// `$NAME` (`NSVariableExpression`).
     case variable(String)
-    /// A key path from the evaluated object (`NSKeyPathExpression` over `SELF`).
+    /// A key path from the evaluated object (`NSKeyPathExpression` over `SELF`), or from a variable
+    /// when it starts with `$` (`$source.name`, `$manager.sourceContext`).
     case keyPath(String)
     /// A function such as `count:(pages)` or `uppercase:(title)` (`NSFunctionExpression`); the name
     /// keeps its colon, as Core Data writes the selector.
     case function(String, [ModelExpression])
+    /// `FUNCTION(receiver, "selector", arguments…)`: a method of the receiver's value
+    /// (`NSFunctionExpression` whose operand is not Foundation's function table), as mapping models call
+    /// the migration manager: `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", …)`.
+    case method(ModelExpression, String, [ModelExpression])
+    /// `FETCH(request, context, countOnly)`: the objects a fetch request finds in a context
+    /// (Core Data's `NSFetchRequestExpression`), as a mapping model's source expression fetches the
+    /// source objects.
+    case fetch(request: ModelExpression, context: ModelExpression, countOnly: Bool)
     /// `{1, 2, 3}` (`NSAggregateExpression`).
     case aggregate([ModelExpression])
     /// `left op right` (`NSComparisonPredicate`).
@@ -133,6 +144,13 @@ extension ModelExpression {
         case .function(let name, let arguments):
             let stem = name.hasSuffix(":") ? name : name + ":"
             return stem + "(" + arguments.map(\.format).joined(separator: ", ") + ")"
+        case .method(let receiver, let selector, let arguments):
+            // Foundation prints `"selector" , argument` (a space before the comma); Graft writes the
+            // usual `, `, which both parsers read.
+            let parts = [receiver.format, ValidationText.quoted(selector)] + arguments.map(\.format)
+            return "FUNCTION(" + parts.joined(separator: ", ") + ")"
+        case .fetch(let request, let context, let countOnly):
+            return "FETCH(" + request.format + ", " + context.format + ", " + (countOnly ? "YES" : "NO") + ")"
         case .aggregate(let elements): return "{" + elements.map(\.format).joined(separator: ", ") + "}"
         case .comparison(let comparison):
             var text = ""
@@ -499,7 +517,22 @@ extension ModelExpression {
             self = .variable(try object.string(forKey: "NSVariable") ?? "")
         } else if object.isKind(of: "NSFunctionExpression") {
             let name = try object.string(forKey: "NSSelectorName") ?? ""
-            self = .function(name, try list("NSArguments"))
+            let arguments = try list("NSArguments")
+            // Foundation's own functions (`count:`, `uppercase:`) have as operand a constant naming their
+            // class (`NSConstantValueClassName`, no value); any other operand is a receiver.
+            if let operand = try object["NSOperand"],
+                !(operand.isKind(of: "NSConstantValueExpression") && !operand.contains("NSConstantValue"))
+            {
+                self = .method(try ModelExpression(archived: operand, depth: depth + 1), name, arguments)
+            } else {
+                self = .function(name, arguments)
+            }
+        } else if object.isKind(of: "NSFetchRequestExpression") {
+            // `+[NSFetchRequestExpression expressionForFetch:context:countOnly:]`, archived as
+            // `NSFRExpression`, `NSMOCExpression` and `NSCountOnlyFlag` (V2toV3.cdm).
+            self = .fetch(
+                request: try sub("NSFRExpression"), context: try sub("NSMOCExpression"),
+                countOnly: try object.bool(forKey: "NSCountOnlyFlag") ?? false)
         } else if object.isKind(of: "NSAggregateExpression") {
             self = .aggregate(try list("NSCollection"))
         } else if object.isKind(of: "NSConstantValueExpression") {
@@ -567,8 +600,17 @@ struct ExpressionArchiver {
             return archiver.encodeObject(
                 classChain: ["NSVariableExpression"] + Self.expressionChain,
                 fields: ["NSExpressionType": 2, "NSVariable": archiver.encode(name).propertyList])
-        case .keyPath(let path):
-            let operand = archive(.evaluatedObject, in: &archiver)
+        case .keyPath(let fullPath):
+            // `$source.name`: the variable is the operand and the rest the path.
+            var path = fullPath
+            let operand: KeyedArchiver.UID
+            if fullPath.hasPrefix("$"), let dot = fullPath.firstIndex(of: ".") {
+                operand = archive(
+                    .variable(String(fullPath[fullPath.index(after: fullPath.startIndex)..<dot])), in: &archiver)
+                path = String(fullPath[fullPath.index(after: dot)...])
+            } else {
+                operand = archive(.evaluatedObject, in: &archiver)
+            }
             let specifier = archiver.encodeObject(
                 classChain: ["NSKeyPathSpecifierExpression"] + Self.expressionChain,
                 fields: ["NSExpressionType": 10, "NSKeyPath": archiver.encode(path).propertyList])
@@ -590,14 +632,18 @@ struct ExpressionArchiver {
                     "NSExpressionType": 0,
                     "NSConstantValueClassName": archiver.encode("_NSPredicateUtilities").propertyList,
                 ])
-            var elements: [KeyedArchiver.UID] = []
-            for argument in arguments { elements.append(archive(argument, in: &archiver)) }
-            let list = archiver.encodeArray(elements, mutable: true)
+            return archiveFunction(operand: operand, selector: name, arguments: arguments, in: &archiver)
+        case .method(let receiver, let selector, let arguments):
+            let operand = archive(receiver, in: &archiver)
+            return archiveFunction(operand: operand, selector: selector, arguments: arguments, in: &archiver)
+        case .fetch(let request, let context, let countOnly):
+            let requestUID = archive(request, in: &archiver)
+            let contextUID = archive(context, in: &archiver)
             return archiver.encodeObject(
-                classChain: ["NSFunctionExpression"] + Self.expressionChain,
+                classChain: ["NSFetchRequestExpression"] + Self.expressionChain,
                 fields: [
-                    "NSExpressionType": 4, "NSOperand": operand.propertyList,
-                    "NSSelectorName": archiver.encode(name).propertyList, "NSArguments": list.propertyList,
+                    "NSExpressionType": 50, "NSFRExpression": requestUID.propertyList,
+                    "NSMOCExpression": contextUID.propertyList, "NSCountOnlyFlag": .bool(countOnly),
                 ])
         case .aggregate(let elements):
             var members: [KeyedArchiver.UID] = []
@@ -638,5 +684,22 @@ struct ExpressionArchiver {
             return archiver.encodeObject(
                 classChain: [value ? "NSTruePredicate" : "NSFalsePredicate"] + Self.predicateChain, fields: [:])
         }
+    }
+
+    /// An `NSFunctionExpression`: the operand (Foundation's function table, or a receiver such as
+    /// `$manager`), the selector and the arguments, in an `NSMutableArray` (as V2toV3.cdm has a
+    /// relationship mapping's; Foundation reads any array).
+    private mutating func archiveFunction(
+        operand: KeyedArchiver.UID, selector: String, arguments: [ModelExpression], in archiver: inout KeyedArchiver
+    ) -> KeyedArchiver.UID {
+        var elements: [KeyedArchiver.UID] = []
+        for argument in arguments { elements.append(archive(argument, in: &archiver)) }
+        let list = archiver.encodeArray(elements, mutable: true)
+        return archiver.encodeObject(
+            classChain: ["NSFunctionExpression"] + Self.expressionChain,
+            fields: [
+                "NSExpressionType": 4, "NSOperand": operand.propertyList,
+                "NSSelectorName": archiver.encode(selector).propertyList, "NSArguments": list.propertyList,
+            ])
     }
 }

@@ -15,7 +15,8 @@ import GraftCore
 ///
 /// - entity: `_name` → `name`; `XD_PSK_entityClassName` → `className`; `XD_PSK_isAbstract` (else the
 ///   entity's own `_isAbstract`) → `isAbstract`; the generalizations bucket → `parent`;
-///   `XD_PSK_versionHashModifier`, `XD_PSK_userInfo` → modifier, user info.
+///   `XD_PSK_versionHashModifier`, `XD_PSK_elementID`, `XD_PSK_userInfo` → modifier, renaming identifier,
+///   user info; `XDPMUniquenessConstraints`, `XDPMCompoundIndexes` → constraints and compound indexes.
 /// - every property: `_name` → `name`; `XD_PPSK_isOptional` (absent: optional), `XD_PPSK_isTransient`,
 ///   `XD_PPSK_versionHashModifier`, `XD_PPSK_elementID`, `XD_PPSK_userInfo`; attributes also
 ///   `XD_PPSK_isIndexed`.
@@ -32,8 +33,8 @@ import GraftCore
 /// Unknown tags and fields are ignored; Xcode's Sync Services settings (`com.apple.syncservices.*`
 /// user-info keys) are left out of `userInfo`. Attributes and relationships come out sorted by name,
 /// entities too: the archive keeps them in dictionaries, whose order means nothing. Fetched properties
-/// and fetch request templates were not in any sample and are refused with an error rather than lost;
-/// no sample has a subentity either, so the reading of the generalizations bucket is unconfirmed.
+/// and fetch request templates were not in any sample and are refused with an error rather than lost.
+/// Subentities and constraints are shown by the models a mapping model keeps in this format.
 /// `Formats/xcode3-elements.md` describes the layout and the evidence for each rule.
 ///
 /// For example:
@@ -177,7 +178,10 @@ public enum XcodeElementsReader {
             var entity = Entity(
                 name: name, className: try tags.string(Key.entityClassName), parent: try parent(of: object),
                 isAbstract: isAbstract, versionHashModifier: try tags.string(Key.entityVersionHashModifier),
+                renamingIdentifier: try tags.string(Key.entityElementID),
                 userInfo: try tags.userInfo(Key.entityUserInfo))
+            entity.uniquenessConstraints = try tags.nameLists(Key.uniquenessConstraints)
+            entity.compoundIndexes = try tags.nameLists(Key.compoundIndexes)
             if let requests = tags[Key.fetchRequests], (try? requests.decodeArray())?.isEmpty != true {
                 throw GraftError(
                     .unsupportedFormat,
@@ -212,7 +216,8 @@ public enum XcodeElementsReader {
     }
 
     /// The parent entity, from the generalizations bucket: each element is an `XDPMEntity`, or a
-    /// generalization object whose `_general` is one. No sample has a subentity, so both are accepted.
+    /// generalization object (`XDUMLGeneralizationImp`, as a mapping model's models have) whose `_general`
+    /// is one.
     private static func parent(of entity: ArchivedObject) throws -> String? {
         var parents: [String] = []
         for element in try bucket("Generalizations", of: entity) {
@@ -340,6 +345,9 @@ public enum XcodeElementsReader {
         static let entityVersionHashModifier = "XD_PSK_versionHashModifier"
         static let entityUserInfo = "XD_PSK_userInfo"
         static let fetchRequests = "XD_PSK_fetchRequestsArray"
+        static let entityElementID = "XD_PSK_elementID"
+        static let uniquenessConstraints = "XDPMUniquenessConstraints"
+        static let compoundIndexes = "XDPMCompoundIndexes"
 
         static let isOptional = "XD_PPSK_isOptional"
         static let isTransient = "XD_PPSK_isTransient"
@@ -405,6 +413,17 @@ public enum XcodeElementsReader {
                 return number
             }
             throw mismatch(tag, value, "an integer")
+        }
+
+        /// Lists of property names (uniqueness constraints, compound indexes): an array of arrays of
+        /// strings; none when the tag is absent.
+        func nameLists(_ tag: String) throws -> [[String]] {
+            guard let value = values[tag] else { return [] }
+            do {
+                return try value.decodeArray().map { try $0.decodeArray().map { try $0.decodeString() } }
+            } catch let error as GraftError {
+                throw error.at(.key(tag))
+            }
         }
 
         /// A user-info dictionary, without Xcode's own Sync Services keys; values that are not strings
