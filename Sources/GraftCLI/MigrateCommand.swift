@@ -16,6 +16,12 @@ struct MigrateCommand: ParsableCommand {
             to-many, ordered and unordered; moves within an inheritance hierarchy. A change no mapping can \
             be inferred for is refused, naming the property and what a mapping model would have to say.
 
+            A step that a mapping model joins (one given with --mapping, or one in the model's folder, \
+            matched by the version hashes it records) is run by it: its value expressions that read a \
+            source attribute, give a constant, or carry the objects a relationship names. A mapping that \
+            names a custom policy class is app code Graft cannot run: such a step is refused, naming the \
+            class and the entity (from Swift, a MigrationPolicy registered under that name runs it).
+
             All steps run in one pass: objects stream from the store through every step into a new \
             document, as convert writes one. The store's UUID, its metadata and every object's key (so \
             its URI) are kept. --plan prints the steps and every change they carry without writing. -o \
@@ -42,6 +48,11 @@ struct MigrateCommand: ParsableCommand {
             .option(
                 \.version, name: "version", valueName: "name",
                 help: "The version to migrate to (by default, the model's current version)."),
+            .option(
+                \.mappings, name: "mapping", valueName: "path",
+                help:
+                    "A mapping model (.cdm, .xcmappingmodel) for a step that needs one; those beside the model are found too."
+            ),
             .option(\.output, name: "output", short: "o", valueName: "path", help: "Write the migrated store here."),
             .flag(\.inPlace, name: "in-place", help: "Replace the store with the migrated one when it is complete."),
             .option(
@@ -64,6 +75,7 @@ struct MigrateCommand: ParsableCommand {
     var store: PathArgument = ""
     var model: PathArgument?
     var version: String?
+    var mappings: [PathArgument] = []
     var output: PathArgument?
     var inPlace = false
     var format: StoreFormat?
@@ -92,7 +104,8 @@ struct MigrateCommand: ParsableCommand {
     func run(_ context: CommandContext) throws {
         let storeURL = URL(fileURLWithPath: store.path)
         let file = try ModelLoading.load(URL(fileURLWithPath: model!.path))
-        let migrationPlan = try MigrationPlan(store: storeURL, model: file, version: version)
+        let migrationPlan = try MigrationPlan(
+            store: storeURL, model: file, version: version, mappingModels: mappings.map { URL(fileURLWithPath: $0.path) })
         if plan {
             context.print(json ? migrationPlan.json.text(pretty: true) : migrationPlan.text, terminator: "")
             if json { context.print("") }

@@ -18,9 +18,21 @@ import GraftModel
 /// let reader = try MigratingReader(source, mapping: step.mapping)
 /// _ = try Conversion.write(reader, to: output, format: .sqlite)
 /// ```
+/// One pass of a migration: a mapping (several steps composed), and the Swift policies that run on its
+/// objects, by source entity index.
+struct MigrationStage: Sendable {
+    var mapping: ModelMapping
+    var policies: [Int: MigrationPolicy]
+}
+
 public final class MigratingReader: StoreReader {
     public let source: any StoreReader
+    /// Every stage's mapping as one: which entity each source entity becomes, and where each destination
+    /// property's value comes from.
     public let mapping: ModelMapping
+    let stages: [MigrationStage]
+    /// By stage: the objects its policies made, handed on after the store's.
+    private let created: [CreatedObjects?]
     public var model: Model { mapping.destination }
     public let metadata: StoreMetadata
     /// By source entity: the amount its objects' keys move up (0 for almost every store).
@@ -42,12 +54,18 @@ public final class MigratingReader: StoreReader {
     private var brokenBefore = 0
 
     /// - Throws: `GraftError.invalidOperation` when `source` was not read with the mapping's source model.
-    public init(_ source: any StoreReader, mapping: ModelMapping) throws {
+    public convenience init(_ source: any StoreReader, mapping: ModelMapping) throws {
+        try self.init(source, stages: [MigrationStage(mapping: mapping, policies: [:])])
+    }
+
+    init(_ source: any StoreReader, stages: [MigrationStage]) throws {
+        let mapping = stages.dropFirst().reduce(stages[0].mapping) { $0.then($1.mapping) }
         guard source.model == mapping.source else {
             throw GraftError(.invalidOperation, "the store was read with another model than the migration's source")
         }
         self.source = source
         self.mapping = mapping
+        self.stages = stages
         metadata = StoreMetadata.make(
             for: mapping.destination,
             storeType: source.metadata.storeType.flatMap(StoreMetadata.StoreType.init(rawValue:)) ?? .sqlite,
@@ -62,8 +80,9 @@ public final class MigratingReader: StoreReader {
         }
         var shifts = [Int64](repeating: 0, count: mapping.source.descriptions.count)
         let shared = feeding.filter { $0.value.count > 1 }
+        let hasPolicies = stages.contains { !$0.policies.isEmpty }
+        let maxKeys = shared.isEmpty && !hasPolicies ? [:] : try Self.maxKeys(of: source)
         if !shared.isEmpty {
-            let maxKeys = try Self.maxKeys(of: source)
             for (root, sourceRoots) in shared.sorted(by: { $0.key < $1.key }) {
                 var next: Int64 = 0
                 for sourceRoot in sourceRoots.sorted() {
@@ -80,6 +99,11 @@ public final class MigratingReader: StoreReader {
             }
         }
         keyShifts = shifts
+        // Objects policies make take keys above every key of the store (moved up as above).
+        let firstKey = (maxKeys.values.reduce(0, +)) + 1
+        created = stages.map { stage in
+            stage.policies.isEmpty ? nil : CreatedObjects(model: stage.mapping.destination, firstKey: firstKey)
+        }
         rules = RuleCheck(model: mapping.destination)
         sourceRules = RuleCheck(model: mapping.source)
         if Self.addsUniqueness(mapping) { uniqueness = UniquenessCheck(model: mapping.destination) }
@@ -202,6 +226,7 @@ public final class MigratingReader: StoreReader {
         try source.forEachSnapshot { snapshot in
             if let migrated = try migrate(snapshot) { try body(migrated) }
         }
+        try handOnCreatedObjects(body)
         try finishChecks()
     }
 
@@ -222,7 +247,33 @@ public final class MigratingReader: StoreReader {
         try source.forEachSnapshotInAnyOrder(reading: selection) { snapshot in
             if let migrated = try migrate(snapshot) { try body(migrated) }
         }
+        try handOnCreatedObjects(body)
         try finishChecks()
+    }
+
+    /// The objects policies made, through the stages after theirs, checked like the others.
+    private func handOnCreatedObjects(_ body: (Snapshot) throws -> Void) throws {
+        for (index, made) in created.enumerated() {
+            guard let made else { continue }
+            for ref in made.order {
+                guard var snapshot = made.snapshots[ref] else { continue }
+                var carried = true
+                for stage in stages[(index + 1)...] {
+                    guard let next = try apply(stage.mapping, to: snapshot, shifting: false) else {
+                        carried = false
+                        break
+                    }
+                    snapshot = next
+                }
+                guard carried else { continue }
+                let label = "\(model.descriptions[snapshot.ref.entity].name) p\(snapshot.ref.key)"
+                for violation in rules.violations(in: snapshot, object: label) {
+                    brokenCount += 1
+                    if broken.count < 50 { broken.append(violation) }
+                }
+                try body(snapshot)
+            }
+        }
     }
 
     public func forEachRef(_ body: (ObjectRef) throws -> Void) throws -> Bool {
@@ -246,11 +297,38 @@ public final class MigratingReader: StoreReader {
         return migrated
     }
 
-    /// The object `snapshot` becomes, or `nil` when its entity is not carried.
+    /// The object `snapshot` becomes, through every stage, or `nil` when its entity is not carried.
     func migrate(_ snapshot: Snapshot) throws -> Snapshot? {
         guard let object = mapping.objects[snapshot.ref.entity] else { return nil }
-        let entity = model.descriptions[object.destinationEntity]
-        let key = snapshot.ref.key + keyShifts[snapshot.ref.entity]
+        var current = snapshot
+        for (index, stage) in stages.enumerated() {
+            guard var next = try apply(stage.mapping, to: current, shifting: index == 0) else { return nil }
+            if let policy = stage.policies[current.ref.entity], let made = created[index] {
+                var view = PolicyObject(
+                    source: current, sourceEntity: stage.mapping.source.descriptions[current.ref.entity],
+                    destination: next, destinationEntity: stage.mapping.destination.descriptions[next.ref.entity],
+                    created: made)
+                do {
+                    try policy.body(&view)
+                } catch let error as GraftError {
+                    throw GraftError(
+                        .migrationBlocked, "the policy \(policy.className) failed: \(error.message)",
+                        context: [.entity(view.sourceEntity.name), .object("p\(current.ref.key)")])
+                }
+                next = view.destination
+            }
+            current = next
+        }
+        check(current, from: snapshot, object: object)
+        return current
+    }
+
+    /// The object `snapshot` (of `mapping`'s source model) becomes in `mapping`'s destination model, or
+    /// `nil` when its entity is not carried; `shifting` moves keys as ``keyShifts`` says (the first stage).
+    private func apply(_ mapping: ModelMapping, to snapshot: Snapshot, shifting: Bool) throws -> Snapshot? {
+        guard let object = mapping.objects[snapshot.ref.entity] else { return nil }
+        let entity = mapping.destination.descriptions[object.destinationEntity]
+        let key = snapshot.ref.key + (shifting ? keyShifts[snapshot.ref.entity] : 0)
         var migrated = Snapshot(entity: entity, key: key)
         migrated.version = snapshot.version
         func failure(_ message: String, _ property: String) -> GraftError {
@@ -288,13 +366,13 @@ public final class MigratingReader: StoreReader {
             case .unloaded:
                 migrated.relationships[index] = .unloaded
             case .toOne(let ref):
-                let target = ref.flatMap(carried)
+                let target = ref.flatMap { carried($0, mapping, shifting) }
                 migrated.relationships[index] = toMany ? .toMany(target.map { [$0] } ?? []) : .toOne(target)
             case .toMany(let refs):
                 var targets: [ObjectRef] = []
                 targets.reserveCapacity(refs.count)
                 for ref in refs {
-                    if let target = carried(ref) { targets.append(target) }
+                    if let target = carried(ref, mapping, shifting) { targets.append(target) }
                 }
                 if toMany {
                     migrated.relationships[index] = .toMany(targets)
@@ -308,18 +386,17 @@ public final class MigratingReader: StoreReader {
                 }
             }
         }
-        check(migrated, from: snapshot, object: object)
         return migrated
     }
 
     /// The reference `ref` becomes, or `nil` (counted) when its object is not carried.
-    private func carried(_ ref: ObjectRef) -> ObjectRef? {
+    private func carried(_ ref: ObjectRef, _ mapping: ModelMapping, _ shifting: Bool) -> ObjectRef? {
         guard mapping.source.descriptions.indices.contains(ref.entity),
             let target = mapping.destinationEntity(ofSourceEntity: ref.entity)
         else {
             droppedReferences += 1
             return nil
         }
-        return ObjectRef(entity: target, key: ref.key + keyShifts[ref.entity])
+        return ObjectRef(entity: target, key: ref.key + (shifting ? keyShifts[ref.entity] : 0))
     }
 }

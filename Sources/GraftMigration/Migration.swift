@@ -98,11 +98,11 @@ public enum Migration {
         var options = reading
         options.danglingReferences = format.driver.holdsDanglingReferences ? .keep : .drop
         options.readsOnceInAnyOrder = format.driver.writesSnapshotsInAnyOrder
-        let mapping = plan.mapping
+        let stages = plan.stages
         var report: Report
         do {
             let source = try plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: options)
-            let reader = try MigratingReader(source, mapping: mapping)
+            let reader = try MigratingReader(source, stages: stages)
             let written = try Conversion.write(reader, to: output, format: format, overwrite: overwrite, progress: progress)
             report = Report(
                 plan: plan, output: output, outputFormat: format, counts: written.counts, differences: [],
@@ -111,7 +111,7 @@ public enum Migration {
                 var again = options
                 again.readsOnceInAnyOrder = false
                 let expected = try MigratingReader(
-                    plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: again), mapping: mapping)
+                    plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: again), stages: stages)
                 let actual = try format.driver.reader(at: output, model: plan.targetModel, options: StoreReadOptions())
                 report.differences = try Verification.differences(between: expected, and: actual, storedValues: nil)
                 if !report.differences.isEmpty {

@@ -27,16 +27,33 @@ public struct MigrationPlan: Sendable {
         public let method: Method
         public let changes: [MigrationChange]
         let mapping: ModelMapping
+        /// The Swift policies the step runs, by source entity index.
+        let policies: [Int: MigrationPolicy]
+
+        init(
+            from: String, to: String, method: Method, changes: [MigrationChange], mapping: ModelMapping,
+            policies: [Int: MigrationPolicy] = [:]
+        ) {
+            self.from = from
+            self.to = to
+            self.method = method
+            self.changes = changes
+            self.mapping = mapping
+            self.policies = policies
+        }
     }
 
     /// How a step's mapping is found.
     public enum Method: Sendable, Equatable, CustomStringConvertible {
         /// Inferred from the two versions (lightweight).
         case inferred
+        /// Run by the mapping model at this path.
+        case mappingModel(String)
 
         public var description: String {
             switch self {
             case .inferred: "inferred"
+            case .mappingModel(let path): "mapping model \(path)"
             }
         }
     }
@@ -66,6 +83,20 @@ public struct MigrationPlan: Sendable {
         steps.dropFirst().reduce(steps.first?.mapping ?? .identity(sourceModel)) { $0.then($1.mapping) }
     }
 
+    /// The steps as the migrating reader runs them: consecutive steps composed into one mapping, except
+    /// that a step with Swift policies is a stage of its own (its policies see that step's objects).
+    var stages: [MigrationStage] {
+        var stages: [MigrationStage] = []
+        for step in steps {
+            if step.policies.isEmpty, let last = stages.last, last.policies.isEmpty {
+                stages[stages.count - 1] = MigrationStage(mapping: last.mapping.then(step.mapping), policies: [:])
+            } else {
+                stages.append(MigrationStage(mapping: step.mapping, policies: step.policies))
+            }
+        }
+        return stages.isEmpty ? [MigrationStage(mapping: .identity(sourceModel), policies: [:])] : stages
+    }
+
     /// Plans the migration of the store at `store` to version `version` of `model` (its current version
     /// when `nil`).
     ///
@@ -73,7 +104,16 @@ public struct MigrationPlan: Sendable {
     ///   when the store's version cannot be found (it records no hashes, or none of the versions has them
     ///   and the store carries no model), when the store is newer than the version asked for, or when a
     ///   step cannot be inferred (naming each property that blocks it); the store's own errors.
-    public init(store: URL, model file: ModelFile, version: String? = nil) throws {
+    /// - Parameters:
+    ///   - mappingModels: mapping models (`.cdm`, `.xcmappingmodel`) for steps that need one; those in the
+    ///     model file's folder and the folders in it are found too. A step one of them joins (by the
+    ///     version hashes it records) is run by it; any other step is inferred.
+    ///   - policies: Swift code for the custom policies mapping models name.
+    public init(
+        store: URL, model file: ModelFile, version: String? = nil, mappingModels: [URL] = [],
+        policies: [MigrationPolicy] = []
+    ) throws {
+        let mappings = try Self.mappingModels(given: mappingModels, beside: file)
         let format = try StoreFormat.detect(store)
         let target = try Self.version(named: version ?? file.currentVersionName, in: file)
         let recorded = try format.driver.recordedVersionHashes(at: store)
@@ -126,7 +166,9 @@ public struct MigrationPlan: Sendable {
             let best = shared.max() ?? 0
             start = shared.lastIndex(of: best) ?? 0
             nearest = versions[start].name
-            let step = try Self.inferredStep(from: Self.storeModelName, sourceModel, to: versions[start].name, versions[start].model)
+            let step = try Self.step(
+                from: Self.storeModelName, sourceModel, to: versions[start].name, versions[start].model,
+                mappings: mappings, policies: policies)
             steps.append(step)
         }
         if end < start {
@@ -140,7 +182,9 @@ public struct MigrationPlan: Sendable {
             for index in start..<end {
                 let from = versions[index]
                 let to = versions[index + 1]
-                steps.append(try Self.inferredStep(from: from.name, from.model, to: to.name, to.model))
+                steps.append(
+                    try Self.step(
+                        from: from.name, from.model, to: to.name, to.model, mappings: mappings, policies: policies))
             }
         }
         self.store = store
@@ -164,8 +208,38 @@ public struct MigrationPlan: Sendable {
         return version
     }
 
-    private static func inferredStep(from: String, _ source: Model, to: String, _ destination: Model) throws -> Step {
+    /// The mapping models given, and those found in the model file's folder (two levels down), with
+    /// the path each is named by. A given one that cannot be read is an error; a found one is skipped.
+    private static func mappingModels(given: [URL], beside file: ModelFile) throws -> [(path: String, model: MappingModel)] {
+        var found: [(String, MappingModel)] = try given.map { ($0.relativePath, try MappingModel.load($0)) }
+        let folder = file.url.deletingLastPathComponent()
+        guard file.format != .storeDocument, file.format != .storeModelCache, file.format != .inferred,
+            let walker = FileManager.default.enumerator(
+                at: folder, includingPropertiesForKeys: nil, options: [.skipsHiddenFiles, .skipsPackageDescendants])
+        else { return found }
+        for case let url as URL in walker {
+            if walker.level > 2 { walker.skipDescendants() }
+            let name = url.pathExtension.lowercased()
+            guard name == "cdm" || name == "xcmappingmodel", !given.contains(url) else { continue }
+            if name == "xcmappingmodel" { walker.skipDescendants() }
+            if let model = try? MappingModel.load(url) { found.append((url.relativePath, model)) }
+        }
+        return found
+    }
+
+    /// The step from `source` to `destination`: by the first mapping model that joins them, else inferred.
+    private static func step(
+        from: String, _ source: Model, to: String, _ destination: Model,
+        mappings: [(path: String, model: MappingModel)], policies: [MigrationPolicy]
+    ) throws -> Step {
         do {
+            if let (path, mappingModel) = mappings.first(where: { MappingModelStep.joins($0.model, source, destination) }) {
+                let step = try MappingModelStep.mapping(
+                    mappingModel, named: path, from: source, to: destination, policies: policies)
+                return Step(
+                    from: from, to: to, method: .mappingModel(path), changes: step.changes, mapping: step.mapping,
+                    policies: step.policies)
+            }
             let inferred = try MappingInference.infer(from: source, to: destination)
             return Step(from: from, to: to, method: .inferred, changes: inferred.changes, mapping: inferred.mapping)
         } catch var error as GraftError {

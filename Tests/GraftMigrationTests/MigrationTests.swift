@@ -302,6 +302,67 @@ struct CorpusMigrationTests {
         try expectCarried(from: copy, readWith: plan.sourceModel, to: output, readWith: plan.targetModel)
     }
 
+    static let sampleModel = "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"
+    static let makerPolicy = MigrationPolicy(className: "V2to3MakerPolicy") { object in
+        // As CoreDataPlus's V2to3MakerPolicy: a car's maker text becomes its Maker, one per name.
+        guard case .string(let name)? = object.sourceValue("maker") else { return }
+        let maker = try object.object("Maker", with: ["name": .string(name)])
+        try object.link("createdBy", to: maker)
+    }
+
+    /// CoreDataPlus's chain: version 1 → 2 is inferred (an entity renamed through its renaming
+    /// identifier); version 2 → 3 is run by the mapping model beside the model, whose car mappings name
+    /// the app's policy `V2to3MakerPolicy`: refused naming it, and run with an equivalent Swift policy —
+    /// each car then has the `Maker` its old `maker` text named, one per name.
+    @Test(arguments: ["SampleModel_V1", "SampleModel_V2"])
+    func aMappingModelWithACustomPolicyRunsWithASwiftPolicy(store: String) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = try copyOfStore(Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/\(store).sqlite"), in: folder)
+        let file = try ModelFile.load(Corpus.url(Self.sampleModel))
+        #expect {
+            try MigrationPlan(store: copy, model: file, version: "SampleModel3")
+        } throws: { error in
+            let error = error as! GraftError
+            return error.code == .migrationBlocked
+                && error.underlying.contains {
+                    $0.context.contains(.entity("Car")) && $0.message.contains("REPLACE_AT_RUNTIME.V2to3MakerPolicy")
+                }
+        }
+        let plan = try MigrationPlan(store: copy, model: file, version: "SampleModel3", policies: [Self.makerPolicy])
+        #expect(plan.steps.last?.method.description.contains("V2toV3") == true)
+        if store == "SampleModel_V1" {
+            #expect(plan.steps.map(\.method) .first == .inferred)
+            #expect(plan.steps[0].changes.map(\.description).contains("LuxuryCar: renamed from ExpensiveSportCar"))
+        }
+        let output = folder.appendingPathComponent("migrated.sqlite")
+        let report = try Migration.migrate(plan, to: .file(output), verify: true)
+        #expect(report.differences.isEmpty)
+        let v3 = file.version(named: "SampleModel3")!
+        #expect(try StoreFormat.recordedVersionHashes(of: output) == v3.versionHashes)
+        let was = try objects(of: copy, model: plan.sourceModel)
+        let now = try objects(of: output, model: v3)
+        let source = plan.sourceModel
+        var makerNames: [Int64: String] = [:]
+        for (key, maker) in now["Maker"] ?? [:] {
+            if case .string(let name)? = maker[attribute: "name", in: v3.entity(named: "Maker")!] { makerNames[key] = name }
+        }
+        #expect(Set(makerNames.values).count == makerNames.count, "one maker per name")
+        var linked = 0
+        for entityName in ["Car", "SportCar"] {
+            let oldEntity = source.entity(named: entityName)!
+            let newEntity = v3.entity(named: entityName)!
+            for (key, car) in was[entityName] ?? [:] {
+                let migrated = try #require(now[entityName]?[key], "\(entityName) p\(key) keeps its key")
+                guard case .string(let maker)? = car[attribute: "maker", in: oldEntity] else { continue }
+                let makerRef = try #require(migrated[relationship: "createdBy", in: newEntity]?.firstRef)
+                #expect(makerNames[makerRef.key] == maker)
+                linked += 1
+            }
+        }
+        #expect(linked > 0)
+    }
+
     /// The WAL store, migrated in place: its `-wal` (which holds most of its objects) is read, and the
     /// store is whole afterwards, without side files.
     @Test func aStoreWithAWriteAheadLogMigratesInPlace() throws {

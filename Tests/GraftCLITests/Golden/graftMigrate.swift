@@ -15,6 +15,13 @@ extension Golden {
         no mapping can be inferred for is refused, naming the property and what a
         mapping model would have to say.
 
+        A step that a mapping model joins (one given with --mapping, or one in the
+        model's folder, matched by the version hashes it records) is run by it: its
+        value expressions that read a source attribute, give a constant, or carry the
+        objects a relationship names. A mapping that names a custom policy class is app
+        code Graft cannot run: such a step is refused, naming the class and the entity
+        (from Swift, a MigrationPolicy registered under that name runs it).
+
         All steps run in one pass: objects stream from the store through every step into
         a new document, as convert writes one. The store's UUID, its metadata and every
         object's key (so its URI) are kept. --plan prints the steps and every change
@@ -22,9 +29,10 @@ extension Golden {
         store once the new one is complete (and verified, with --verify), so a failed
         migration leaves the store as it was.
 
-        USAGE: graft migrate [--model <path>] [--version <name>] [--output <path>]
-               [--in-place] [--to <format>] [--plan] [--force] [--verify]
-               [--omit-missing-external-data] [--lenient] [--json] [--quiet] <store>
+        USAGE: graft migrate [--model <path>] [--version <name>] [--mapping <path> ...]
+               [--output <path>] [--in-place] [--to <format>] [--plan] [--force]
+               [--verify] [--omit-missing-external-data] [--lenient] [--json] [--quiet]
+               <store>
 
         ARGUMENTS:
           <store>                 The store document to migrate.
@@ -34,6 +42,8 @@ extension Golden {
                                   migrate to (.xcdatamodeld, .momd).
           --version <name>        The version to migrate to (by default, the model's
                                   current version).
+          --mapping <path>        A mapping model (.cdm, .xcmappingmodel) for a step
+                                  that needs one; those beside the model are found too.
           -o, --output <path>     Write the migrated store here.
           --in-place              Replace the store with the migrated one when it is
                                   complete.
