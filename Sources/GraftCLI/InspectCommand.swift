@@ -66,10 +66,13 @@ struct InspectCommand: ParsableCommand {
             }
             let file = StoreReport.modelFile(of: reader, at: url, format: format, given: given)
             if json {
-                var report = StoreReport.json(format: format.rawValue, metadata: reader.metadata, counts: counts, model: file)
+                var report = StoreReport.json(
+                    format: format.rawValue, metadata: reader.metadata, counts: counts, model: file)
                 if case .object(var fields) = report {
                     if let migration { fields.append(("migration", migration.json)) }
-                    if let migrationBlocked { fields.append(("migrationBlocked", .string(migrationBlocked.description))) }
+                    if let migrationBlocked {
+                        fields.append(("migrationBlocked", .string(migrationBlocked.description)))
+                    }
                     report = .object(fields)
                 }
                 context.print(report.text(pretty: true))
@@ -83,7 +86,8 @@ struct InspectCommand: ParsableCommand {
                 if let migration {
                     context.print("\nMigration: ", terminator: "")
                     // The plan's first line names the store, as the report above does.
-                    context.print(migration.text.split(separator: "\n", maxSplits: 1).dropFirst().joined(), terminator: "")
+                    context.print(
+                        migration.text.split(separator: "\n", maxSplits: 1).dropFirst().joined(), terminator: "")
                     context.print("(graft migrate \(path.path) --model \(model!.path) -o NEW writes it.)")
                 }
                 if let migrationBlocked {

@@ -60,7 +60,9 @@ struct MigrateCommand: ParsableCommand {
                 help: "The output's format (by default, from its extension, else the store's)."),
             .flag(\.plan, name: "plan", help: "Print the steps and their changes; write nothing."),
             .flag(\.force, name: "force", short: "f", help: "Replace the output if it exists."),
-            .flag(\.verify, name: "verify", help: "Read the result back and compare it with the store migrated in memory."),
+            .flag(
+                \.verify, name: "verify", help: "Read the result back and compare it with the store migrated in memory."
+            ),
             .flag(
                 \.omitMissingExternalData, name: "omit-missing-external-data",
                 help: "Read binary values whose external file is missing as empty, with a warning, instead of failing."),
@@ -105,7 +107,8 @@ struct MigrateCommand: ParsableCommand {
         let storeURL = URL(fileURLWithPath: store.path)
         let file = try ModelLoading.load(URL(fileURLWithPath: model!.path))
         let migrationPlan = try MigrationPlan(
-            store: storeURL, model: file, version: version, mappingModels: mappings.map { URL(fileURLWithPath: $0.path) })
+            store: storeURL, model: file, version: version,
+            mappingModels: mappings.map { URL(fileURLWithPath: $0.path) })
         if plan {
             context.print(json ? migrationPlan.json.text(pretty: true) : migrationPlan.text, terminator: "")
             if json { context.print("") }

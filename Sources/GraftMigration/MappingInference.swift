@@ -100,9 +100,13 @@ private struct Inference {
             }
             if origin.name != entity.name {
                 changes.append(
-                    .init(entity: entity.name, kind: .entityRenamed, detail: "renamed from \(origin.name)", from: origin.name))
+                    .init(
+                        entity: entity.name, kind: .entityRenamed, detail: "renamed from \(origin.name)",
+                        from: origin.name))
             }
-            let oldParent = origin.superentityIndex.map { targets[$0].map { destination.descriptions[$0].name } ?? source.descriptions[$0].name }
+            let oldParent = origin.superentityIndex.map {
+                targets[$0].map { destination.descriptions[$0].name } ?? source.descriptions[$0].name
+            }
             let newParent = entity.superentityIndex.map { destination.descriptions[$0].name }
             if newParent != oldParent {
                 changes.append(
@@ -127,7 +131,9 @@ private struct Inference {
                 })
             let object = ObjectMapping(
                 destinationEntity: target,
-                attributes: entity.attributes.map { attributeFill($0, of: entity, from: sourceEntity, lookup: attributes) },
+                attributes: entity.attributes.map {
+                    attributeFill($0, of: entity, from: sourceEntity, lookup: attributes)
+                },
                 relationships: entity.relationships.map {
                     relationshipFill($0, of: entity, from: sourceEntity, lookup: relationships, targets: targets)
                 })
@@ -139,8 +145,11 @@ private struct Inference {
             for case .source(let index, _) in object.relationships { keptRelationships.insert(index) }
             let declaredAttributes = Set(sourceEntity.declaration.attributes.map(\.name))
             for (index, attribute) in sourceEntity.attributes.enumerated()
-            where !attribute.isTransient && declaredAttributes.contains(attribute.name) && !keptAttributes.contains(index) {
-                changes.append(.init(entity: entity.name, property: attribute.name, kind: .propertyRemoved, detail: "removed"))
+            where !attribute.isTransient && declaredAttributes.contains(attribute.name)
+                && !keptAttributes.contains(index)
+            {
+                changes.append(
+                    .init(entity: entity.name, property: attribute.name, kind: .propertyRemoved, detail: "removed"))
             }
             let declaredRelationships = Set(sourceEntity.declaration.relationships.map(\.name))
             for relationship in sourceEntity.relationships
@@ -159,27 +168,34 @@ private struct Inference {
             guard let property = change.property, change.kind != .propertyRemoved,
                 let entity = destination.entity(named: change.entity)?.declaration
             else { return true }
-            return entity.attributes.contains { $0.name == property } || entity.relationships.contains { $0.name == property }
+            return entity.attributes.contains { $0.name == property }
+                || entity.relationships.contains { $0.name == property }
         }
         if !blocked.isEmpty {
             throw GraftError(
                 .migrationBlocked,
                 "no mapping can be inferred from this version to the next: "
                     + "some changes need a mapping model",
-                underlying: blocked.reduce(into: []) { unique, error in if !unique.contains(error) { unique.append(error) } })
+                underlying: blocked.reduce(into: []) { unique, error in
+                    if !unique.contains(error) { unique.append(error) }
+                })
         }
-        return .init(mapping: ModelMapping(source: source, destination: destination, objects: objects), changes: changes)
+        return .init(
+            mapping: ModelMapping(source: source, destination: destination, objects: objects), changes: changes)
     }
 
     /// The element of `candidates` a destination entity or property corresponds to: the one with the same
     /// canonical name, else the one whose name is the destination's canonical name, else the one of the
     /// same name.
     static func correspondent<Element>(
-        of name: String, renamingIdentifier: String?, among candidates: [Element], name candidateName: (Element) -> String,
+        of name: String, renamingIdentifier: String?, among candidates: [Element],
+        name candidateName: (Element) -> String,
         renamingIdentifier candidateRenaming: (Element) -> String?
     ) -> Element? {
         let canonical = canonicalName(name, renamingIdentifier: renamingIdentifier)
-        return candidates.first { canonicalName(candidateName($0), renamingIdentifier: candidateRenaming($0)) == canonical }
+        return candidates.first {
+            canonicalName(candidateName($0), renamingIdentifier: candidateRenaming($0)) == canonical
+        }
             ?? candidates.first { candidateName($0) == canonical }
             ?? candidates.first { candidateName($0) == name }
     }
@@ -202,14 +218,16 @@ private struct Inference {
                     guard let carried = objects[candidate.index],
                         carried.destinationEntity == other.index
                             || destination.descriptions[carried.destinationEntity].ancestorIndices.contains(other.index),
-                        let inverse = destination.descriptions[carried.destinationEntity].relationshipIndexByName[inverseName],
+                        let inverse = destination.descriptions[carried.destinationEntity].relationshipIndexByName[
+                            inverseName],
                         case .source(let from, _) = carried.relationships[inverse],
                         let sourceInverse = candidate.relationships[from].inverseIndex
                     else { continue }
                     let sourceSide = source.descriptions[candidate.relationships[from].destinationIndex]
                     let name = sourceSide.relationships[sourceInverse].declaration.name
                     guard let own = sourceEntity.relationshipIndexByName[name] else { continue }
-                    objects[sourceEntity.index]!.relationships[index] = .source(own, toMany: relationship.declaration.isToMany)
+                    objects[sourceEntity.index]!.relationships[index] = .source(
+                        own, toMany: relationship.declaration.isToMany)
                     let owner = declaringEntity(of: relationship.declaration.name, in: entity)
                     changes.removeAll {
                         $0.entity == owner && $0.property == relationship.declaration.name && $0.kind == .propertyAdded
@@ -244,12 +262,10 @@ private struct Inference {
         let requiredMessage =
             "\(entity.name).\(attribute.name) is required and has no default value, and the object has no value for it"
         guard let index = lookup.index(of: attribute.name, renamingIdentifier: attribute.renamingIdentifier) else {
-            do {
-                let detail =
-                    attribute.defaultValue.map { "added, default \(Self.display($0))" }
-                    ?? (attribute.isOptional ? "added, no value" : "added, required without a default")
-                changes.append(.init(entity: entity.name, property: attribute.name, kind: .propertyAdded, detail: detail))
-            }
+            let detail =
+                attribute.defaultValue.map { "added, default \(Self.display($0))" }
+                ?? (attribute.isOptional ? "added, no value" : "added, required without a default")
+            changes.append(.init(entity: entity.name, property: attribute.name, kind: .propertyAdded, detail: detail))
             if let value = attribute.defaultValue { return .value(value) }
             return attribute.isOptional ? .value(nil) : .fail(requiredMessage)
         }
@@ -264,12 +280,10 @@ private struct Inference {
         if old.type != attribute.type {
             if Self.converts(old.type, to: attribute.type) {
                 conversions = [attribute.type]
-                do {
-                    changes.append(
-                        .init(
-                            entity: entity.name, property: attribute.name, kind: .typeChanged,
-                            detail: "\(old.type.modelName) → \(attribute.type.modelName), each value converted"))
-                }
+                changes.append(
+                    .init(
+                        entity: entity.name, property: attribute.name, kind: .typeChanged,
+                        detail: "\(old.type.modelName) → \(attribute.type.modelName), each value converted"))
             } else {
                 let owner = declaringEntity(of: attribute.name, in: entity)
                 blocked.append(
@@ -291,14 +305,18 @@ private struct Inference {
             }
             if old.isOptional {
                 let detail =
-                    attribute.defaultValue.map { "optional → required: objects without a value get \(Self.display($0))" }
+                    attribute.defaultValue.map {
+                        "optional → required: objects without a value get \(Self.display($0))"
+                    }
                     ?? "optional → required, without a default: an object without a value cannot be migrated"
                 changes.append(
                     .init(entity: entity.name, property: attribute.name, kind: .optionalityChanged, detail: detail))
             }
         } else if !old.isOptional {
             changes.append(
-                .init(entity: entity.name, property: attribute.name, kind: .optionalityChanged, detail: "required → optional"))
+                .init(
+                    entity: entity.name, property: attribute.name, kind: .optionalityChanged,
+                    detail: "required → optional"))
         }
         return .source(index, conversions: conversions, whenNil: whenNil)
     }
@@ -310,7 +328,8 @@ private struct Inference {
         let declaration = relationship.declaration
         if declaration.isTransient { return .empty }
         guard let index = lookup.index(of: declaration.name, renamingIdentifier: declaration.renamingIdentifier) else {
-            changes.append(.init(entity: entity.name, property: declaration.name, kind: .propertyAdded, detail: "added, empty"))
+            changes.append(
+                .init(entity: entity.name, property: declaration.name, kind: .propertyAdded, detail: "added, empty"))
             return .empty
         }
         let old = sourceEntity.relationships[index]
@@ -345,16 +364,16 @@ private struct Inference {
                     context: [.entity(owner), .key(declaration.name)]))
             return .empty
         }
-        do {
-            if old.declaration.isToMany != declaration.isToMany {
-                let detail =
-                    declaration.isToMany
-                    ? "to-one → to-many" : "to-many → to-one: an object naming more than one cannot be migrated"
-                changes.append(.init(entity: entity.name, property: declaration.name, kind: .cardinalityChanged, detail: detail))
-            } else if declaration.isToMany, old.declaration.isOrdered != declaration.isOrdered {
-                let detail = declaration.isOrdered ? "unordered → ordered (in the order read)" : "ordered → unordered"
-                changes.append(.init(entity: entity.name, property: declaration.name, kind: .cardinalityChanged, detail: detail))
-            }
+        if old.declaration.isToMany != declaration.isToMany {
+            let detail =
+                declaration.isToMany
+                ? "to-one → to-many" : "to-many → to-one: an object naming more than one cannot be migrated"
+            changes.append(
+                .init(entity: entity.name, property: declaration.name, kind: .cardinalityChanged, detail: detail))
+        } else if declaration.isToMany, old.declaration.isOrdered != declaration.isOrdered {
+            let detail = declaration.isOrdered ? "unordered → ordered (in the order read)" : "ordered → unordered"
+            changes.append(
+                .init(entity: entity.name, property: declaration.name, kind: .cardinalityChanged, detail: detail))
         }
         return .source(index, toMany: declaration.isToMany)
     }

@@ -61,7 +61,8 @@ enum MappingModelStep {
             }
             switch entityMapping.kind {
             case .add:
-                changes.append(.init(entity: entityMapping.destinationEntity ?? "-", kind: .entityAdded, detail: "added"))
+                changes.append(
+                    .init(entity: entityMapping.destinationEntity ?? "-", kind: .entityAdded, detail: "added"))
                 continue
             case .remove:
                 changes.append(
@@ -90,16 +91,20 @@ enum MappingModelStep {
                 if let policy = policies.first(where: { $0.answers(to: className) }) {
                     chosen[sourceEntity.index] = policy
                     changes.append(
-                        .init(entity: destinationName, kind: .customPolicy, detail: "run by the Swift policy for \(className)"))
+                        .init(
+                            entity: destinationName, kind: .customPolicy,
+                            detail: "run by the Swift policy for \(className)"))
                 } else {
                     block(
                         "its custom policy \(className) is app code Graft cannot run; from Swift, register a "
-                            + "MigrationPolicy(className: \"\(className.split(separator: ".").last ?? "")\") that does what it does")
+                            + "MigrationPolicy(className: \"\(className.split(separator: ".").last ?? "")\") that does what it does"
+                    )
                 }
             }
             if sourceName != destinationName {
                 changes.append(
-                    .init(entity: destinationName, kind: .entityRenamed, detail: "from \(sourceName)", from: sourceName))
+                    .init(entity: destinationName, kind: .entityRenamed, detail: "from \(sourceName)", from: sourceName)
+                )
             }
             var attributes: [AttributeFill] = entity.attributes.map { .value($0.isTransient ? nil : $0.defaultValue) }
             for property in entityMapping.attributeMappings {
@@ -117,7 +122,8 @@ enum MappingModelStep {
                     }
                     let old = sourceEntity.attributes[from]
                     let conversions = old.type == attribute.type ? [] : [attribute.type]
-                    let whenNil: AttributeFill.NilRule = attribute.isOptional ? .keep : attribute.defaultValue.map { .value($0) } ?? .keep
+                    let whenNil: AttributeFill.NilRule =
+                        attribute.isOptional ? .keep : attribute.defaultValue.map { .value($0) } ?? .keep
                     attributes[index] = .source(from, conversions: conversions, whenNil: whenNil)
                     if key != property.name {
                         changes.append(
@@ -128,7 +134,9 @@ enum MappingModelStep {
                 case .constant(let value):
                     attributes[index] = AttributeFill.apply([attribute.type], whenNil: .keep, to: value)
                     changes.append(
-                        .init(entity: destinationName, property: property.name, kind: .computed, detail: "set to \(text)"))
+                        .init(
+                            entity: destinationName, property: property.name, kind: .computed, detail: "set to \(text)")
+                    )
                 default:
                     block("its value expression \(text) is not one Graft evaluates yet", property: property.name)
                 }
@@ -140,7 +148,9 @@ enum MappingModelStep {
                 }
                 if !read && sourceEntity.declaration.attributes.contains(where: { $0.name == attribute.name }) {
                     changes.append(
-                        .init(entity: destinationName, property: attribute.name, kind: .propertyRemoved, detail: "not carried"))
+                        .init(
+                            entity: destinationName, property: attribute.name, kind: .propertyRemoved,
+                            detail: "not carried"))
                 }
             }
             var relationships: [RelationshipFill] = entity.relationships.map { _ in .empty }
@@ -157,7 +167,9 @@ enum MappingModelStep {
                 case .throughMapping(let mappingName, let name):
                     key = name
                     guard destinations[mappingName] != nil else {
-                        block("names the entity mapping \(mappingName), which the mapping model does not have", property: property.name)
+                        block(
+                            "names the entity mapping \(mappingName), which the mapping model does not have",
+                            property: property.name)
                         continue
                     }
                 default:
@@ -223,10 +235,13 @@ enum MappingModelStep {
         case .null:
             return .constant(nil)
         case .method(.variable("manager"), let selector, let arguments) where arguments.count == 2:
-            guard case .constant(.string(let name)) = arguments[0], let key = sourceKey(arguments[1]) else { return .other }
+            guard case .constant(.string(let name)) = arguments[0], let key = sourceKey(arguments[1]) else {
+                return .other
+            }
             switch selector {
             case "destinationInstancesForEntityMappingNamed:sourceInstances:": return .throughMapping(name, key)
-            case "destinationInstancesForSourceRelationshipNamed:sourceInstances:": return .throughRelationship(name, key)
+            case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
+                return .throughRelationship(name, key)
             default: return .other
             }
         default:

@@ -115,12 +115,16 @@ public final class MigratingReader: StoreReader {
         func constraints(_ model: Model, root: (EntityDescription) -> String) -> Set<String> {
             Set(
                 model.descriptions.flatMap { entity in
-                    entity.declaration.uniquenessConstraints.map { "\(root(entity)):\($0.sorted().joined(separator: ","))" }
+                    entity.declaration.uniquenessConstraints.map {
+                        "\(root(entity)):\($0.sorted().joined(separator: ","))"
+                    }
                 })
         }
         let old = constraints(mapping.source) { entity in
-            mapping.destinationEntity(ofSourceEntity: entity.rootIndex).map { mapping.destination.descriptions[$0].rootIndex }
-                .map { mapping.destination.descriptions[$0].name } ?? "-"
+            mapping.destinationEntity(ofSourceEntity: entity.rootIndex).map {
+                mapping.destination.descriptions[$0].rootIndex
+            }
+            .map { mapping.destination.descriptions[$0].name } ?? "-"
         }
         let new = constraints(mapping.destination) { mapping.destination.descriptions[$0.rootIndex].name }
         return !new.isSubset(of: old)
@@ -198,7 +202,8 @@ public final class MigratingReader: StoreReader {
         var warnings = source.warnings + notes
         if brokenBefore > 0 {
             warnings.append(
-                "\(Wording.counted(brokenBefore, "rule")) the store's objects broke already still broken after the migration")
+                "\(Wording.counted(brokenBefore, "rule")) the store's objects broke already still broken after the migration"
+            )
         }
         if droppedReferences > 0 {
             warnings.append(

@@ -72,7 +72,9 @@ public enum Migration {
         var lock: (any PersistentStore)?
         switch destination {
         case .file(let url, let given, let replace):
-            guard !(url.standardizedFileURL == plan.store.standardizedFileURL || StoreFiles.isPart(url, ofStoreAt: plan.store))
+            guard
+                !(url.standardizedFileURL == plan.store.standardizedFileURL
+                    || StoreFiles.isPart(url, ofStoreAt: plan.store))
             else {
                 throw GraftError(
                     .invalidOperation, "the output is the store itself; migrate it in place instead",
@@ -103,7 +105,8 @@ public enum Migration {
         do {
             let source = try plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: options)
             let reader = try MigratingReader(source, stages: stages)
-            let written = try Conversion.write(reader, to: output, format: format, overwrite: overwrite, progress: progress)
+            let written = try Conversion.write(
+                reader, to: output, format: format, overwrite: overwrite, progress: progress)
             report = Report(
                 plan: plan, output: output, outputFormat: format, counts: written.counts, differences: [],
                 warnings: written.warnings)

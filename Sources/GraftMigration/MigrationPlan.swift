@@ -136,7 +136,9 @@ public struct MigrationPlan: Sendable {
         // The store's version: the target itself when it has the store's hashes (a store Core Data would
         // open as it is), else the latest version before it that has them.
         let matching = versions.indices.filter { versions[$0].model.versionHashes == recorded }
-        if let later = matching.first(where: { $0 > end }), !matching.contains(end), !matching.contains(where: { $0 < end }) {
+        if let later = matching.first(where: { $0 > end }), !matching.contains(end),
+            !matching.contains(where: { $0 < end })
+        {
             throw GraftError(
                 .migrationBlocked,
                 "the store was written with version '\(versions[later].name)', which comes after '\(target.name)': "
@@ -162,7 +164,9 @@ public struct MigrationPlan: Sendable {
             }
             sourceModel = reader.model
             storeVersion = Self.storeModelName
-            let shared = versions.map { version in recorded.filter { version.model.versionHashes[$0.key] == $0.value }.count }
+            let shared = versions.map { version in
+                recorded.filter { version.model.versionHashes[$0.key] == $0.value }.count
+            }
             let best = shared.max() ?? 0
             start = shared.lastIndex(of: best) ?? 0
             nearest = versions[start].name
@@ -210,7 +214,9 @@ public struct MigrationPlan: Sendable {
 
     /// The mapping models given, and those found in the model file's folder (two levels down), with
     /// the path each is named by. A given one that cannot be read is an error; a found one is skipped.
-    private static func mappingModels(given: [URL], beside file: ModelFile) throws -> [(path: String, model: MappingModel)] {
+    private static func mappingModels(
+        given: [URL], beside file: ModelFile
+    ) throws -> [(path: String, model: MappingModel)] {
         var found: [(String, MappingModel)] = try given.map { ($0.relativePath, try MappingModel.load($0)) }
         let folder = file.url.deletingLastPathComponent()
         guard file.format != .storeDocument, file.format != .storeModelCache, file.format != .inferred,
@@ -233,7 +239,9 @@ public struct MigrationPlan: Sendable {
         mappings: [(path: String, model: MappingModel)], policies: [MigrationPolicy]
     ) throws -> Step {
         do {
-            if let (path, mappingModel) = mappings.first(where: { MappingModelStep.joins($0.model, source, destination) }) {
+            if let (path, mappingModel) = mappings.first(where: {
+                MappingModelStep.joins($0.model, source, destination)
+            }) {
                 let step = try MappingModelStep.mapping(
                     mappingModel, named: path, from: source, to: destination, policies: policies)
                 return Step(

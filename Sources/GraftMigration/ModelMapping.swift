@@ -29,7 +29,9 @@ public struct ModelMapping: Sendable {
                 ObjectMapping(
                     destinationEntity: entity.index,
                     attributes: entity.attributes.indices.map { .source($0, conversions: [], whenNil: .keep) },
-                    relationships: entity.relationships.indices.map { .source($0, toMany: entity.relationships[$0].isToMany) }
+                    relationships: entity.relationships.indices.map {
+                        .source($0, toMany: entity.relationships[$0].isToMany)
+                    }
                 )
             })
     }

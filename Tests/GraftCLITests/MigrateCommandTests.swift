@@ -51,7 +51,8 @@ import Testing
         let again = InProcessRun(["migrate", path("New.xml"), "--model", model, "--plan"])
         #expect(again.text.contains("Nothing to migrate"), "\(again.text)")
         let inspected = InProcessRun(["inspect", store, "--model", model])
-        #expect(inspected.text.contains("\nMigration: Migrating to version 'Company 3' in 2 steps:\n"), "\(inspected.text)")
+        #expect(
+            inspected.text.contains("\nMigration: Migrating to version 'Company 3' in 2 steps:\n"), "\(inspected.text)")
         let inPlace = InProcessRun(["migrate", store, "--model", model, "--in-place", "--json"])
         #expect(inPlace.status == 0, "\(inPlace.error)")
         let summary = try #require(try JSONSerialization.jsonObject(with: inPlace.output) as? [String: Any])
@@ -83,6 +84,7 @@ import Testing
         #expect(back.error.contains("Graft does not migrate back"), "\(back.error)")
         let missing = InProcessRun(["migrate", path("Nope.sqlite"), "--model", model, "--plan"])
         #expect(missing.status == 1)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["New.sqlite", "Old.sqlite"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["New.sqlite", "Old.sqlite"])
     }
 }

@@ -32,10 +32,15 @@ func store(version: String, format: StoreFormat = .sqlite, in folder: URL, seed:
 
 @Suite struct MigrationTests {
     @Test func versionsAreInVersionOrder() {
-        let names = ["zmessaging2.10", "zmessaging", "zmessaging2.9", "zmessaging1.27", "zmessaging2.100.0", "zmessaging2.24.1"]
+        let names = [
+            "zmessaging2.10", "zmessaging", "zmessaging2.9", "zmessaging1.27", "zmessaging2.100.0", "zmessaging2.24.1",
+        ]
         #expect(
             names.sorted(by: ModelFile.isOrderedBefore)
-                == ["zmessaging", "zmessaging1.27", "zmessaging2.9", "zmessaging2.10", "zmessaging2.24.1", "zmessaging2.100.0"])
+                == [
+                    "zmessaging", "zmessaging1.27", "zmessaging2.9", "zmessaging2.10", "zmessaging2.24.1",
+                    "zmessaging2.100.0",
+                ])
         #expect(ModelFile.isOrderedBefore("Company", "Company 2"))
         #expect(!ModelFile.isOrderedBefore("Company 10", "Company 2"))
         #expect(migrationModels.versions.map(\.name) == ["Company", "Company 2", "Company 3"])
@@ -54,7 +59,8 @@ func store(version: String, format: StoreFormat = .sqlite, in folder: URL, seed:
         #expect(plan.steps.map(\.from) == ["Company"])
         #expect(
             Set(plan.steps[0].changes.map(\.description)) == [
-                "Department.location: added, default 'Headquarters'", "Office: added", "Department.office: added, empty",
+                "Department.location: added, default 'Headquarters'", "Office: added",
+                "Department.office: added, empty",
             ])
         let output = folder.appendingPathComponent("new.\(format.driver.fileExtensions[0])")
         let report = try Migration.migrate(plan, to: .file(output), verify: true)
@@ -77,7 +83,8 @@ func store(version: String, format: StoreFormat = .sqlite, in folder: URL, seed:
                 let migrated = try #require(now[entityName]?[key])
                 for attribute in oldEntity.attributes {
                     #expect(
-                        migrated[attribute: attribute.name, in: newEntity] == snapshot[attribute: attribute.name, in: oldEntity])
+                        migrated[attribute: attribute.name, in: newEntity]
+                            == snapshot[attribute: attribute.name, in: oldEntity])
                 }
                 if entityName == "Department" {
                     #expect(migrated[attribute: "location", in: newEntity] == .string("Headquarters"))
@@ -118,7 +125,9 @@ func store(version: String, format: StoreFormat = .sqlite, in folder: URL, seed:
         let manager2 = v2.entity(named: "Manager")!
         let manager3 = v3.entity(named: "Manager")!
         for (key, snapshot) in was["Manager"] ?? [:] {
-            #expect(now["Manager"]?[key]?[attribute: "parkingBay", in: manager3] == snapshot[attribute: "parkingSpot", in: manager2])
+            #expect(
+                now["Manager"]?[key]?[attribute: "parkingBay", in: manager3]
+                    == snapshot[attribute: "parkingSpot", in: manager2])
         }
         let flunkies = Set((was["Flunky"] ?? [:]).keys)
         #expect(!flunkies.isEmpty)
@@ -173,12 +182,15 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let old = try store(version: "Company", in: folder)
-        let uuid = try StoreFormat.sqlite.driver.reader(at: old, model: nil, options: StoreReadOptions()).metadata.identifier
+        let uuid = try StoreFormat.sqlite.driver.reader(at: old, model: nil, options: StoreReadOptions()).metadata
+            .identifier
         let keys = try objects(of: old).mapValues { Set($0.keys) }
-        let report = try Migration.migrate(MigrationPlan(store: old, model: migrationModels), to: .inPlace, verify: true)
+        let report = try Migration.migrate(
+            MigrationPlan(store: old, model: migrationModels), to: .inPlace, verify: true)
         #expect(report.output == old)
         #expect(try StoreFormat.recordedVersionHashes(of: old) == migrationModels.current.versionHashes)
-        let reader = try StoreFormat.sqlite.driver.reader(at: old, model: migrationModels.current, options: StoreReadOptions())
+        let reader = try StoreFormat.sqlite.driver.reader(
+            at: old, model: migrationModels.current, options: StoreReadOptions())
         #expect(reader.metadata.identifier == uuid)
         let now = try objects(of: old, model: migrationModels.current).mapValues { Set($0.keys) }
         #expect(now["Employee"] == keys["Employee"])
@@ -197,7 +209,8 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
         let target = try model("Company", addingRequired: "nickname", type: .string, defaultValue: nil)
         let plan = try Migration.plan(for: old, to: target)
         #expect(plan.steps.count == 1)
-        #expect(plan.steps[0].changes.map(\.description).contains("Employee.nickname: added, required without a default"))
+        #expect(
+            plan.steps[0].changes.map(\.description).contains("Employee.nickname: added, required without a default"))
         let output = folder.appendingPathComponent("new.sqlite")
         #expect {
             try Migration.migrate(plan, to: inPlace ? .inPlace : .file(output))
@@ -208,6 +221,75 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
         }
         #expect(try Data(contentsOf: old) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["old.sqlite"])
+    }
+
+    /// Removing an entity whose objects the new model still counts: the departments would keep too few
+    /// employees, which the store's objects did not break, so the migration stops and names them.
+    @Test func aRuleTheMigrationWouldBreakStopsIt() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try store(version: "Company 2", in: folder)
+        var entities = migrationModels.version(named: "Company 3")!.entities
+        let department = entities.firstIndex { $0.name == "Department" }!
+        let employees = entities[department].relationships.firstIndex { $0.name == "employees" }!
+        entities[department].relationships[employees].minCount = 3
+        let strict = try Model(entities: entities)
+        #expect {
+            try Migration.migrate(
+                Migration.plan(for: old, to: strict), to: .file(folder.appendingPathComponent("n.sqlite")))
+        } throws: { error in
+            let error = error as! GraftError
+            return error.code == .validationFailed
+                && error.underlying.contains { $0.description.contains("Department p1: employees") }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["old.sqlite"])
+    }
+
+    /// Two inheritance trees put under one new root share one key sequence: the second tree's keys move
+    /// above the first's, with a warning, and every reference follows.
+    @Test func treesMergedUnderOneRootKeepDistinctKeys() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = Attribute(name: "name", type: .string, isOptional: true)
+        let v1 = try Model(entities: [
+            Entity(
+                name: "Cat", attributes: [name],
+                relationships: [
+                    Relationship(
+                        name: "friend", destination: "Dog", inverse: "friend", isToMany: false, isOptional: true)
+                ]),
+            Entity(
+                name: "Dog", attributes: [name],
+                relationships: [
+                    Relationship(
+                        name: "friend", destination: "Cat", inverse: "friend", isToMany: false, isOptional: true)
+                ]),
+        ])
+        var entities = v1.entities
+        entities[0].parent = "Animal"
+        entities[1].parent = "Animal"
+        entities.insert(Entity(name: "Animal", isAbstract: true, attributes: [name]), at: 0)
+        entities[1].attributes = []
+        entities[2].attributes = []
+        let v2 = try Model(entities: entities)
+        let old = folder.appendingPathComponent("old.sqlite")
+        try FixtureGenerator(model: v1, seed: 3, spec: FixtureSpec(counts: ["Cat": 3, "Dog": 3])).write(to: old)
+        let plan = try Migration.plan(for: old, to: v2)
+        let output = folder.appendingPathComponent("new.sqlite")
+        let report = try Migration.migrate(plan, to: .file(output), verify: true)
+        #expect(report.warnings.contains { $0.contains("the keys of Dog") && $0.contains("move up by 3") })
+        let was = try objects(of: old, model: v1)
+        let now = try objects(of: output, model: v2)
+        #expect(Set(now["Cat"]!.keys) == [1, 2, 3])
+        #expect(Set(now["Dog"]!.keys) == [4, 5, 6])
+        for (key, dog) in was["Dog"]! {
+            let friend = dog[relationship: "friend", in: v1.entity(named: "Dog")!]?.firstRef?.key
+            #expect(
+                now["Dog"]![key + 3]![relationship: "friend", in: v2.entity(named: "Dog")!]?.firstRef?.key == friend)
+            #expect(
+                now["Dog"]![key + 3]![attribute: "name", in: v2.entity(named: "Dog")!]
+                    == dog[attribute: "name", in: v1.entity(named: "Dog")!])
+        }
     }
 
     /// Opening from Swift with a newer model migrates the store first (lightweight), or reports what it
@@ -241,7 +323,8 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct CorpusMigrationTests {
     static let wire = "wire-ios-data-model/Resources/zmessaging.xcdatamodeld"
-    static let wibosco = "wibosco-migration/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"
+    static let wibosco =
+        "wibosco-migration/CoreDataMigration-Example/CoreData/Model/CoreDataMigration_Example.xcdatamodeld"
     /// The wibosco stores written before version 3, whose step to version 3 makes `Post.color` a required
     /// relationship to a new `Color` entity: the app runs that step with a mapping model and a custom
     /// policy (not in the corpus), and no inferred mapping can give the posts their colours.
@@ -250,11 +333,15 @@ struct CorpusMigrationTests {
     }
     static let chains: [(model: String, stores: [String])] = [
         (wire, Corpus.sqliteStores.filter { $0.hasPrefix("wire-ios-data-model/") }),
-        (wibosco, Corpus.sqliteStores.filter { $0.hasPrefix("wibosco-migration/") && !wiboscoBeforeVersion3.contains($0) }),
+        (
+            wibosco,
+            Corpus.sqliteStores.filter { $0.hasPrefix("wibosco-migration/") && !wiboscoBeforeVersion3.contains($0) }
+        ),
     ]
 
     /// Each model file read once for all its stores.
-    static let files = Dictionary(uniqueKeysWithValues: chains.map { ($0.model, try! ModelFile.load(Corpus.url($0.model))) })
+    static let files = Dictionary(
+        uniqueKeysWithValues: chains.map { ($0.model, try! ModelFile.load(Corpus.url($0.model))) })
 
     /// Each store migrates, in one pass through every step, to the newest version: the store's hashes
     /// become the version's, and the store migrated in memory reads back the same. (The corpus keeps the
@@ -318,7 +405,8 @@ struct CorpusMigrationTests {
     func aMappingModelWithACustomPolicyRunsWithASwiftPolicy(store: String) throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let copy = try copyOfStore(Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/\(store).sqlite"), in: folder)
+        let copy = try copyOfStore(
+            Corpus.url("coredataplus/Tests/Resources/SampleModel/Fixtures/\(store).sqlite"), in: folder)
         let file = try ModelFile.load(Corpus.url(Self.sampleModel))
         #expect {
             try MigrationPlan(store: copy, model: file, version: "SampleModel3")
@@ -332,7 +420,7 @@ struct CorpusMigrationTests {
         let plan = try MigrationPlan(store: copy, model: file, version: "SampleModel3", policies: [Self.makerPolicy])
         #expect(plan.steps.last?.method.description.contains("V2toV3") == true)
         if store == "SampleModel_V1" {
-            #expect(plan.steps.map(\.method) .first == .inferred)
+            #expect(plan.steps.map(\.method).first == .inferred)
             #expect(plan.steps[0].changes.map(\.description).contains("LuxuryCar: renamed from ExpensiveSportCar"))
         }
         let output = folder.appendingPathComponent("migrated.sqlite")
@@ -345,7 +433,9 @@ struct CorpusMigrationTests {
         let source = plan.sourceModel
         var makerNames: [Int64: String] = [:]
         for (key, maker) in now["Maker"] ?? [:] {
-            if case .string(let name)? = maker[attribute: "name", in: v3.entity(named: "Maker")!] { makerNames[key] = name }
+            if case .string(let name)? = maker[attribute: "name", in: v3.entity(named: "Maker")!] {
+                makerNames[key] = name
+            }
         }
         #expect(Set(makerNames.values).count == makerNames.count, "one maker per name")
         var linked = 0
@@ -368,7 +458,8 @@ struct CorpusMigrationTests {
     @Test func aStoreWithAWriteAheadLogMigratesInPlace() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let original = Corpus.url("wibosco-migration/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_WAL.sqlite")
+        let original = Corpus.url(
+            "wibosco-migration/CoreDataMigration-ExampleTests/Resources/SQLite/CoreDataMigration_Example_WAL.sqlite")
         let copy = try copyOfStore(original, in: folder)
         let witness = try copyOfStore(original, in: folder, named: "witness.sqlite")
         let file = Self.files[Self.wibosco]!
@@ -391,18 +482,24 @@ struct CorpusMigrationTests {
         try newReader.forEachSnapshot { now[newModel.descriptions[$0.ref.entity].name, default: [:]][$0.ref.key] = $0 }
         var compared = 0
         for (name, objects) in was {
-            guard let oldEntity = oldModel.entity(named: name), let newEntity = newModel.entity(named: name) else { continue }
+            guard let oldEntity = oldModel.entity(named: name), let newEntity = newModel.entity(named: name) else {
+                continue
+            }
             #expect(Set(now[name]?.keys ?? [:].keys) == Set(objects.keys), "\(name) keeps its objects and keys")
             let kept = oldEntity.attributes.filter { attribute in
                 !attribute.isTransient
-                    && newEntity.attributes.contains { $0.name == attribute.name && $0.type == attribute.type && !$0.isTransient }
-                    && !(newEntity.attributes.first { $0.name == attribute.name }!.isOptional == false && attribute.isOptional)
+                    && newEntity.attributes.contains {
+                        $0.name == attribute.name && $0.type == attribute.type && !$0.isTransient
+                    }
+                    && !(newEntity.attributes.first { $0.name == attribute.name }!.isOptional == false
+                        && attribute.isOptional)
             }
             for (key, snapshot) in objects {
                 guard let migrated = now[name]?[key] else { continue }
                 for attribute in kept {
                     #expect(
-                        migrated[attribute: attribute.name, in: newEntity] == snapshot[attribute: attribute.name, in: oldEntity],
+                        migrated[attribute: attribute.name, in: newEntity]
+                            == snapshot[attribute: attribute.name, in: oldEntity],
                         "\(name) p\(key).\(attribute.name)")
                     compared += 1
                 }
