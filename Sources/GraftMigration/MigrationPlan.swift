@@ -249,7 +249,23 @@ public struct MigrationPlan: Sendable {
                     policies: step.policies)
             }
             let inferred = try MappingInference.infer(from: source, to: destination)
-            return Step(from: from, to: to, method: .inferred, changes: inferred.changes, mapping: inferred.mapping)
+            // Swift policies of this step, on the source entities whose objects become theirs.
+            var chosen: [Int: MigrationPolicy] = [:]
+            var changes = inferred.changes
+            for policy in policies {
+                guard let (version, entityName) = policy.step, version == to else { continue }
+                guard let entity = destination.entity(named: entityName) else {
+                    throw GraftError(
+                        .notFound, "a Swift policy names the entity \(entityName), which version '\(to)' does not have")
+                }
+                for sourceEntity in source.descriptions
+                where inferred.mapping.destinationEntity(ofSourceEntity: sourceEntity.index) == entity.index {
+                    chosen[sourceEntity.index] = policy
+                }
+                changes.append(.init(entity: entityName, kind: .customPolicy, detail: "also run by a Swift policy"))
+            }
+            return Step(
+                from: from, to: to, method: .inferred, changes: changes, mapping: inferred.mapping, policies: chosen)
         } catch var error as GraftError {
             error.message = "step '\(from)' → '\(to)': " + error.message
             throw error

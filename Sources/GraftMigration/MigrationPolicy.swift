@@ -21,18 +21,41 @@ import GraftModel
 /// ```
 public struct MigrationPolicy: Sendable {
     /// The class name the mapping model gives (a module prefix such as `REPLACE_AT_RUNTIME.` or `App.`
-    /// may be left out).
+    /// may be left out); for a policy of an inferred step, a name for messages.
     public let className: String
+    /// For a policy of an inferred step (an app's custom migration stage, or a mapping model Graft does
+    /// not have): the version the step goes to, and the destination entity whose objects it sees.
+    public let step: (version: String, entity: String)?
     let body: @Sendable (inout PolicyObject) throws -> Void
 
     public init(className: String, _ body: @escaping @Sendable (inout PolicyObject) throws -> Void) {
         self.className = className
+        self.step = nil
+        self.body = body
+    }
+
+    /// A policy that runs on the objects of `entity` in the inferred step to version `version`, after the
+    /// inferred mapping made them: what an app's custom migration stage, or a mapping model's custom
+    /// policy, does in that step.
+    ///
+    /// For example, the step of the wibosco example that gives each post a `Color` for its old `hexColor`:
+    ///
+    /// ```swift
+    /// let colors = MigrationPolicy(step: "CoreDataMigration_Example 3", entity: "Post") { post in
+    ///     guard case .string(let hex)? = post.sourceValue("hexColor") else { return }
+    ///     try post.link("color", to: try post.object("Color", with: ["hex": .string(hex)]))
+    /// }
+    /// ```
+    public init(step version: String, entity: String, _ body: @escaping @Sendable (inout PolicyObject) throws -> Void) {
+        self.className = "the Swift policy of \(entity) in the step to \(version)"
+        self.step = (version, entity)
         self.body = body
     }
 
     /// Whether this policy is the one a mapping model names `name` (`REPLACE_AT_RUNTIME.V2to3MakerPolicy`).
     func answers(to name: String) -> Bool {
-        name == className || name.split(separator: ".").last.map(String.init) == className
+        guard step == nil else { return false }
+        return name == className || name.split(separator: ".").last.map(String.init) == className
             || className.split(separator: ".").last.map(String.init) == name.split(separator: ".").last.map(String.init)
     }
 }
@@ -66,14 +89,22 @@ public struct PolicyObject {
     ///
     /// - Throws: `GraftError.notFound` for an entity or attribute the destination model does not have.
     public mutating func object(_ entity: String, with values: [String: Value]) throws -> ObjectRef {
-        try created.object(entity, with: values)
+        try created.object(entity, with: values, shared: true)
     }
 
-    /// Adds the new object `target` to the destination object's relationship `key` (its to-one, or one
+    /// A new object of `entity` with `values`, made on every call (a pet for each owner, whatever its name).
+    ///
+    /// - Throws: `GraftError.notFound` for an entity or attribute the destination model does not have.
+    public mutating func newObject(_ entity: String, with values: [String: Value]) throws -> ObjectRef {
+        try created.object(entity, with: values, shared: false)
+    }
+
+    /// Adds the new object `target` (made by ``object(_:with:)`` or ``newObject(_:with:)``) to the
+    /// destination object's relationship `key` (its to-one, or one
     /// more of its to-many), and the destination object to the inverse of `key` on `target`.
     ///
     /// - Throws: `GraftError.notFound` for a relationship the destination entity does not have;
-    ///   `GraftError.invalidOperation` when `target` is not an object made by ``object(_:with:)``.
+    ///   `GraftError.invalidOperation` when `target` is not an object the policy made.
     public mutating func link(_ key: String, to target: ObjectRef) throws {
         guard let index = destinationEntity.relationshipIndexByName[key] else {
             throw GraftError(.notFound, "\(destinationEntity.name) has no relationship '\(key)'")
@@ -105,11 +136,11 @@ final class CreatedObjects: @unchecked Sendable {
         nextKey = firstKey
     }
 
-    func object(_ name: String, with values: [String: Value]) throws -> ObjectRef {
+    func object(_ name: String, with values: [String: Value], shared: Bool) throws -> ObjectRef {
         guard let entity = model.entity(named: name) else {
             throw GraftError(.notFound, "the new model has no entity '\(name)'")
         }
-        if let ref = byValues[name]?[values] { return ref }
+        if shared, let ref = byValues[name]?[values] { return ref }
         var snapshot = Snapshot(entity: entity, key: nextKey)
         nextKey += 1
         for (index, attribute) in entity.attributes.enumerated() where !attribute.isTransient {
@@ -121,7 +152,7 @@ final class CreatedObjects: @unchecked Sendable {
             }
             snapshot.attributes[index] = value
         }
-        byValues[name, default: [:]][values] = snapshot.ref
+        if shared { byValues[name, default: [:]][values] = snapshot.ref }
         snapshots[snapshot.ref] = snapshot
         order.append(snapshot.ref)
         return snapshot.ref

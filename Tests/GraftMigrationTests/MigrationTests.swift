@@ -389,6 +389,32 @@ struct CorpusMigrationTests {
         try expectCarried(from: copy, readWith: plan.sourceModel, to: output, readWith: plan.targetModel)
     }
 
+    /// The same stores migrate to the newest version with a Swift policy that does what the app's step to
+    /// version 3 does: a `Color` for each post's `hexColor` (version 1 calls it `color` and has no
+    /// renaming identifier, so its colours do not reach version 2: those posts get no colour object).
+    @Test(arguments: wiboscoBeforeVersion3)
+    func aSwiftPolicyRunsAStepInferenceCannot(store: String) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = try copyOfStore(Corpus.url(store), in: folder)
+        let file = Self.files[Self.wibosco]!
+        let colors = MigrationPolicy(step: "CoreDataMigration_Example 3", entity: "Post") { post in
+            let hex = post.sourceValue("hexColor") ?? .string("#000000")
+            try post.link("color", to: try post.object("Color", with: ["hex": hex]))
+        }
+        let plan = try MigrationPlan(store: copy, model: file, policies: [colors])
+        let output = folder.appendingPathComponent("migrated.sqlite")
+        let report = try Migration.migrate(plan, to: .file(output), verify: true)
+        #expect(report.differences.isEmpty)
+        let now = try objects(of: output, model: file.current)
+        let post = file.current.entity(named: "Post")!
+        let posts = try #require(now["Post"])
+        #expect(posts.values.allSatisfy { $0[relationship: "color", in: post]?.firstRef != nil })
+        let colorsMade = try #require(now["Color"])
+        #expect(colorsMade.count <= posts.count && !colorsMade.isEmpty)
+        try expectCarried(from: copy, readWith: plan.sourceModel, to: output, readWith: file.current)
+    }
+
     static let sampleModel = "coredataplus/Tests/Resources/SampleModel/SampleModel.xcdatamodeld"
     static let makerPolicy = MigrationPolicy(className: "V2to3MakerPolicy") { object in
         // As CoreDataPlus's V2to3MakerPolicy: a car's maker text becomes its Maker, one per name.
@@ -451,6 +477,41 @@ struct CorpusMigrationTests {
             }
         }
         #expect(linked > 0)
+    }
+
+    /// CoreDataPlus's SampleModel3: the app's custom stage makes a `Pet` for each user's `petName`
+    /// before version 3 drops it; a Swift policy on the step to version 3 does the same.
+    @Test func aSwiftPolicyDoesWhatACustomStageDid() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = try copyOfStore(
+            Corpus.url("coredataplus/Tests/Resources/SampleModel3/Fixtures/SampleModel3_V1.sqlite"), in: folder)
+        let file = try ModelFile.load(Corpus.url("coredataplus/Tests/Resources/SampleModel3/SampleModel3.xcdatamodeld"))
+        let pets = MigrationPolicy(step: "SampleModel3_v3", entity: "User") { user in
+            guard let name = user.sourceValue("petName") else { return }
+            try user.link("pet", to: try user.newObject("Pet", with: ["name": name]))
+        }
+        let plan = try MigrationPlan(store: copy, model: file, version: "SampleModel3_v3", policies: [pets])
+        let output = folder.appendingPathComponent("migrated.sqlite")
+        _ = try Migration.migrate(plan, to: .file(output), verify: true)
+        let v1 = plan.sourceModel
+        let v3 = file.version(named: "SampleModel3_v3")!
+        let was = try objects(of: copy, model: v1)
+        let now = try objects(of: output, model: v3)
+        let petNames = Dictionary(
+            uniqueKeysWithValues: (now["Pet"] ?? [:]).map { ($0.key, $0.value[attribute: "name", in: v3.entity(named: "Pet")!]) })
+        var withPets = 0
+        for (key, user) in was["User"] ?? [:] {
+            let pet = now["User"]?[key]?[relationship: "pet", in: v3.entity(named: "User")!]?.firstRef
+            if let name = user[attribute: "petName", in: v1.entity(named: "User")!] {
+                #expect(pet.flatMap { petNames[$0.key] } == name)
+                withPets += 1
+            } else {
+                #expect(pet == nil)
+            }
+        }
+        #expect(withPets > 0)
+        #expect(now["Pet"]?.count == withPets)
     }
 
     /// The WAL store, migrated in place: its `-wal` (which holds most of its objects) is read, and the
