@@ -178,24 +178,25 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
 @Suite struct MigrationSafetyTests {
     /// In place: the store is replaced by the migrated one, keeping its UUID and its objects' keys; no
     /// temporary file is left beside it.
-    @Test func inPlaceReplacesTheStoreWhenComplete() throws {
+    @Test(arguments: [StoreFormat.sqlite, .xml, .binary])
+    func inPlaceReplacesTheStoreWhenComplete(format: StoreFormat) throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let old = try store(version: "Company", in: folder)
-        let uuid = try StoreFormat.sqlite.driver.reader(at: old, model: nil, options: StoreReadOptions()).metadata
+        let old = try store(version: "Company", format: format, in: folder)
+        let uuid = try format.driver.reader(at: old, model: nil, options: StoreReadOptions()).metadata
             .identifier
         let keys = try objects(of: old).mapValues { Set($0.keys) }
         let report = try Migration.migrate(
             MigrationPlan(store: old, model: migrationModels), to: .inPlace, verify: true)
         #expect(report.output == old)
         #expect(try StoreFormat.recordedVersionHashes(of: old) == migrationModels.current.versionHashes)
-        let reader = try StoreFormat.sqlite.driver.reader(
+        let reader = try format.driver.reader(
             at: old, model: migrationModels.current, options: StoreReadOptions())
         #expect(reader.metadata.identifier == uuid)
         let now = try objects(of: old, model: migrationModels.current).mapValues { Set($0.keys) }
         #expect(now["Employee"] == keys["Employee"])
         #expect(now["Initiative"] == keys["Project"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["old.sqlite"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [old.lastPathComponent])
     }
 
     /// A required attribute without a default and objects without a value: the migration stops naming
@@ -221,6 +222,21 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
         }
         #expect(try Data(contentsOf: old) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["old.sqlite"])
+    }
+
+    /// A store of a version the model file does not have, which carries no model of its own (Apple's
+    /// Recipes sample store has no model cache): refused, saying so, rather than guessed.
+    @Test(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
+    func aStoreOfAnUnknownVersionWithoutItsModelIsRefused() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = try copyOfStore(Corpus.url("recipes/Recipes.sqlite"), in: folder)
+        #expect {
+            try MigrationPlan(store: copy, model: migrationModels)
+        } throws: { error in
+            (error as! GraftError).code == .migrationBlocked
+                && (error as! GraftError).message.contains("does not carry its model")
+        }
     }
 
     /// Removing an entity whose objects the new model still counts: the departments would keep too few
@@ -499,7 +515,9 @@ struct CorpusMigrationTests {
         let was = try objects(of: copy, model: v1)
         let now = try objects(of: output, model: v3)
         let petNames = Dictionary(
-            uniqueKeysWithValues: (now["Pet"] ?? [:]).map { ($0.key, $0.value[attribute: "name", in: v3.entity(named: "Pet")!]) })
+            uniqueKeysWithValues: (now["Pet"] ?? [:]).map {
+                ($0.key, $0.value[attribute: "name", in: v3.entity(named: "Pet")!])
+            })
         var withPets = 0
         for (key, user) in was["User"] ?? [:] {
             let pet = now["User"]?[key]?[relationship: "pet", in: v3.entity(named: "User")!]?.firstRef
