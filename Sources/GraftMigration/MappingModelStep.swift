@@ -80,8 +80,17 @@ enum MappingModelStep {
                 block("names an entity the versions do not have")
                 continue
             }
-            if let filter = entityMapping.filterPredicate, filter != "TRUEPREDICATE" {
-                block("its filter (\(filter)) is not one Graft evaluates yet; only TRUEPREDICATE")
+            var filter: GraftPredicate?
+            if let text = entityMapping.filterPredicate, text != "TRUEPREDICATE" {
+                do {
+                    filter = try GraftPredicate.parse(text)
+                    changes.append(
+                        .init(
+                            entity: entityMapping.destinationEntity ?? "-", kind: .computed,
+                            detail: "only the \(sourceName) objects for which \(text)"))
+                } catch {
+                    block("its filter (\(text)) does not parse: \(error)")
+                }
             }
             if objects[sourceEntity.index] != nil {
                 block("a second mapping of \(sourceName): Graft runs one mapping per source entity")
@@ -138,7 +147,21 @@ enum MappingModelStep {
                             entity: destinationName, property: property.name, kind: .computed, detail: "set to \(text)")
                     )
                 default:
-                    block("its value expression \(text) is not one Graft evaluates yet", property: property.name)
+                    // Any other expression of the source object's values, evaluated object by object.
+                    let variables = Self.variables(in: text)
+                    guard variables.isSubset(of: ["source"]),
+                        let expression = try? GraftPredicate.Expression.parse(text)
+                    else {
+                        block(
+                            "its value expression \(text) reads "
+                                + (variables.subtracting(["source"]).sorted().map { "$\($0)" }.joined(separator: ", "))
+                                + ", which Graft does not evaluate (only $source)",
+                            property: property.name)
+                        continue
+                    }
+                    attributes[index] = .expression(expression, text)
+                    changes.append(
+                        .init(entity: destinationName, property: property.name, kind: .computed, detail: "computed as \(text)"))
                 }
             }
             for attribute in sourceEntity.attributes where !attribute.isTransient {
@@ -183,13 +206,43 @@ enum MappingModelStep {
                 relationships[index] = .source(from, toMany: entity.relationships[index].declaration.isToMany)
             }
             objects[sourceEntity.index] = ObjectMapping(
-                destinationEntity: entity.index, attributes: attributes, relationships: relationships)
+                destinationEntity: entity.index, filter: filter, attributes: attributes, relationships: relationships)
         }
         if !blocked.isEmpty {
             throw GraftError(
                 .migrationBlocked, "the mapping model \(name) has mappings Graft cannot run", underlying: blocked)
         }
         return (ModelMapping(source: source, destination: destination, objects: objects), changes, chosen)
+    }
+
+    /// The variables an expression's text names (`$source`, `$manager`), outside its string constants.
+    static func variables(in text: String) -> Set<String> {
+        var names = Set<String>()
+        var inString: Character?
+        var index = text.startIndex
+        while index < text.endIndex {
+            let character = text[index]
+            if let quote = inString {
+                if character == "\\" {
+                    index = text.index(after: index)
+                } else if character == quote {
+                    inString = nil
+                }
+            } else if character == "\"" || character == "'" {
+                inString = character
+            } else if character == "$" {
+                let start = text.index(after: index)
+                var end = start
+                while end < text.endIndex, text[end].isLetter || text[end].isNumber || text[end] == "_" {
+                    end = text.index(after: end)
+                }
+                names.insert(String(text[start..<end]))
+                index = end
+                continue
+            }
+            if index < text.endIndex { index = text.index(after: index) }
+        }
+        return names
     }
 
     /// What a value expression reads.

@@ -58,7 +58,17 @@ public final class MigratingReader: StoreReader {
         try self.init(source, stages: [MigrationStage(mapping: mapping, policies: [:])])
     }
 
-    init(_ source: any StoreReader, stages: [MigrationStage]) throws {
+    /// Reads an object of the store by its ref, for expressions that read through relationships.
+    private let lookup: ((ObjectRef) throws -> Snapshot?)?
+    /// The objects a mapping model's filter leaves out (by source ref): references to them are left out too.
+    private var filteredOut = Set<ObjectRef>()
+
+    /// - Parameter lookup: reads an object of the store by its ref, for the expressions of a mapping
+    ///   model that read through relationships (`$source.owner.name`); without it, they fail.
+    init(
+        _ source: any StoreReader, stages: [MigrationStage], lookup: ((ObjectRef) throws -> Snapshot?)? = nil
+    ) throws {
+        self.lookup = lookup
         let mapping = stages.dropFirst().reduce(stages[0].mapping) { $0.then($1.mapping) }
         guard source.model == mapping.source else {
             throw GraftError(.invalidOperation, "the store was read with another model than the migration's source")
@@ -106,6 +116,24 @@ public final class MigratingReader: StoreReader {
         }
         rules = RuleCheck(model: mapping.destination)
         sourceRules = RuleCheck(model: mapping.source)
+        // Filters: only on the store's own objects (the first stage), found before any object is handed
+        // on, so that references to the objects they leave out are left out too.
+        if stages.dropFirst().contains(where: { $0.mapping.objects.contains { $0?.filter != nil } }) {
+            throw GraftError(
+                .migrationBlocked,
+                "a mapping model's filter in a step after one that changed the objects: Graft runs filters only "
+                    + "on the store's objects (migrate to the version before that step first)")
+        }
+        if stages[0].mapping.objects.contains(where: { $0?.filter != nil }) {
+            var excluded = Set<ObjectRef>()
+            try source.forEachSnapshot { snapshot in
+                guard let filter = stages[0].mapping.objects[snapshot.ref.entity]?.filter else { return }
+                let view = SourceObjectView(snapshot, model: stages[0].mapping.source, lookup: lookup)
+                if try !filter.evaluate(with: view) { excluded.insert(snapshot.ref) }
+                if let failure = view.failure { throw failure }
+            }
+            filteredOut = excluded
+        }
         if Self.addsUniqueness(mapping) { uniqueness = UniquenessCheck(model: mapping.destination) }
     }
 
@@ -332,6 +360,8 @@ public final class MigratingReader: StoreReader {
     /// `nil` when its entity is not carried; `shifting` moves keys as ``keyShifts`` says (the first stage).
     private func apply(_ mapping: ModelMapping, to snapshot: Snapshot, shifting: Bool) throws -> Snapshot? {
         guard let object = mapping.objects[snapshot.ref.entity] else { return nil }
+        if shifting, object.filter != nil, filteredOut.contains(snapshot.ref) { return nil }
+        var view: SourceObjectView?
         let entity = mapping.destination.descriptions[object.destinationEntity]
         let key = snapshot.ref.key + (shifting ? keyShifts[snapshot.ref.entity] : 0)
         var migrated = Snapshot(entity: entity, key: key)
@@ -342,6 +372,27 @@ public final class MigratingReader: StoreReader {
         for (index, fill) in object.attributes.enumerated() {
             switch fill {
             case .value(let value):
+                migrated.attributes[index] = value
+            case .expression(let expression, let text):
+                let source =
+                    view ?? SourceObjectView(snapshot, model: mapping.source, lookup: shifting ? lookup : nil)
+                view = source
+                let attribute = entity.attributes[index]
+                let result: Any?
+                do {
+                    result = try expression.evaluate(with: nil, variables: ["source": source])
+                } catch let error as GraftError {
+                    throw failure("\(text) cannot be evaluated: \(error.message)", attribute.name)
+                }
+                if let failed = source.failure { throw failure(failed.message, attribute.name) }
+                guard let result, !(result is NSNull) else {
+                    migrated.attributes[index] = attribute.isOptional ? nil : attribute.defaultValue
+                    continue
+                }
+                guard let value = Value(any: result).flatMap({ ValueConversion.coerce($0, to: attribute.type) }) else {
+                    throw failure(
+                        "\(text) gives \(result), which a \(attribute.type.modelName) attribute cannot hold", attribute.name)
+                }
                 migrated.attributes[index] = value
             case .fail(let message):
                 throw failure(message, entity.attributes[index].name)
@@ -397,7 +448,7 @@ public final class MigratingReader: StoreReader {
     /// The reference `ref` becomes, or `nil` (counted) when its object is not carried.
     private func carried(_ ref: ObjectRef, _ mapping: ModelMapping, _ shifting: Bool) -> ObjectRef? {
         guard mapping.source.descriptions.indices.contains(ref.entity),
-            let target = mapping.destinationEntity(ofSourceEntity: ref.entity)
+            let target = mapping.destinationEntity(ofSourceEntity: ref.entity), !(shifting && filteredOut.contains(ref))
         else {
             droppedReferences += 1
             return nil

@@ -101,10 +101,16 @@ public enum Migration {
         options.danglingReferences = format.driver.holdsDanglingReferences ? .keep : .drop
         options.readsOnceInAnyOrder = format.driver.writesSnapshotsInAnyOrder
         let stages = plan.stages
+        // Expressions that read through relationships read the related objects from the store.
+        var lookup: ((ObjectRef) throws -> Snapshot?)?
+        if stages[0].mapping.evaluates {
+            let store = try StoreFormat.openForReading(plan.store, model: plan.sourceModel, options: reading)
+            lookup = { try store.snapshot(for: $0) }
+        }
         var report: Report
         do {
             let source = try plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: options)
-            let reader = try MigratingReader(source, stages: stages)
+            let reader = try MigratingReader(source, stages: stages, lookup: lookup)
             let written = try Conversion.write(
                 reader, to: output, format: format, overwrite: overwrite, progress: progress)
             report = Report(
@@ -114,7 +120,8 @@ public enum Migration {
                 var again = options
                 again.readsOnceInAnyOrder = false
                 let expected = try MigratingReader(
-                    plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: again), stages: stages)
+                    plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: again), stages: stages,
+                    lookup: lookup)
                 let actual = try format.driver.reader(at: output, model: plan.targetModel, options: StoreReadOptions())
                 report.differences = try Verification.differences(between: expected, and: actual, storedValues: nil)
                 if !report.differences.isEmpty {

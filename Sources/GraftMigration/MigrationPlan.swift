@@ -88,7 +88,9 @@ public struct MigrationPlan: Sendable {
     var stages: [MigrationStage] {
         var stages: [MigrationStage] = []
         for step in steps {
-            if step.policies.isEmpty, let last = stages.last, last.policies.isEmpty {
+            if step.policies.isEmpty, !step.mapping.evaluates, let last = stages.last, last.policies.isEmpty,
+                !last.mapping.evaluates
+            {
                 stages[stages.count - 1] = MigrationStage(mapping: last.mapping.then(step.mapping), policies: [:])
             } else {
                 stages.append(MigrationStage(mapping: step.mapping, policies: step.policies))
@@ -108,12 +110,15 @@ public struct MigrationPlan: Sendable {
     ///   - mappingModels: mapping models (`.cdm`, `.xcmappingmodel`) for steps that need one; those in the
     ///     model file's folder and the folders in it are found too. A step one of them joins (by the
     ///     version hashes it records) is run by it; any other step is inferred.
-    ///   - policies: Swift code for the custom policies mapping models name.
+    ///   - mappings: mapping models already read (or made in Swift), tried before those at paths.
+    ///   - policies: Swift code for the custom policies mapping models name, and for inferred steps.
     public init(
         store: URL, model file: ModelFile, version: String? = nil, mappingModels: [URL] = [],
-        policies: [MigrationPolicy] = []
+        mappings given: [MappingModel] = [], policies: [MigrationPolicy] = []
     ) throws {
-        let mappings = try Self.mappingModels(given: mappingModels, beside: file)
+        let mappings =
+            given.enumerated().map { ("mapping model \($0.offset + 1) given", $0.element) }
+            + (try Self.mappingModels(given: mappingModels, beside: file))
         let format = try StoreFormat.detect(store)
         let target = try Self.version(named: version ?? file.currentVersionName, in: file)
         let recorded = try format.driver.recordedVersionHashes(at: store)

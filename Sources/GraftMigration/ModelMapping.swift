@@ -36,6 +36,19 @@ public struct ModelMapping: Sendable {
             })
     }
 
+    /// Whether the mapping evaluates a mapping model's expressions or filters, which read the objects of
+    /// its own source model: such a mapping runs in a stage of its own, not composed with others.
+    var evaluates: Bool {
+        objects.contains { object in
+            guard let object else { return false }
+            return object.filter != nil
+                || object.attributes.contains {
+                    if case .expression = $0 { return true }
+                    return false
+                }
+        }
+    }
+
     /// The destination entity the objects of source entity `index` become.
     func destinationEntity(ofSourceEntity index: Int) -> Int? { objects[index]?.destinationEntity }
 
@@ -44,7 +57,7 @@ public struct ModelMapping: Sendable {
         let composed = objects.map { first -> ObjectMapping? in
             guard let first, let second = next.objects[first.destinationEntity] else { return nil }
             return ObjectMapping(
-                destinationEntity: second.destinationEntity,
+                destinationEntity: second.destinationEntity, filter: first.filter,
                 attributes: second.attributes.map { $0.after(first.attributes) },
                 relationships: second.relationships.map { $0.after(first.relationships) })
         }
@@ -55,6 +68,9 @@ public struct ModelMapping: Sendable {
 /// How the objects of one source entity are carried.
 struct ObjectMapping: Sendable {
     var destinationEntity: Int
+    /// Objects for which this predicate is false are not carried (a mapping model's filter, `SELF` the
+    /// source object); `nil` carries all.
+    var filter: GraftPredicate? = nil
     /// By destination attribute index.
     var attributes: [AttributeFill]
     /// By destination relationship index.
@@ -69,6 +85,9 @@ enum AttributeFill: Sendable, Equatable {
     case value(Value?)
     /// No value can be given: the migration of any object fails with this message.
     case fail(String)
+    /// A mapping model's value expression, evaluated with `$source` the source object (its text kept for
+    /// messages). A step with such fills is never composed with the steps before it.
+    case expression(GraftPredicate.Expression, String)
 
     /// What an object without a value gets.
     enum NilRule: Sendable, Equatable {
@@ -84,12 +103,14 @@ enum AttributeFill: Sendable, Equatable {
     /// `previous`'s source.
     func after(_ previous: [AttributeFill]) -> AttributeFill {
         switch self {
-        case .value, .fail:
+        case .value, .fail, .expression:
             return self
         case .source(let index, let conversions, let whenNil):
             switch previous[index] {
             case .fail(let message):
                 return .fail(message)
+            case .expression:
+                return .fail("an expression cannot be composed with the step after it")
             case .value(let value):
                 return Self.apply(conversions, whenNil: whenNil, to: value)
             case .source(let first, let earlier, let earlierNil):

@@ -336,6 +336,114 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
     }
 }
 
+/// A mapping model written in Swift: every entity of `source` copied to the entity of the same name in
+/// `destination`, each attribute by `$source.name` and each relationship through its source relationship,
+/// except the expressions and filters given.
+func mappingModel(
+    from source: Model, to destination: Model, expressions: [String: String] = [:], filters: [String: String] = [:]
+) -> MappingModel {
+    MappingModel(
+        entityMappings: destination.descriptions.map { entity in
+            let name = entity.name
+            let old = source.entity(named: name)
+            return EntityMapping(
+                name: "\(name)To\(name)", kind: .transform, sourceEntity: old == nil ? nil : name,
+                sourceEntityVersionHash: old?.versionHash, destinationEntity: name,
+                destinationEntityVersionHash: entity.versionHash, filterPredicate: filters[name] ?? "TRUEPREDICATE",
+                attributeMappings: entity.attributes.map { attribute in
+                    PropertyMapping(
+                        name: attribute.name,
+                        valueExpression: expressions["\(name).\(attribute.name)"]
+                            ?? (old?.attributeIndexByName[attribute.name] != nil ? "$source.\(attribute.name)" : nil))
+                },
+                relationshipMappings: entity.relationships.map { relationship in
+                    let key = relationship.declaration.name
+                    return PropertyMapping(
+                        name: key,
+                        valueExpression:
+                            "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(key)\", $source.\(key))"
+                    )
+                })
+        })
+}
+
+@Suite struct MappingModelMigrationTests {
+    /// Value expressions of the source object's values and of related objects' (`$source.department.name`),
+    /// and a filter that leaves objects out: references to them are left out too.
+    @Test func expressionsAndFiltersOfAMappingModelRun() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try store(version: "Company", in: folder)
+        let v1 = migrationModels.version(named: "Company")!
+        var entities = v1.entities
+        let employee = entities.firstIndex { $0.name == "Employee" }!
+        entities[employee].attributes += [
+            Attribute(name: "departmentName", type: .string, isOptional: true),
+            Attribute(name: "doubleYears", type: .integer64, isOptional: true),
+        ]
+        entities[employee].attributes.sort { $0.name < $1.name }
+        let v2 = try Model(entities: entities)
+        let mapping = mappingModel(
+            from: v1, to: v2,
+            expressions: [
+                "Employee.departmentName": "$source.department.name",
+                "Manager.departmentName": "$source.department.name", "Flunky.departmentName": "$source.department.name",
+                "Employee.doubleYears": "$source.yearsOfService * 2", "Manager.doubleYears": "$source.yearsOfService * 2",
+                "Flunky.doubleYears": "$source.yearsOfService * 2",
+            ],
+            filters: ["Project": "deadline != nil"])
+        let file = ModelFile(
+            url: folder.appendingPathComponent("Two.xcdatamodeld"), format: .xcdatamodeld,
+            versions: [.init(name: "One", model: v1), .init(name: "Two", model: v2)], currentVersionName: "Two")
+        let plan = try MigrationPlan(store: old, model: file, mappings: [mapping])
+        #expect(plan.steps.map(\.method) == [.mappingModel("mapping model 1 given")])
+        #expect(plan.steps[0].changes.map(\.description).contains("Employee.departmentName: computed as $source.department.name"))
+        let output = folder.appendingPathComponent("new.sqlite")
+        _ = try Migration.migrate(plan, to: .file(output), verify: true)
+        let was = try objects(of: old, model: v1)
+        let now = try objects(of: output, model: v2)
+        let (e1, e2) = (v1.entity(named: "Employee")!, v2.entity(named: "Employee")!)
+        for (key, person) in was["Employee"] ?? [:] {
+            let department = try #require(person[relationship: "department", in: e1]?.firstRef)
+            let name = was["Department"]?[department.key]?[attribute: "name", in: v1.entity(named: "Department")!]
+            #expect(now["Employee"]?[key]?[attribute: "departmentName", in: e2] == name)
+            let years = person[attribute: "yearsOfService", in: e1].flatMap { $0.doubleValue }
+            #expect(now["Employee"]?[key]?[attribute: "doubleYears", in: e2] == years.map { .integer(Int64($0) * 2) })
+        }
+        let kept = Set((was["Project"] ?? [:]).filter { $0.value[attribute: "deadline", in: v1.entity(named: "Project")!] != nil }.keys)
+        #expect(Set((now["Project"] ?? [:]).keys) == kept)
+        #expect(kept.count < (was["Project"]?.count ?? 0), "the filter leaves some projects out")
+        for department in (now["Department"] ?? [:]).values {
+            let projects = department[relationship: "projects", in: v2.entity(named: "Department")!]?.refs ?? []
+            #expect(projects.allSatisfy { kept.contains($0.key) })
+        }
+    }
+
+    /// An expression that reads another variable than `$source`, and a policy no Swift code answers for,
+    /// are refused when the plan is made, each named.
+    @Test func whatGraftCannotRunIsRefusedNamingIt() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try store(version: "Company", in: folder)
+        let v1 = migrationModels.version(named: "Company")!
+        let v2 = migrationModels.version(named: "Company 2")!
+        var mapping = mappingModel(
+            from: v1, to: v2, expressions: ["Department.name": "FUNCTION($entityPolicy, \"nameFor:\", $source.name)"])
+        let department = mapping.entityMappings.firstIndex { $0.destinationEntity == "Department" }!
+        mapping.entityMappings[department].migrationPolicyClassName = "App.DepartmentPolicy"
+        let file = ModelFile(
+            url: folder.appendingPathComponent("Two.xcdatamodeld"), format: .xcdatamodeld,
+            versions: [.init(name: "One", model: v1), .init(name: "Two", model: v2)], currentVersionName: "Two")
+        #expect {
+            try MigrationPlan(store: old, model: file, mappings: [mapping])
+        } throws: { error in
+            let reasons = (error as! GraftError).underlying.map(\.description)
+            return reasons.contains { $0.contains("$entityPolicy") && $0.contains("name") }
+                && reasons.contains { $0.contains("App.DepartmentPolicy") }
+        }
+    }
+}
+
 @Suite(.enabled(if: Corpus.isAvailable, Comment(rawValue: Corpus.unavailableMessage)))
 struct CorpusMigrationTests {
     static let wire = "wire-ios-data-model/Resources/zmessaging.xcdatamodeld"
