@@ -102,4 +102,10 @@ public struct CommandContext {
         output.flush()
         errorOutput.write(text + terminator)
     }
+
+    /// Writes the first 20 of `warnings` to standard error, each as `warning: …`, and how many more there are.
+    public func printWarnings(_ warnings: [String]) {
+        for warning in warnings.prefix(20) { printError("warning: \(warning)") }
+        if warnings.count > 20 { printError("warning: … and \(warnings.count - 20) more") }
+    }
 }

@@ -93,8 +93,7 @@ struct ConvertCommand: ParsableCommand {
             context.print(report.json.text(pretty: true))
             return
         }
-        for warning in report.warnings.prefix(20) { context.printError("warning: \(warning)") }
-        if report.warnings.count > 20 { context.printError("warning: … and \(report.warnings.count - 20) more") }
+        context.printWarnings(report.warnings)
         let seconds = Date().timeIntervalSince(started)
         context.print(
             "Converted \(report.objects) objects from \(report.inputFormat) to \(report.outputFormat): \(output.path)"

@@ -161,7 +161,9 @@ enum MappingModelStep {
                     }
                     attributes[index] = .expression(expression, text)
                     changes.append(
-                        .init(entity: destinationName, property: property.name, kind: .computed, detail: "computed as \(text)"))
+                        .init(
+                            entity: destinationName, property: property.name, kind: .computed,
+                            detail: "computed as \(text)"))
                 }
             }
             for attribute in sourceEntity.attributes where !attribute.isTransient {

@@ -3,6 +3,13 @@ import GraftCore
 import GraftGraph
 import GraftModel
 
+/// One pass of a migration: a mapping (several steps composed), and the Swift policies that run on its
+/// objects, by source entity index.
+struct MigrationStage: Sendable {
+    var mapping: ModelMapping
+    var policies: [Int: MigrationPolicy]
+}
+
 /// A store reader that hands on another reader's objects as objects of a newer model, through a
 /// mapping: a migration is this reader written by a store writer, as a conversion is, so it streams in
 /// bounded memory and keeps every object's key.
@@ -15,16 +22,9 @@ import GraftModel
 ///
 /// ```swift
 /// let source = try StoreFormat.sqlite.driver.reader(at: url, model: version1, options: StoreReadOptions())
-/// let reader = try MigratingReader(source, mapping: step.mapping)
+/// let reader = try MigratingReader(source, plan: plan)
 /// _ = try Conversion.write(reader, to: output, format: .sqlite)
 /// ```
-/// One pass of a migration: a mapping (several steps composed), and the Swift policies that run on its
-/// objects, by source entity index.
-struct MigrationStage: Sendable {
-    var mapping: ModelMapping
-    var policies: [Int: MigrationPolicy]
-}
-
 public final class MigratingReader: StoreReader {
     public let source: any StoreReader
     /// Every stage's mapping as one: which entity each source entity becomes, and where each destination
@@ -45,7 +45,6 @@ public final class MigratingReader: StoreReader {
     private let sourceRules: RuleCheck
     /// Uniqueness, checked only where the new model constrains what the old one did not.
     private var uniqueness: UniquenessCheck?
-    private var checked = 0
     private var firstOfPosition: [ObjectRef] = []
     /// Rules the migrated objects break that the store's objects did not (the migration fails), and
     /// those they broke already (carried, with a warning).
@@ -53,9 +52,22 @@ public final class MigratingReader: StoreReader {
     private var brokenCount = 0
     private var brokenBefore = 0
 
+    /// A reader of `source` migrated through `mapping` (one inferred mapping, or several composed).
+    ///
     /// - Throws: `GraftError.invalidOperation` when `source` was not read with the mapping's source model.
     public convenience init(_ source: any StoreReader, mapping: ModelMapping) throws {
         try self.init(source, stages: [MigrationStage(mapping: mapping, policies: [:])])
+    }
+
+    /// A reader of `source` migrated through every step of `plan`, its Swift policies and its mapping
+    /// models' expressions included (those that read through relationships read the related objects
+    /// through `lookup`).
+    ///
+    /// - Throws: `GraftError.invalidOperation` when `source` was not read with the plan's source model.
+    public convenience init(
+        _ source: any StoreReader, plan: MigrationPlan, lookup: ((ObjectRef) throws -> Snapshot?)? = nil
+    ) throws {
+        try self.init(source, stages: plan.stages, lookup: lookup)
     }
 
     /// Reads an object of the store by its ref, for expressions that read through relationships.
@@ -391,7 +403,8 @@ public final class MigratingReader: StoreReader {
                 }
                 guard let value = Value(any: result).flatMap({ ValueConversion.coerce($0, to: attribute.type) }) else {
                     throw failure(
-                        "\(text) gives \(result), which a \(attribute.type.modelName) attribute cannot hold", attribute.name)
+                        "\(text) gives \(result), which a \(attribute.type.modelName) attribute cannot hold",
+                        attribute.name)
                 }
                 migrated.attributes[index] = value
             case .fail(let message):

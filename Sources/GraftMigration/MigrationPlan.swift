@@ -78,7 +78,9 @@ public struct MigrationPlan: Sendable {
     /// Whether the store needs migrating at all.
     public var isNeeded: Bool { !steps.isEmpty }
 
-    /// The steps' mappings as one.
+    /// The steps' mappings as one: which entity each of the store's entities becomes, and where each
+    /// property of the target version comes from. (Swift policies, and a mapping model's expressions and
+    /// filters, run only through ``MigratingReader/init(_:plan:lookup:)`` and ``Migration``.)
     public var mapping: ModelMapping {
         steps.dropFirst().reduce(steps.first?.mapping ?? .identity(sourceModel)) { $0.then($1.mapping) }
     }

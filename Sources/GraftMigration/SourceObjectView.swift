@@ -28,7 +28,8 @@ final class SourceObjectView: KeyValueCoding, KeyValueCollection {
         guard let index = entity.relationshipIndexByName[key] else { return nil }
         let related = snapshot.relationships[index]
         guard let lookup else {
-            failure = failure
+            failure =
+                failure
                 ?? GraftError(
                     .migrationBlocked,
                     "the expression reads \(entity.name).\(key), a relationship, in a step after a stage that changed "

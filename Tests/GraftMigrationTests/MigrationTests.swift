@@ -388,7 +388,8 @@ func mappingModel(
             expressions: [
                 "Employee.departmentName": "$source.department.name",
                 "Manager.departmentName": "$source.department.name", "Flunky.departmentName": "$source.department.name",
-                "Employee.doubleYears": "$source.yearsOfService * 2", "Manager.doubleYears": "$source.yearsOfService * 2",
+                "Employee.doubleYears": "$source.yearsOfService * 2",
+                "Manager.doubleYears": "$source.yearsOfService * 2",
                 "Flunky.doubleYears": "$source.yearsOfService * 2",
             ],
             filters: ["Project": "deadline != nil"])
@@ -397,7 +398,9 @@ func mappingModel(
             versions: [.init(name: "One", model: v1), .init(name: "Two", model: v2)], currentVersionName: "Two")
         let plan = try MigrationPlan(store: old, model: file, mappings: [mapping])
         #expect(plan.steps.map(\.method) == [.mappingModel("mapping model 1 given")])
-        #expect(plan.steps[0].changes.map(\.description).contains("Employee.departmentName: computed as $source.department.name"))
+        #expect(
+            plan.steps[0].changes.map(\.description).contains(
+                "Employee.departmentName: computed as $source.department.name"))
         let output = folder.appendingPathComponent("new.sqlite")
         _ = try Migration.migrate(plan, to: .file(output), verify: true)
         let was = try objects(of: old, model: v1)
@@ -410,7 +413,9 @@ func mappingModel(
             let years = person[attribute: "yearsOfService", in: e1].flatMap { $0.doubleValue }
             #expect(now["Employee"]?[key]?[attribute: "doubleYears", in: e2] == years.map { .integer(Int64($0) * 2) })
         }
-        let kept = Set((was["Project"] ?? [:]).filter { $0.value[attribute: "deadline", in: v1.entity(named: "Project")!] != nil }.keys)
+        let kept = Set(
+            (was["Project"] ?? [:]).filter { $0.value[attribute: "deadline", in: v1.entity(named: "Project")!] != nil }
+                .keys)
         #expect(Set((now["Project"] ?? [:]).keys) == kept)
         #expect(kept.count < (was["Project"]?.count ?? 0), "the filter leaves some projects out")
         for department in (now["Department"] ?? [:]).values {
