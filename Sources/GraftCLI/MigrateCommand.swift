@@ -26,7 +26,9 @@ struct MigrateCommand: ParsableCommand {
             document, as convert writes one. The store's UUID, its metadata and every object's key (so \
             its URI) are kept. --plan prints the steps and every change they carry without writing. -o \
             writes a new document; --in-place replaces the store once the new one is complete (and \
-            verified, with --verify), so a failed migration leaves the store as it was.
+            verified, with --verify), so a failed migration leaves the store as it was. A SQLite store \
+            whose steps only add attributes is migrated --in-place where it is instead, in one \
+            transaction: new columns, filled with the default.
             """,
         examples: [
             CommandExample(

@@ -75,6 +75,38 @@ public protocol StoreDriver: Sendable {
     ) -> (
         (Snapshot) throws -> [String]
     )?
+
+    /// Adds attributes to the objects of the document at `url` where they are, in one transaction, and
+    /// records `destination` as the document's model (metadata and model cache): a migration whose only
+    /// changes are new attributes and attributes become required, without rewriting the objects (a
+    /// SQLite store's `ALTER TABLE … ADD COLUMN`). `check` runs once no other writer can change the
+    /// document, before anything is changed; its error cancels the whole.
+    ///
+    /// - Returns: `false`, having changed nothing, when the format cannot, or the document's layout does
+    ///   not allow it (the migration then rewrites the document).
+    func addAttributes(
+        _ additions: [AttributeAddition], at url: URL, from source: Model, to destination: Model,
+        metadata: StoreMetadata, check: () throws -> Void
+    ) throws -> Bool
+}
+
+/// An attribute a migration gives the objects of an entity (and its subentities) in place.
+public struct AttributeAddition: Sendable, Hashable {
+    /// The entity that declares the attribute, by name (the same in both versions).
+    public var entity: String
+    public var attribute: String
+    /// The value objects get; `nil` for none.
+    public var value: Value?
+    /// Whether the attribute exists already and only objects without a value get `value` (an attribute
+    /// become required, with its default).
+    public var onlyWhereNil: Bool
+
+    public init(entity: String, attribute: String, value: Value?, onlyWhereNil: Bool = false) {
+        self.entity = entity
+        self.attribute = attribute
+        self.value = value
+        self.onlyWhereNil = onlyWhereNil
+    }
 }
 
 extension StoreDriver {
@@ -94,6 +126,12 @@ extension StoreDriver {
     ) -> (
         (Snapshot) throws -> [String]
     )? { nil }
+
+    /// By default a format cannot: the document is rewritten.
+    public func addAttributes(
+        _ additions: [AttributeAddition], at url: URL, from source: Model, to destination: Model,
+        metadata: StoreMetadata, check: () throws -> Void
+    ) throws -> Bool { false }
 
     /// Writes a whole document from `snapshots`: atomically, so that on any error nothing is left at
     /// `url` or beside it.

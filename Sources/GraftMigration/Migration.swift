@@ -66,6 +66,11 @@ public enum Migration {
         _ plan: MigrationPlan, to destination: Destination, reading: StoreReadOptions = StoreReadOptions(),
         verify: Bool = false, progress: ((_ done: Int, _ total: Int?) -> Void)? = nil
     ) throws -> Report {
+        if case .inPlace = destination, !verify, let additions = inPlaceAdditions(plan),
+            let report = try migrateWhereItIs(plan, adding: additions, reading: reading)
+        {
+            return report
+        }
         let output: URL
         let format: StoreFormat
         let overwrite: Bool
@@ -143,6 +148,93 @@ public enum Migration {
             throw error
         }
         return report
+    }
+
+    /// A store migrated where it is, by its format adding attributes to its objects in one transaction,
+    /// after every object is checked against the new model's rules; `nil` when the format cannot.
+    private static func migrateWhereItIs(
+        _ plan: MigrationPlan, adding additions: [AttributeAddition], reading: StoreReadOptions
+    ) throws -> Report? {
+        let before = try plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: reading)
+        let metadata = StoreMetadata.make(
+            for: plan.targetModel, storeType: plan.format.storeType, identifier: before.metadata.identifier,
+            keeping: before.metadata.values)
+        var counts: [String: Int] = [:]
+        var warnings: [String] = []
+        let done = try plan.format.driver.addAttributes(
+            additions, at: plan.store, from: plan.sourceModel, to: plan.targetModel, metadata: metadata
+        ) {
+            // Once no other writer can change the store: every object as it will be, checked.
+            let reader = try MigratingReader(
+                plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: reading),
+                stages: plan.stages)
+            try reader.forEachSnapshot { _ in }
+            counts = try reader.counts().filter { $0.value > 0 }
+            warnings = reader.warnings
+        }
+        guard done else { return nil }
+        return Report(
+            plan: plan, output: plan.store, outputFormat: plan.format, counts: counts, differences: [],
+            warnings: warnings)
+    }
+
+    /// The attributes a migration adds, when they are all it changes in the store's layout — the same
+    /// entities, hierarchy, relationships, indexes and constraints; attributes only added (not indexed)
+    /// or become required with a default — so that a format able to add columns can migrate the store
+    /// where it is; `nil` otherwise.
+    public static func inPlaceAdditions(_ plan: MigrationPlan) -> [AttributeAddition]? {
+        let stages = plan.stages
+        guard stages.count == 1, stages[0].policies.isEmpty, !stages[0].mapping.evaluates else { return nil }
+        let mapping = stages[0].mapping
+        let (source, destination) = (mapping.source, mapping.destination)
+        guard source.descriptions.count == destination.descriptions.count else { return nil }
+        var additions: [AttributeAddition] = []
+        for old in source.descriptions {
+            guard let object = mapping.objects[old.index] else { return nil }
+            let new = destination.descriptions[object.destinationEntity]
+            guard new.name == old.name,
+                new.superentityIndex.map({ destination.descriptions[$0].name })
+                    == old.superentityIndex.map({ source.descriptions[$0].name }),
+                new.declaration.uniquenessConstraints == old.declaration.uniquenessConstraints,
+                new.declaration.compoundIndexes == old.declaration.compoundIndexes,
+                new.declaration.fetchIndexes == old.declaration.fetchIndexes,
+                new.relationships.count == old.relationships.count
+            else { return nil }
+            for (index, relationship) in new.relationships.enumerated() {
+                guard case .source(let from, _) = object.relationships[index] else { return nil }
+                let was = old.relationships[from].declaration
+                let now = relationship.declaration
+                guard was.name == now.name, was.isToMany == now.isToMany, was.isOrdered == now.isOrdered,
+                    was.destination == now.destination, was.inverse == now.inverse, was.isTransient == now.isTransient
+                else { return nil }
+            }
+            let declared = Set(new.declaration.attributes.map(\.name))
+            var carried = Set<Int>()
+            for (index, attribute) in new.attributes.enumerated() where !attribute.isTransient {
+                switch object.attributes[index] {
+                case .source(let from, let conversions, let whenNil):
+                    let was = old.attributes[from]
+                    guard conversions.isEmpty, was.name == attribute.name, was.type == attribute.type,
+                        was.isIndexed == attribute.isIndexed, !was.isTransient
+                    else { return nil }
+                    carried.insert(from)
+                    if case .value(let value) = whenNil, was.isOptional, declared.contains(attribute.name) {
+                        additions.append(
+                            AttributeAddition(
+                                entity: new.name, attribute: attribute.name, value: value, onlyWhereNil: true))
+                    }
+                case .value(let value):
+                    guard !attribute.isIndexed else { return nil }
+                    if declared.contains(attribute.name) {
+                        additions.append(AttributeAddition(entity: new.name, attribute: attribute.name, value: value))
+                    }
+                case .fail, .expression:
+                    return nil
+                }
+            }
+            guard carried.count == old.attributes.filter({ !$0.isTransient }).count else { return nil }
+        }
+        return additions
     }
 
     /// Puts the complete new store `replacement` in the place of `store` in one rename, and removes the

@@ -44,7 +44,7 @@ enum SQLiteModelInference {
     }
 
     /// A column of an entity table, as `PRAGMA table_info` gives it.
-    private struct ColumnInfo {
+    struct ColumnInfo {
         var name: String
         var type: String
     }
@@ -480,7 +480,7 @@ enum SQLiteModelInference {
         return (number, String(text.dropFirst(digits.count)))
     }
 
-    private static func columns(of table: String, in database: SQLiteDatabase) throws -> [ColumnInfo] {
+    static func columns(of table: String, in database: SQLiteDatabase) throws -> [ColumnInfo] {
         let info = try database.prepare("PRAGMA table_info(\(SQLiteName.quoted(table)))")
         var columns: [ColumnInfo] = []
         while try info.step() {

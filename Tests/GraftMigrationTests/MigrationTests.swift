@@ -199,6 +199,61 @@ func model(_ version: String, addingRequired name: String, type: AttributeType, 
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [old.lastPathComponent])
     }
 
+    /// A step that only adds attributes (the example's version 2 adds `Department.location`): a SQLite
+    /// store is migrated where it is — the same file, a new column filled with the default, the new
+    /// hashes and model cache — and reads back as the rewriting migration writes it.
+    @Test func aSQLiteStoreGainsColumnsWhereItIs() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let models = try ModelFile.load(Project.url("examples/Company/Company.xcdatamodeld"))
+        let old = folder.appendingPathComponent("old.sqlite")
+        try FixtureGenerator(model: models.version(named: "Company")!, seed: 5).write(to: old)
+        let copy = try copyOfStore(old, in: folder, named: "copy.sqlite")
+        let inode = try FileManager.default.attributesOfItem(atPath: old.path)[.systemFileNumber] as? Int
+        let plan = try MigrationPlan(store: old, model: models)
+        #expect(
+            Migration.inPlaceAdditions(plan) == [
+                AttributeAddition(entity: "Department", attribute: "location", value: .string("Headquarters"))
+            ])
+        _ = try Migration.migrate(plan, to: .inPlace)
+        #expect(try FileManager.default.attributesOfItem(atPath: old.path)[.systemFileNumber] as? Int == inode)
+        #expect(try StoreFormat.recordedVersionHashes(of: old) == models.current.versionHashes)
+        // The same objects as the migration that rewrites the store gives.
+        let rewritten = folder.appendingPathComponent("rewritten.sqlite")
+        _ = try Migration.migrate(MigrationPlan(store: copy, model: models), to: .file(rewritten))
+        #expect(try objects(of: old, model: models.current) == objects(of: rewritten, model: models.current))
+        let reader = try StoreFormat.sqlite.driver.reader(at: old, model: nil, options: StoreReadOptions())
+        #expect(reader.model.versionHashes == models.current.versionHashes, "the model cache is the new version")
+        #expect(try StoreValidation.check(StoreFormat.openForReading(old, model: models.current)).violations.isEmpty)
+    }
+
+    /// Where it is, a rule the migrated objects would break stops the migration before anything changes.
+    @Test func aSQLiteStoreThatWouldBreakARuleIsLeftAsItWas() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v1 = migrationModels.version(named: "Company")!
+        let old = folder.appendingPathComponent("old.sqlite")
+        try FixtureGenerator(model: v1, seed: 5).write(to: old)
+        var entities = v1.entities
+        let employee = entities.firstIndex { $0.name == "Employee" }!
+        entities[employee].attributes.append(Attribute(name: "nickname", type: .string, isOptional: true))
+        let name = entities[employee].attributes.firstIndex { $0.name == "name" }!
+        entities[employee].attributes[name].regularExpression = "[0-9]+"
+        entities[employee].attributes.sort { $0.name < $1.name }
+        let strict = try Model(entities: entities)
+        let plan = try Migration.plan(for: old, to: strict)
+        #expect(Migration.inPlaceAdditions(plan)?.count == 1)
+        let before = try Data(contentsOf: old)
+        #expect {
+            try Migration.migrate(plan, to: .inPlace)
+        } throws: { error in
+            (error as! GraftError).code == .validationFailed
+                && (error as! GraftError).underlying.contains { $0.description.contains("name") }
+        }
+        #expect(try Data(contentsOf: old) == before)
+        #expect(try StoreFormat.recordedVersionHashes(of: old) == v1.versionHashes)
+    }
+
     /// A required attribute without a default and objects without a value: the migration stops naming
     /// the object and the attribute, and neither the store nor anything beside it changes.
     @Test(arguments: [false, true])

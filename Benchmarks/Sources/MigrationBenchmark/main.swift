@@ -6,7 +6,8 @@
 //   swift run -c release migration-benchmark [--objects N] [--runs N] [--work FOLDER]
 //
 // Target: within 1.5× of the conversion's time, in bounded memory (the peak barely growing from a tenth of
-// the objects to all of them).
+// the objects to all of them). Also measured: `--in-place` of a store of the example model's version 1,
+// whose step to version 2 only adds an attribute, so the SQLite store gains a column where it is.
 
 import BenchmarkSupport
 import Foundation
@@ -20,8 +21,8 @@ let model = root.appendingPathComponent("Tests/Fixtures/Migration/Company.xcdata
 
 /// A store of `objects` objects written with version 1 (departments of 25: the department, its manager
 /// and 23 employees), made once with `graft fixtures`.
-func oldStore(objects: Int) throws -> URL {
-    let url = work.appendingPathComponent("migration-v1-\(objects).sqlite")
+func oldStore(objects: Int, model: String = model, name: String = "migration-v1") throws -> URL {
+    let url = work.appendingPathComponent("\(name)-\(objects).sqlite")
     guard !FileManager.default.fileExists(atPath: url.path) else { return url }
     let departments = objects / 25
     let counts = [
@@ -32,6 +33,9 @@ func oldStore(objects: Int) throws -> URL {
     return url
 }
 
+let exampleModel = root.appendingPathComponent("examples/Company/Company.xcdatamodeld").path
+let exampleStore = try oldStore(objects: options.objects, model: exampleModel, name: "migration-example-v1")
+let inPlace = work.appendingPathComponent("in-place.sqlite")
 let tenth = try oldStore(objects: options.objects / 10)
 let store = try oldStore(objects: options.objects)
 let migrated = work.appendingPathComponent("migrated.sqlite")
@@ -41,7 +45,12 @@ let migrateArguments = { (input: URL) in
 }
 
 var migrations: [ProcessMeasurement] = [], conversions: [ProcessMeasurement] = [], small: [ProcessMeasurement] = []
+var inPlaceRuns: [ProcessMeasurement] = []
 for _ in 0..<options.runs {
+    try? FileManager.default.removeItem(at: inPlace)
+    try FileManager.default.copyItem(at: exampleStore, to: inPlace)
+    inPlaceRuns.append(
+        try measure(graft, ["migrate", inPlace.path, "--model", exampleModel, "--in-place", "-q"]).0)
     migrations.append(try measure(graft, migrateArguments(store)).0)
     conversions.append(try measure(graft, ["convert", store.path, converted.path, "--force", "-q"]).0)
     small.append(try measure(graft, migrateArguments(tenth)).0)
@@ -60,6 +69,12 @@ print(
         format: "%-36@ %8.2f s %8.2f s %6.2f  ≤ 1.5× %@   %6.0f MB (%.0f MB at a tenth of the objects)",
         "migrate vs convert of the same store" as NSString, time, baseTime, ratio,
         (ratio <= 1.5 ? "met" : "MISSED") as NSString, peak, smallPeak))
+let inPlaceTime = median(inPlaceRuns.map(\.seconds))
+print(
+    String(
+        format: "%-36@ %8.2f s %8.2f s %6.2f  (a column added where the store is)   %6.0f MB",
+        "migrate --in-place vs convert" as NSString, inPlaceTime, baseTime, inPlaceTime / baseTime,
+        median(inPlaceRuns.map(\.peakMegabytes))))
 print("")
 print("convert: graft convert of the version-1 store to a new SQLite store, the same objects, in the same run.")
-for file in [migrated, converted] { try? FileManager.default.removeItem(at: file) }
+for file in [migrated, converted, inPlace] { try? FileManager.default.removeItem(at: file) }
