@@ -27,7 +27,9 @@ extension Golden {
         object's key (so its URI) are kept. --plan prints the steps and every change
         they carry without writing. -o writes a new document; --in-place replaces the
         store once the new one is complete (and verified, with --verify), so a failed
-        migration leaves the store as it was.
+        migration leaves the store as it was. A SQLite store whose steps only add
+        attributes is migrated --in-place where it is instead, in one transaction: new
+        columns, filled with the default.
 
         USAGE: graft migrate [--model <path>] [--version <name>] [--mapping <path> ...]
                [--output <path>] [--in-place] [--to <format>] [--plan] [--force]
