@@ -23,8 +23,9 @@ public enum Migration {
     public enum Destination: Sendable {
         /// A new document (in the format its extension names, else the store's).
         case file(URL, format: StoreFormat? = nil, overwrite: Bool = false)
-        /// The store itself, replaced atomically once the new one is complete; no other writer can
-        /// change it meanwhile.
+        /// The store itself: replaced in one rename once the new one is complete, no other writer able
+        /// to change it meanwhile; or, for steps that only add attributes, altered where it is in one
+        /// transaction by a format that can (SQLite, without `verify`; see ``inPlaceAdditions(_:)``).
         case inPlace
     }
 

@@ -723,6 +723,15 @@ struct CorpusMigrationTests {
         let oldReader = try StoreFormat.sqlite.driver.reader(at: old, model: oldModel, options: options)
         let newReader = try StoreFormat.sqlite.driver.reader(at: new, model: newModel, options: options)
         #expect(newReader.metadata.identifier == oldReader.metadata.identifier)
+        // Metadata keys Graft does not set (Wire's access token and the like) are kept as they were.
+        let set: Set<String> = [
+            "NSStoreType", "NSStoreModelVersionHashes", "NSStoreModelVersionHashesVersion",
+            "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey", "NSStoreModelVersionIdentifiers",
+            "NSPersistenceFrameworkVersion", "NSStoreUUID", "_NSAutoVacuumLevel",
+        ]
+        for (key, value) in oldReader.metadata.values where !set.contains(key) {
+            #expect(newReader.metadata.values[key] == value, "metadata \(key)")
+        }
         var was: [String: [Int64: Snapshot]] = [:]
         try oldReader.forEachSnapshot { was[oldModel.descriptions[$0.ref.entity].name, default: [:]][$0.ref.key] = $0 }
         var now: [String: [Int64: Snapshot]] = [:]
