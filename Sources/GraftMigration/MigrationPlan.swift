@@ -104,16 +104,17 @@ public struct MigrationPlan: Sendable {
     /// Plans the migration of the store at `store` to version `version` of `model` (its current version
     /// when `nil`).
     ///
-    /// - Throws: `GraftError.notFound` for a version the file does not have; `GraftError.migrationBlocked`
-    ///   when the store's version cannot be found (it records no hashes, or none of the versions has them
-    ///   and the store carries no model), when the store is newer than the version asked for, or when a
-    ///   step cannot be inferred (naming each property that blocks it); the store's own errors.
     /// - Parameters:
     ///   - mappingModels: mapping models (`.cdm`, `.xcmappingmodel`) for steps that need one; those in the
     ///     model file's folder and the folders in it are found too. A step one of them joins (by the
     ///     version hashes it records) is run by it; any other step is inferred.
     ///   - mappings: mapping models already read (or made in Swift), tried before those at paths.
     ///   - policies: Swift code for the custom policies mapping models name, and for inferred steps.
+    /// - Throws: `GraftError.notFound` for a version the file does not have; `GraftError.migrationBlocked`
+    ///   when the store's version cannot be found (it records no hashes, or none of the versions has them
+    ///   and the store carries no model), when the store is newer than the version asked for, or when a
+    ///   step cannot be inferred or run (naming each property, mapping or policy that blocks it); the
+    ///   store's own errors.
     public init(
         store: URL, model file: ModelFile, version: String? = nil, mappingModels: [URL] = [],
         mappings given: [MappingModel] = [], policies: [MigrationPolicy] = []
@@ -171,7 +172,8 @@ public struct MigrationPlan: Sendable {
             }
             sourceModel = reader.model
             storeVersion = Self.storeModelName
-            let shared = versions.map { version in
+            // Among the versions up to the one asked for: a store is never stepped backwards.
+            let shared = versions[...end].map { version in
                 recorded.filter { version.model.versionHashes[$0.key] == $0.value }.count
             }
             let best = shared.max() ?? 0
