@@ -165,11 +165,18 @@ public enum Migration {
         let done = try plan.format.driver.addAttributes(
             additions, at: plan.store, from: plan.sourceModel, to: plan.targetModel, metadata: metadata
         ) {
-            // Once no other writer can change the store: every object as it will be, checked.
+            // Once no other writer can change the store: every object as it will be, checked (reading
+            // only the to-manys the new model's rules count, as the relationships stay as they are).
+            var once = reading
+            once.readsOnceInAnyOrder = true
             let reader = try MigratingReader(
-                plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: reading),
+                plan.format.driver.reader(at: plan.store, model: plan.sourceModel, options: once),
                 stages: plan.stages)
-            try reader.forEachSnapshot { _ in }
+            try reader.forEachSnapshotInAnyOrder(
+                reading: RelationshipSelection(model: plan.targetModel) { _, _ in false }
+            ) {
+                _ in
+            }
             counts = try reader.counts().filter { $0.value > 0 }
             warnings = reader.warnings
         }
