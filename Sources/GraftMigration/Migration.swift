@@ -162,9 +162,14 @@ public enum Migration {
             keeping: before.metadata.values)
         var counts: [String: Int] = [:]
         var warnings: [String] = []
+        let checks = !rulesStayMet(plan, adding: additions)
         let done = try plan.format.driver.addAttributes(
             additions, at: plan.store, from: plan.sourceModel, to: plan.targetModel, metadata: metadata
         ) {
+            guard checks else {
+                counts = try before.counts().filter { $0.value > 0 }
+                return
+            }
             // Once no other writer can change the store: every object as it will be, checked (reading
             // only the to-manys the new model's rules count, as the relationships stay as they are).
             var once = reading
@@ -243,6 +248,38 @@ public enum Migration {
             guard carried.count == old.attributes.filter({ !$0.isTransient }).count else { return nil }
         }
         return additions
+    }
+
+    /// Whether no object can break a rule of the new model that it met in the old one, for a migration
+    /// that only adds attributes: every rule of every carried property is as it was (type, optionality,
+    /// range, pattern, counts, uniqueness), and every added value meets its attribute's rules. Then the
+    /// objects need not be read at all.
+    static func rulesStayMet(_ plan: MigrationPlan, adding additions: [AttributeAddition]) -> Bool {
+        let (source, destination) = (plan.sourceModel, plan.targetModel)
+        for old in source.descriptions {
+            guard let new = destination.entity(named: old.name),
+                new.uniquenessConstraints == old.uniquenessConstraints
+            else { return false }
+            for attribute in new.attributes where !attribute.isTransient {
+                guard let was = old.attributes.first(where: { $0.name == attribute.name }) else { continue }
+                guard was.type == attribute.type, was.isOptional == attribute.isOptional,
+                    was.minValue == attribute.minValue, was.maxValue == attribute.maxValue,
+                    was.regularExpression == attribute.regularExpression
+                else { return false }
+            }
+            for relationship in new.relationships {
+                guard let index = old.relationshipIndexByName[relationship.declaration.name] else { return false }
+                let (was, now) = (old.relationships[index].declaration, relationship.declaration)
+                guard was.isOptional == now.isOptional, was.minCount == now.minCount, was.maxCount == now.maxCount
+                else { return false }
+            }
+        }
+        return additions.allSatisfy { addition in
+            guard let entity = destination.entity(named: addition.entity),
+                let attribute = entity.attributes.first(where: { $0.name == addition.attribute })
+            else { return false }
+            return AttributeRules.broken(addition.value, for: attribute).isEmpty
+        }
     }
 
     /// Puts the complete new store `replacement` in the place of `store` in one rename, and removes the
