@@ -401,7 +401,7 @@ public final class MigratingReader: StoreReader {
                     migrated.attributes[index] = attribute.isOptional ? nil : attribute.defaultValue
                     continue
                 }
-                guard let value = Value(any: result).flatMap({ ValueConversion.coerce($0, to: attribute.type) }) else {
+                guard let value = Value(any: result).flatMap({ AttributeFill.convert($0, to: attribute.type) }) else {
                     throw failure(
                         "\(text) gives \(result), which a \(attribute.type.modelName) attribute cannot hold",
                         attribute.name)
@@ -419,7 +419,7 @@ public final class MigratingReader: StoreReader {
                     continue
                 }
                 for type in conversions {
-                    guard let converted = ValueConversion.coerce(value, to: type) else {
+                    guard let converted = AttributeFill.convert(value, to: type) else {
                         throw failure(
                             "the value \(value) cannot be held by the new \(type.modelName) attribute",
                             entity.attributes[index].name)
