@@ -4,26 +4,8 @@ import Testing
 
 /// `graft migrate` where a user is likely to go wrong: another output format, an output that exists,
 /// a store that cannot be written, paths that are not what they should be.
-@Suite struct MigrateCommandEdgeCaseTests {
-    let folder: URL
-    let model = Project.url("Tests/Fixtures/Migration/Company.xcdatamodeld").path
-
-    init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "graft-migrate-edge-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { folder.appendingPathComponent(name).path }
-
+extension MigrateCommandTests {
     func files() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() }
-
-    /// A SQLite store of version 1, made with `graft fixtures`.
-    func oldStore() -> String {
-        let run = InProcessRun(["fixtures", "--model", model, "--version", "Company", "-o", path("Old.sqlite"), "-q"])
-        #expect(run.status == 0, "\(run.error)")
-        return path("Old.sqlite")
-    }
 
     @Test func aSQLiteStoreMigratesToAnXMLDocument() throws {
         defer { try? FileManager.default.removeItem(at: folder) }
