@@ -818,9 +818,9 @@ func storeWithWriteAheadLog(_ url: URL, changing sql: String, named name: String
     /// The plan of a version 1 store's step to `v2` by a mapping model with these expressions (for
     /// `score`, in Employee and its subentities) and filters, and where its output would go.
     func plan(
-        score: String? = nil, filters: [String: String] = [:], in folder: URL
+        score: String? = nil, filters: [String: String] = [:], format: StoreFormat = .sqlite, in folder: URL
     ) throws -> (plan: MigrationPlan, output: URL) {
-        let old = try store(version: "Company", in: folder)
+        let old = try store(version: "Company", format: format, in: folder)
         var expressions: [String: String] = [:]
         for entity in ["Employee", "Manager", "Flunky"] { expressions["\(entity).score"] = score }
         let mapping = mappingModel(from: Self.v1, to: Self.v2, expressions: expressions, filters: filters)
@@ -866,5 +866,31 @@ func storeWithWriteAheadLog(_ url: URL, changing sql: String, named name: String
             _ = try Migration.migrate(plan, to: .file(output))
         }
         try expectNothingWritten(in: folder)
+    }
+
+    /// Expressions through relationships and filters read XML and binary stores as they read SQLite
+    /// ones: the store is read once for the filter, then again for the objects.
+    @Test(arguments: allFormats)
+    func expressionsAndFiltersRunOnEveryFormat(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (plan, output) = try plan(
+            score: "$source.department.code + $source.yearsOfService", filters: ["Project": "deadline != nil"],
+            format: format, in: folder)
+        _ = try Migration.migrate(plan, to: .file(output), verify: true)
+        let old = plan.store
+        let was = try ReadBack(old, model: Self.v1)
+        let now = try ReadBack(output, model: Self.v2)
+        #expect(now.keys("Project") == was.keys("Project").filter { was.value("Project", $0, "deadline") != nil })
+        #expect(!now.keys("Project").isEmpty && now.keys("Project") != was.keys("Project"))
+        for key in was.keys("Employee") {
+            let department = try #require(was.refs("Employee", key, "department")?.first)
+            let code = was.value("Department", Int64(department.dropFirst("Department p".count))!, "code")
+            let years = was.value("Employee", key, "yearsOfService")
+            let expected = code?.doubleValue.flatMap { code in
+                years?.doubleValue.map { Value.integer(Int64(code + $0)) }
+            }
+            #expect(now.value("Employee", key, "score") == expected, "Employee p\(key)")
+        }
     }
 }
