@@ -376,6 +376,14 @@ public final class MigratingReader: StoreReader {
         var view: SourceObjectView?
         let entity = mapping.destination.descriptions[object.destinationEntity]
         let key = snapshot.ref.key + (shifting ? keyShifts[snapshot.ref.entity] : 0)
+        guard !entity.isAbstract else {
+            throw GraftError(
+                .migrationBlocked,
+                "\(entity.name) is abstract in the new version, so this object of "
+                    + "\(mapping.source.descriptions[snapshot.ref.entity].name) cannot become one; a mapping model "
+                    + "would make it an object of one of \(entity.name)'s subentities",
+                context: [.entity(entity.name), .object("p\(key)")])
+        }
         var migrated = Snapshot(entity: entity, key: key)
         migrated.version = snapshot.version
         func failure(_ message: String, _ property: String) -> GraftError {
