@@ -206,6 +206,33 @@ func string(_ name: String, _ extra: (inout Attribute) -> Void = { _ in }) -> At
         #expect(now.refs("Cat", 2, "owner") == ["Owner p1"])
     }
 
+    /// An entity made abstract while the store has objects of its own: such objects cannot exist in
+    /// the new version, so the migration stops naming one of them, and nothing is written.
+    @Test(arguments: allFormats)
+    func objectsOfAnEntityMadeAbstractAreRefused(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v1 = try Model(entities: [
+            Entity(name: "Animal", attributes: [string("name")]), Entity(name: "Dog", parent: "Animal"),
+        ])
+        let v2 = try Model(entities: [
+            Entity(name: "Animal", isAbstract: true, attributes: [string("name")]),
+            Entity(name: "Dog", parent: "Animal"),
+        ])
+        let old = try handMadeStore(
+            v1, [HandObject(entity: "Dog", key: 1), HandObject(entity: "Animal", key: 2)], format: format, in: folder)
+        let plan = try MigrationPlan(store: old, model: versions([("1", v1), ("2", v2)], in: folder))
+        let output = folder.appendingPathComponent("new.\(format.driver.fileExtensions[0])")
+        let before = try Data(contentsOf: old)
+        for destination in [Migration.Destination.file(output), .inPlace] {
+            expectError(.migrationBlocked, mentioning: ["Animal", "p2", "abstract"]) {
+                _ = try Migration.migrate(plan, to: destination)
+            }
+        }
+        #expect(try Data(contentsOf: old) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [old.lastPathComponent])
+    }
+
     // MARK: Transient properties
 
     /// Transient properties carry nothing, in either version: a stored attribute become transient is
