@@ -71,7 +71,7 @@ let package = Package(
             name: "offices-example", dependencies: ["OfficesExample"], path: "examples/Offices/Sources/offices-example"),
 
         // Helpers shared by the tests: where the corpus and the examples are.
-        .target(name: "GraftTestSupport", path: "Tests/GraftTestSupport"),
+        .target(name: "GraftTestSupport", dependencies: ["CSQLite"], path: "Tests/GraftTestSupport"),
         .testTarget(name: "GraftCoreTests", dependencies: ["GraftCore", "GraftTestSupport"]),
         .testTarget(name: "GraftModelTests", dependencies: ["GraftModel", "GraftTestSupport"]),
         .testTarget(name: "GraftGraphTests", dependencies: ["GraftGraph", "GraftTestSupport"]),
@@ -81,7 +81,8 @@ let package = Package(
         .testTarget(name: "GraftInterchangeTests", dependencies: ["GraftInterchange", "GraftTestSupport"]),
         .testTarget(name: "GraftFixturesTests", dependencies: ["GraftFixtures", "CSQLite", "GraftTestSupport"]),
         .testTarget(
-            name: "GraftMigrationTests", dependencies: ["GraftMigration", "GraftFixtures", "CSQLite", "GraftTestSupport"]),
+            name: "GraftMigrationTests",
+            dependencies: ["GraftMigration", "GraftFixtures", "CSQLite", "GraftTestSupport"]),
         .testTarget(name: "GraftTests", dependencies: ["Graft", "GraftTestSupport", "OfficesExample"]),
         .testTarget(
             name: "GraftXMLTests", dependencies: ["GraftXML", "GraftTestSupport"], exclude: ["Invalid", "Valid"]),

@@ -376,6 +376,14 @@ public final class MigratingReader: StoreReader {
         var view: SourceObjectView?
         let entity = mapping.destination.descriptions[object.destinationEntity]
         let key = snapshot.ref.key + (shifting ? keyShifts[snapshot.ref.entity] : 0)
+        guard !entity.isAbstract else {
+            throw GraftError(
+                .migrationBlocked,
+                "\(entity.name) is abstract in the new version, so this object of "
+                    + "\(mapping.source.descriptions[snapshot.ref.entity].name) cannot become one; a mapping model "
+                    + "would make it an object of one of \(entity.name)'s subentities",
+                context: [.entity(entity.name), .object("p\(key)")])
+        }
         var migrated = Snapshot(entity: entity, key: key)
         migrated.version = snapshot.version
         func failure(_ message: String, _ property: String) -> GraftError {
@@ -401,7 +409,7 @@ public final class MigratingReader: StoreReader {
                     migrated.attributes[index] = attribute.isOptional ? nil : attribute.defaultValue
                     continue
                 }
-                guard let value = Value(any: result).flatMap({ ValueConversion.coerce($0, to: attribute.type) }) else {
+                guard let value = Value(any: result).flatMap({ AttributeFill.convert($0, to: attribute.type) }) else {
                     throw failure(
                         "\(text) gives \(result), which a \(attribute.type.modelName) attribute cannot hold",
                         attribute.name)
@@ -419,7 +427,7 @@ public final class MigratingReader: StoreReader {
                     continue
                 }
                 for type in conversions {
-                    guard let converted = ValueConversion.coerce(value, to: type) else {
+                    guard let converted = AttributeFill.convert(value, to: type) else {
                         throw failure(
                             "the value \(value) cannot be held by the new \(type.modelName) attribute",
                             entity.attributes[index].name)

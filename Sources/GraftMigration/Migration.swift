@@ -61,7 +61,7 @@ public enum Migration {
     /// - Throws: `GraftError.alreadyExists` for an existing output without `overwrite`;
     ///   `GraftError.migrationBlocked` naming the object and property that cannot be migrated (a required
     ///   value without a default, a to-many become to-one that names several objects, a value the new type
-    ///   cannot hold); `GraftError.busy` when another writer holds a store migrated in place; the store's
+    ///   cannot hold, an object of an entity the new version makes abstract); `GraftError.busy` when another writer holds a store migrated in place; the store's
     ///   errors. Nothing is written, and the store is as it was, on any error.
     public static func migrate(
         _ plan: MigrationPlan, to destination: Destination, reading: StoreReadOptions = StoreReadOptions(),
@@ -205,7 +205,7 @@ public enum Migration {
         for old in source.descriptions {
             guard let object = mapping.objects[old.index] else { return nil }
             let new = destination.descriptions[object.destinationEntity]
-            guard new.name == old.name,
+            guard new.name == old.name, new.isAbstract == old.isAbstract,
                 new.superentityIndex.map({ destination.descriptions[$0].name })
                     == old.superentityIndex.map({ source.descriptions[$0].name }),
                 new.declaration.uniquenessConstraints == old.declaration.uniquenessConstraints,

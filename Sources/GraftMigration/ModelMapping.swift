@@ -140,12 +140,25 @@ enum AttributeFill: Sendable, Equatable {
             }
         }
         for type in conversions {
-            guard let converted = ValueConversion.coerce(value, to: type) else {
+            guard let converted = convert(value, to: type) else {
                 return .fail("the value \(value) cannot be held by a \(type.modelName) attribute")
             }
             value = converted
         }
         return .value(value)
+    }
+
+    /// `value` as an attribute of `type` holds it, or `nil` when it cannot be held without loss: as
+    /// `ValueConversion.coerce` converts, and also booleans and numbers both ways (`YES` is 1; only 0 and
+    /// 1 become booleans), as an inferred type change between the numeric types and Boolean promises.
+    static func convert(_ value: Value, to type: AttributeType) -> Value? {
+        switch (type, value) {
+        case (.double, .bool(let flag)), (.float, .bool(let flag)): return .double(flag ? 1 : 0)
+        case (.decimal, .bool(let flag)): return .decimal(flag ? 1 : 0)
+        case (.boolean, .double(let number)) where number == 0 || number == 1: return .bool(number == 1)
+        case (.boolean, .decimal(let number)) where number == 0 || number == 1: return .bool(number == 1)
+        default: return ValueConversion.coerce(value, to: type)
+        }
     }
 }
 

@@ -77,11 +77,13 @@ final class SQLiteDatabase {
         let database = try open(url.path, flags: SQLITE_OPEN_READWRITE, displayPath: url.relativePath, url: url)
         database.setBusyTimeout(wait)
         if keepsWAL { database.setCheckpointsOnClose(false) }
-        try database.checkIsSQLite()
+        // Told before anything is read: a read-only connection that reads a WAL store makes a `-wal` and
+        // `-shm` beside it, which it cannot remove when it closes.
         if sqlite3_db_readonly(database.handle, "main") == 1 {
             throw SQLiteFailure.readOnly.error(
                 status: SQLITE_READONLY, doing: "cannot be written", database: database)
         }
+        try database.checkIsSQLite()
         return database
     }
 

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import GraftCore
 import GraftFixtures
@@ -14,28 +13,6 @@ let companyModel = try! ModelFile.load(Project.url("examples/Company/Company.xcd
 func violations(ofStoreAt url: URL) throws -> [String] {
     let store = try StoreFormat.openForReading(url, model: nil, options: StoreReadOptions())
     return try StoreValidation.check(store).violations.map(\.line)
-}
-
-/// Rows of a query on a SQLite file, read with SQLite's own C interface (not Graft's reader).
-func rows(_ sql: String, in url: URL) throws -> [[String?]] {
-    var database: OpaquePointer?
-    guard sqlite3_open_v2(url.path, &database, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else {
-        throw GraftError(.io, "cannot open \(url.path)")
-    }
-    defer { sqlite3_close(database) }
-    var statement: OpaquePointer?
-    guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK else {
-        throw GraftError(.syntaxError, String(cString: sqlite3_errmsg(database)))
-    }
-    defer { sqlite3_finalize(statement) }
-    var found: [[String?]] = []
-    while sqlite3_step(statement) == SQLITE_ROW {
-        found.append(
-            (0..<sqlite3_column_count(statement)).map { column in
-                sqlite3_column_text(statement, column).map { String(cString: $0) }
-            })
-    }
-    return found
 }
 
 @Suite struct FixtureGeneratorTests {
