@@ -58,17 +58,7 @@ extension SQLiteStoreDriver {
                 try SQLiteValues.bind(value, as: attribute, to: update, at: 1)
                 try update.run()
             }
-            var values = metadata.values
-            values["NSStoreUUID"] = nil  // the UUID lives in Z_UUID
-            let meta = try database.prepare("UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?")
-            try meta.bind(metadata.identifier, at: 1)
-            try meta.bind(PropertyList.dictionary(values).encode(format: .binary), at: 2)
-            try meta.run()
-            try database.execute("CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
-            try database.execute("DELETE FROM Z_MODELCACHE")
-            let cache = try database.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
-            try cache.bind(try SQLiteModelCache.encode(destination, frameworkVersion: metadata.frameworkVersion), at: 1)
-            try cache.run()
+            try SQLiteModelCache.record(metadata, model: destination, in: database, replacing: true)
             try database.execute("COMMIT")
             return true
         } catch {

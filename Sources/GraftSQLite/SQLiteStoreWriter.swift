@@ -522,20 +522,34 @@ public final class SQLiteStoreWriter: StoreFileWriter {
             try primaryKeys.bind(entity.superentityIndex == nil ? maxKeys[entity.index] : 0, at: 4)
             try primaryKeys.run()
         }
-        var values = metadata.values
-        values["NSStoreUUID"] = nil  // the UUID lives in Z_UUID
-        let meta = try database.prepare("INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
-        try meta.bind(metadata.identifier, at: 1)
-        try meta.bind(PropertyList.dictionary(values).encode(format: .binary), at: 2)
-        try meta.run()
-        let cache = try database.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
-        try cache.bind(try SQLiteModelCache.encode(model, frameworkVersion: metadata.frameworkVersion), at: 1)
-        try cache.run()
+        try SQLiteModelCache.record(metadata, model: model, in: database, replacing: false)
     }
 }
 
 /// The model a store keeps in `Z_MODELCACHE`.
 enum SQLiteModelCache {
+    /// Writes the store's metadata (`Z_METADATA`: the UUID in `Z_UUID`, the other keys as a binary
+    /// property list in `Z_PLIST`) and `model` as its model cache, as a new store's first rows or, with
+    /// `replacing`, in place of those it has (a migrated store's).
+    static func record(_ metadata: StoreMetadata, model: Model, in database: SQLiteDatabase, replacing: Bool) throws {
+        var values = metadata.values
+        values["NSStoreUUID"] = nil  // the UUID lives in Z_UUID
+        let meta = try database.prepare(
+            replacing
+                ? "UPDATE Z_METADATA SET Z_UUID = ?, Z_PLIST = ?"
+                : "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)")
+        try meta.bind(metadata.identifier, at: 1)
+        try meta.bind(PropertyList.dictionary(values).encode(format: .binary), at: 2)
+        try meta.run()
+        if replacing {
+            try database.execute("CREATE TABLE IF NOT EXISTS Z_MODELCACHE (Z_CONTENT BLOB)")
+            try database.execute("DELETE FROM Z_MODELCACHE")
+        }
+        let cache = try database.prepare("INSERT INTO Z_MODELCACHE (Z_CONTENT) VALUES (?)")
+        try cache.bind(try encode(model, frameworkVersion: metadata.frameworkVersion), at: 1)
+        try cache.run()
+    }
+
     static func encode(_ model: Model, frameworkVersion: Int64?) throws -> Data {
         try CompiledModelWriter.modelCache(model, frameworkVersion: frameworkVersion.map { Int($0) })
     }
