@@ -131,9 +131,9 @@ enum MappingModelStep {
                     }
                     let old = sourceEntity.attributes[from]
                     let conversions = old.type == attribute.type ? [] : [attribute.type]
-                    let whenNil: AttributeFill.NilRule =
-                        attribute.isOptional ? .keep : attribute.defaultValue.map { .value($0) } ?? .keep
-                    attributes[index] = .source(from, conversions: conversions, whenNil: whenNil)
+                    // No value stays no value, as when Core Data sets the expression's nil over the default
+                    // (a required attribute then breaks its rule, which the checks report).
+                    attributes[index] = .source(from, conversions: conversions, whenNil: .keep)
                     if key != property.name {
                         changes.append(
                             .init(
@@ -141,7 +141,12 @@ enum MappingModelStep {
                                 detail: "from \(key)", from: key))
                     }
                 case .constant(let value):
-                    attributes[index] = AttributeFill.apply([attribute.type], whenNil: .keep, to: value)
+                    let fill = AttributeFill.apply([attribute.type], whenNil: .keep, to: value)
+                    if case .fail(let message) = fill {
+                        block("its constant \(text): \(message)", property: property.name)
+                        continue
+                    }
+                    attributes[index] = fill
                     changes.append(
                         .init(
                             entity: destinationName, property: property.name, kind: .computed, detail: "set to \(text)")

@@ -74,6 +74,9 @@ public final class MigratingReader: StoreReader {
     private let lookup: ((ObjectRef) throws -> Snapshot?)?
     /// The objects a mapping model's filter leaves out (by source ref): references to them are left out too.
     private var filteredOut = Set<ObjectRef>()
+    /// Objects handed on per destination entity, once a read has handed them all on.
+    private var counted: [Int]?
+    private var counting: [Int] = []
 
     /// - Parameter lookup: reads an object of the store by its ref, for the expressions of a mapping
     ///   model that read through relationships (`$source.owner.name`); without it, they fail.
@@ -268,11 +271,17 @@ public final class MigratingReader: StoreReader {
     }
 
     public func forEachSnapshot(_ body: (Snapshot) throws -> Void) throws {
-        try source.forEachSnapshot { snapshot in
-            if let migrated = try migrate(snapshot) { try body(migrated) }
+        counting = [Int](repeating: 0, count: model.descriptions.count)
+        func handOn(_ snapshot: Snapshot) throws {
+            counting[snapshot.ref.entity] += 1
+            try body(snapshot)
         }
-        try handOnCreatedObjects(body)
+        try source.forEachSnapshot { snapshot in
+            if let migrated = try migrate(snapshot) { try handOn(migrated) }
+        }
+        try handOnCreatedObjects(handOn)
         try finishChecks()
+        counted = counting
     }
 
     public func forEachSnapshotInAnyOrder(
@@ -289,11 +298,17 @@ public final class MigratingReader: StoreReader {
                     || !rule.isOptional || rule.minCount > 0 || rule.isToMany && rule.maxCount > 0
             }
         }
-        try source.forEachSnapshotInAnyOrder(reading: selection) { snapshot in
-            if let migrated = try migrate(snapshot) { try body(migrated) }
+        counting = [Int](repeating: 0, count: model.descriptions.count)
+        func handOn(_ snapshot: Snapshot) throws {
+            counting[snapshot.ref.entity] += 1
+            try body(snapshot)
         }
-        try handOnCreatedObjects(body)
+        try source.forEachSnapshotInAnyOrder(reading: selection) { snapshot in
+            if let migrated = try migrate(snapshot) { try handOn(migrated) }
+        }
+        try handOnCreatedObjects(handOn)
         try finishChecks()
+        counted = counting
     }
 
     /// The objects policies made, through the stages after theirs, checked like the others.
@@ -330,6 +345,23 @@ public final class MigratingReader: StoreReader {
     }
 
     public func counts() throws -> [String: Int] {
+        // Filters leave objects out and policies make new ones: then only reading them all counts them.
+        if stages.contains(where: { !$0.policies.isEmpty })
+            || stages[0].mapping.objects.contains(where: { $0?.filter != nil })
+        {
+            guard let counted else {
+                throw GraftError(
+                    .invalidOperation,
+                    "a migration with filters or Swift policies counts its objects as it hands them on: read them first"
+                )
+            }
+            var counts: [String: Int] = [:]
+            for entity in model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
+            for (index, count) in counted.enumerated() where count > 0 {
+                counts[model.descriptions[index].name] = count
+            }
+            return counts
+        }
         let counts = try source.counts()
         var migrated: [String: Int] = [:]
         for entity in model.descriptions where !entity.isAbstract { migrated[entity.name] = 0 }

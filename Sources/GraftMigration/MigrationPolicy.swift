@@ -140,6 +140,9 @@ final class CreatedObjects: @unchecked Sendable {
         guard let entity = model.entity(named: name) else {
             throw GraftError(.notFound, "the new model has no entity '\(name)'")
         }
+        guard !entity.isAbstract else {
+            throw GraftError(.invalidOperation, "\(name) is abstract: a policy makes objects of its subentities")
+        }
         if shared, let ref = byValues[name]?[values] { return ref }
         var snapshot = Snapshot(entity: entity, key: nextKey)
         nextKey += 1
