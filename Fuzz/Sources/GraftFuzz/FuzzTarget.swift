@@ -88,6 +88,24 @@ struct FuzzTarget: Sendable {
             _ = try XcdatamodelReader.read(XcdatamodelWriter.contents(of: model))
             try RoundTrip.compiledModel(model)
         },
+        FuzzTarget(
+            name: "mapping-model",
+            summary: "a mapping model, compiled (.cdm) or Xcode's xcmapping.xml (MappingModel.read)"
+        ) { data in
+            // The input's first bytes choose the form, as MappingModel.load does.
+            let mapping =
+                data.starts(with: Array("bplist".utf8))
+                ? try MappingModel.read(compiled: data, path: "Fuzz.cdm")
+                : try MappingModel.read(xcmapping: data, path: "Fuzz.xcmappingmodel/xcmapping.xml")
+            // Every expression as the migration engine reads it.
+            for entityMapping in mapping.entityMappings {
+                for property in entityMapping.attributeMappings + entityMapping.relationshipMappings {
+                    guard let text = property.valueExpression else { continue }
+                    _ = try? GraftPredicate.Expression.parse(text)
+                }
+                if let filter = entityMapping.filterPredicate { _ = try? GraftPredicate.parse(filter) }
+            }
+        },
         FuzzTarget(name: "mom", summary: "a compiled model, .mom (CompiledModelReader)") { data in
             var warnings: [String] = []
             let model = try CompiledModelReader.read(data, path: "model.mom", warnings: &warnings)
