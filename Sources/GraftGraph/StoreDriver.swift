@@ -76,6 +76,15 @@ public protocol StoreDriver: Sendable {
         (Snapshot) throws -> [String]
     )?
 
+    /// Keeps every other writer from changing the document at `url` until the returned object goes away,
+    /// without reading the document's objects: a writer's lock on an XML or binary document, a write
+    /// transaction on a SQLite store (readers are never held up). For work that reads the document and
+    /// then replaces it (an in-place migration).
+    ///
+    /// - Throws: `GraftError.busy` when another writer holds it longer than `wait` seconds; the format's
+    ///   errors opening it.
+    func holdAgainstWriters(_ url: URL, model: Model, wait: TimeInterval) throws -> AnyObject
+
     /// Adds attributes to the objects of the document at `url` where they are, in one transaction, and
     /// records `destination` as the document's model (metadata and model cache): a migration whose only
     /// changes are new attributes and attributes become required, without rewriting the objects (a
@@ -126,6 +135,11 @@ extension StoreDriver {
     ) -> (
         (Snapshot) throws -> [String]
     )? { nil }
+
+    /// By default, a writer's lock on the document file (see `FileLock`), as XML and binary stores take.
+    public func holdAgainstWriters(_ url: URL, model: Model, wait: TimeInterval) throws -> AnyObject {
+        try FileLock(url, wait: wait)
+    }
 
     /// By default a format cannot: the document is rewritten.
     public func addAttributes(

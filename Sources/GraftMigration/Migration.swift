@@ -75,7 +75,7 @@ public enum Migration {
         let output: URL
         let format: StoreFormat
         let overwrite: Bool
-        var lock: (any PersistentStore)?
+        var lock: AnyObject?
         switch destination {
         case .file(let url, let given, let replace):
             guard
@@ -101,7 +101,8 @@ public enum Migration {
                 ".\(name).graft-migrating-\(UUID().uuidString)")
             format = plan.format
             overwrite = false
-            lock = try StoreFormat.openExclusively(plan.store, model: plan.sourceModel)
+            lock = try plan.format.driver.holdAgainstWriters(
+                plan.store, model: plan.sourceModel, wait: FileLock.defaultWait)
         }
         var options = reading
         options.danglingReferences = format.driver.holdsDanglingReferences ? .keep : .drop
@@ -140,6 +141,8 @@ public enum Migration {
                 }
             }
             if case .inPlace = destination {
+                // Held until now (the new store complete and checked), let go just before the rename.
+                withExtendedLifetime(lock) {}
                 lock = nil
                 try replace(plan.store, with: output, format: format)
                 report.output = plan.store

@@ -45,6 +45,14 @@ public struct SQLiteStoreDriver: StoreDriver {
         return store
     }
 
+    /// A write transaction on the store (SQLite's own lock, which Core Data respects too), held by a
+    /// store that reads no object.
+    public func holdAgainstWriters(_ url: URL, model: Model, wait: TimeInterval) throws -> AnyObject {
+        let store = try SQLiteStore.open(url, model: model, wait: wait)
+        try store.beginExclusiveAccess()
+        return store
+    }
+
     public func openForReading(_ url: URL, model: Model?, options: StoreReadOptions) throws -> any PersistentStore {
         try SQLiteStore.openForReading(
             url, model: model, missingExternalData: options.missingExternalData, valueReading: options.valueReading)
