@@ -6,7 +6,7 @@ import GraftModel
 /// line of its own (the top level, the model, and the lists of entities, objects and references are
 /// broken into lines; everything else is written on one), so that documents diff cleanly.
 struct ClipboardJSONSink: ClipboardTextSink, ClipboardValueWriting {
-    let schema: ClipboardSchema
+    var schema: ClipboardSchema
     var output: ByteBuffer
     /// How many containers are open, and per open container (a bit each, the outermost lowest) whether
     /// it is broken into lines and whether it has an entry yet.
@@ -15,24 +15,43 @@ struct ClipboardJSONSink: ClipboardTextSink, ClipboardValueWriting {
     private var entries: UInt64 = 0
     /// Whether the token that comes is a dictionary's value (its key wrote the separator).
     private var afterKey = false
-    /// Per entity of the schema, each attribute's and then each relationship's key as written (`"name": `),
-    /// made once.
-    private let nameKeys: [[[UInt8]]]
+    /// Each attribute's and then each relationship's key as written (`"name": `), entity after entity,
+    /// made once: key `n` is `nameKeyBytes[nameKeyStarts[n]..<nameKeyStarts[n + 1]]`, and an entity's
+    /// first key is `nameKeyStarts[firstNameKey[entity]]`. Flat, and made anew for a copy that writes on
+    /// another thread, so that no thread touches another's tables.
+    private var nameKeyBytes: [UInt8] = []
+    private var nameKeyStarts: [Int] = []
+    private var firstNameKey: [Int] = []
 
     init(schema: ClipboardSchema, output: ByteBuffer) {
         self.schema = schema
         self.output = output
+        makeNameKeys()
+    }
+
+    private mutating func makeNameKeys() {
         let scratch = ByteBuffer(capacity: 256)
-        func written(_ name: String) -> [UInt8] {
-            scratch.removeAll()
-            var name = name
-            name.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: scratch) }
-            scratch.append(UInt8(ascii: ":"), UInt8(ascii: " "))
-            return Array(scratch.bytes)
+        nameKeyBytes = []
+        nameKeyStarts = [0]
+        firstNameKey = []
+        for entity in schema.entities {
+            firstNameKey.append(nameKeyStarts.count - 1)
+            for var name in entity.attributeNames + entity.relationshipNames {
+                scratch.removeAll()
+                name.withUTF8 { Self.string(UnsafeRawBufferPointer($0), to: scratch) }
+                scratch.append(UInt8(ascii: ":"), UInt8(ascii: " "))
+                nameKeyBytes += scratch.bytes
+                nameKeyStarts.append(nameKeyBytes.count)
+            }
         }
-        nameKeys = schema.entities.map { entity in
-            entity.attributeNames.map(written) + entity.relationshipNames.map(written)
-        }
+    }
+
+    func copy(writingInto output: ByteBuffer, schema: ClipboardSchema) -> Self? {
+        var copy = self
+        copy.output = output
+        copy.schema = schema
+        copy.makeNameKeys()
+        return copy
     }
 
     /// The separator before an entry: nothing after a key, else a comma (after the first) and, in a broken
@@ -115,11 +134,13 @@ struct ClipboardJSONSink: ClipboardTextSink, ClipboardValueWriting {
         nameKey(entity, schema.entities[entity].attributeNames.count + relationship)
     }
 
-    /// The key of an entity's attribute or relationship, from ``nameKeys``.
+    /// The key of an entity's attribute or relationship, from the table of keys.
     @inline(__always)
     private mutating func nameKey(_ entity: Int, _ position: Int) {
         separate()
-        nameKeys[entity][position].withUnsafeBytes { output.append($0) }
+        let key = firstNameKey[entity] + position
+        let range = nameKeyStarts[key]..<nameKeyStarts[key + 1]
+        nameKeyBytes.withUnsafeBytes { output.append(UnsafeRawBufferPointer(rebasing: $0[range])) }
         afterKey = true
     }
 

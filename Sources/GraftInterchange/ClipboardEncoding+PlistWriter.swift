@@ -64,7 +64,7 @@ enum ClipboardXMLEscaping {
 /// `Formats/clipboard.md` says: dates as reals, decimals as strings, and strings XML cannot carry as data
 /// holding their UTF-8 bytes.
 struct ClipboardPlistSink: ClipboardTextSink, ClipboardValueWriting {
-    let schema: ClipboardSchema
+    var schema: ClipboardSchema
     var output: ByteBuffer
     /// How deep the next element is.
     private var depth = 0

@@ -28,6 +28,13 @@ struct ClipboardSchema {
         self.index = index
     }
 
+    /// The same schema in storage of its own (entities, names, tables), for a writer or reader on
+    /// another thread: threads that share objects count references to them on the same memory, and
+    /// that traffic between processors costs more than the work itself.
+    func unshared() -> ClipboardSchema {
+        (try? ClipboardSchema(entities: entities.map(\.info))) ?? self
+    }
+
     /// The index of the entity named `name`; `last` is tried first (objects of one entity come together).
     @inline(__always)
     func entity(named name: String, last: Int) -> Int? {
@@ -75,11 +82,12 @@ struct ClipboardSchema {
 
         init(_ info: Clipboard.EntityInfo) throws {
             self.info = info
-            name = info.name
-            attributeNames = info.attributes.map(\.name)
+            // Strings of their own too (`String(_:)` of a substring copies), for ``unshared()``.
+            name = String(info.name[...])
+            attributeNames = info.attributes.map { String($0.name[...]) }
             attributeTypes = info.attributes.map(\.type)
-            relationshipNames = info.relationships.map(\.name)
-            relationships = info.relationships
+            relationshipNames = info.relationships.map { String($0.name[...]) }
+            relationships = info.relationships.map { $0 }
             var attributeIndex: [String: Int] = [:]
             for (position, attribute) in info.attributes.enumerated() {
                 guard attributeIndex.updateValue(position, forKey: attribute.name) == nil else {
@@ -148,9 +156,11 @@ struct ClipboardSchema {
 
         @inline(__always)
         func attribute(named name: String, hint: inout Int) -> Int? {
-            if hint < attributeNames.count && attributeNames[hint] == name {
-                hint += 1
-                return hint - 1
+            // Attributes come in the entity's order, those without a value left out: a few names on from
+            // the hint are compared before the name is hashed.
+            for position in hint..<min(attributeNames.count, hint + 4) where attributeNames[position] == name {
+                hint = position + 1
+                return position
             }
             guard let position = attributeIndex[name] else { return nil }
             hint = position + 1
@@ -209,9 +219,9 @@ struct ClipboardSchema {
 
         @inline(__always)
         func relationship(named name: String, hint: inout Int) -> Int? {
-            if hint < relationshipNames.count && relationshipNames[hint] == name {
-                hint += 1
-                return hint - 1
+            for position in hint..<min(relationshipNames.count, hint + 4) where relationshipNames[position] == name {
+                hint = position + 1
+                return position
             }
             guard let position = relationshipIndex[name] else { return nil }
             hint = position + 1
@@ -238,6 +248,7 @@ struct ClipboardSchema {
             let lock = NSLock()
             DispatchQueue.concurrentPerform(iterations: parts) { part in
                 do {
+                    let schema = part == 0 ? schema : schema.unshared()
                     try schema.validate(objects[min(count, part * size)..<min(count, (part + 1) * size)])
                 } catch {
                     lock.withLock { failures.append((part, error)) }

@@ -66,13 +66,14 @@ protocol ClipboardTokenSink {
     mutating func value(_ value: Value) throws
     /// Ends the document (after `end(.document)`).
     mutating func finish() throws
-    /// The sink in its present state, writing into `output`: for writing objects on several threads,
-    /// each into a buffer of its own. `nil` when what the sink writes depends on what it wrote before.
-    func copy(writingInto output: ByteBuffer) -> Self?
+    /// The sink in its present state, writing into `output` and reading `schema` (an unshared copy of its
+    /// own, ``ClipboardSchema/unshared()``): for writing objects on several threads, each into a buffer of
+    /// its own. `nil` when what the sink writes depends on what it wrote before.
+    func copy(writingInto output: ByteBuffer, schema: ClipboardSchema) -> Self?
 }
 
 extension ClipboardTokenSink {
-    func copy(writingInto output: ByteBuffer) -> Self? { nil }
+    func copy(writingInto output: ByteBuffer, schema: ClipboardSchema) -> Self? { nil }
     mutating func integer(_ value: Int64) throws { try self.value(.integer(value)) }
     mutating func bool(_ value: Bool) throws { try self.value(.bool(value)) }
     mutating func data(_ value: Data) throws { try self.value(.data(value)) }
@@ -84,12 +85,14 @@ extension ClipboardTokenSink {
 /// A sink whose bytes depend only on the tokens and its state, which a copy shares.
 protocol ClipboardTextSink: ClipboardTokenSink {
     var output: ByteBuffer { get set }
+    var schema: ClipboardSchema { get set }
 }
 
 extension ClipboardTextSink {
-    func copy(writingInto output: ByteBuffer) -> Self? {
+    func copy(writingInto output: ByteBuffer, schema: ClipboardSchema) -> Self? {
         var copy = self
         copy.output = output
+        copy.schema = schema
         return copy
     }
 }

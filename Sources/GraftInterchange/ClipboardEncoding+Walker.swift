@@ -384,6 +384,7 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             nonisolated(unsafe) let results = results
             DispatchQueue.concurrentPerform(iterations: count) { run in
                 var walker = start
+                if run > 0 { walker.unshare() }
                 var list = list
                 if run > 0 {
                     walker.source = divisions[run - 1].source
@@ -420,7 +421,8 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
                 self.source = divisions[run - 1].source
                 return .atObject(divisions[run - 1].container)
             }
-            objects.append(contentsOf: read)
+            // The first run's objects taken as they are, not copied one by one.
+            if objects.isEmpty { objects = read } else { objects.append(contentsOf: read) }
             if end == .ended {
                 self.source = source
                 return .done
@@ -428,6 +430,14 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         }
         // The last run always ends, or misses.
         return .fromStart
+    }
+
+    /// Gives this copy tables of its own (``ClipboardSchema/unshared()``), for a run on another thread.
+    private mutating func unshare() {
+        guard let own = schema?.unshared() else { return }
+        schema = own
+        entities = own.entities
+        lastToOne = own.entities.map { Array(repeating: [], count: $0.relationships.count) }
     }
 
     private mutating func readObject(_ index: Int) throws -> Clipboard.Object {
@@ -895,13 +905,18 @@ final class ClipboardScratchList<Element> {
     }
 
     /// The elements, moved into an array of their number; the list is left empty.
+    ///
+    /// Reserved and appended to rather than made with `Array(unsafeUninitializedCapacity:)`, whose
+    /// allocation the standard library keeps out of line and unspecialised: it looks up the array type's
+    /// metadata at run time on every call, a shared table the reading threads then contend for.
     @inline(__always)
     func take() -> [Element] {
         let taken = count
         count = 0
-        return [Element](unsafeUninitializedCapacity: taken) { buffer, initialized in
-            if taken > 0 { buffer.baseAddress!.moveInitialize(from: base, count: taken) }
-            initialized = taken
-        }
+        guard taken > 0 else { return [] }
+        var elements: [Element] = []
+        elements.reserveCapacity(taken)
+        for offset in 0..<taken { elements.append((base + offset).move()) }
+        return elements
     }
 }

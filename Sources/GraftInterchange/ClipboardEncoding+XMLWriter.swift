@@ -14,7 +14,7 @@ import GraftModel
 /// U+FFFE, U+FFFF) are written as base64 of their UTF-8 bytes and marked `encoding="base64"`; carriage
 /// returns are written as `&#13;` so that they survive a parser's line-end normalisation.
 struct ClipboardXMLSink: ClipboardTextSink, ClipboardValueWriting {
-    let schema: ClipboardSchema
+    var schema: ClipboardSchema
     var output: ByteBuffer
     /// The open parts.
     private var parts: [ClipboardPart] = []

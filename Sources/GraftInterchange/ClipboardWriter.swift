@@ -270,9 +270,10 @@ enum ClipboardLocalID {
 extension ClipboardEncoding {
     /// Writes a whole document through the streaming writer.
     func writeDocument(_ clipboard: Clipboard, into output: ByteBuffer) throws {
-        // Everything is checked before the first byte, so that an error never leaves half a document.
+        // Everything is checked before the first byte, so that an error never leaves half a document; a
+        // document checked as it is (``Clipboard/check()``, which `decode` runs) has passed these rules.
         let schema = try ClipboardSchema(entities: clipboard.entities)
-        try schema.validate(clipboard)
+        if !clipboard.verification.isChecked { try schema.validate(clipboard) }
         if self == .xml || self == .plist {
             try ClipboardSchema.validateXMLText(clipboard, versionIdentifiers: self == .plist)
         }
@@ -309,10 +310,21 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
     }
 
     /// The writer in its present state, writing into `output` (see ``ClipboardTokenSink/copy(writingInto:)``).
+    ///
+    /// The copy shares no storage with this writer (its schema and placements are copies of their own):
+    /// each thread of a round then counts references to its own objects only, instead of both bouncing
+    /// the same counters between their processors' caches.
     func copy(writingInto output: ByteBuffer) -> Self? {
-        guard let sink = sink.copy(writingInto: output) else { return nil }
+        let schema = schema.unshared()
+        guard let sink = sink.copy(writingInto: output, schema: schema) else { return nil }
         var copy = ClipboardDocumentWriter(sink: sink, schema: schema, output: output)
-        copy.placements = placements
+        copy.placements = placements.map { placement in
+            placement.map {
+                SnapshotPlacement(
+                    entity: $0.entity, attributes: $0.attributes.map { $0 },
+                    relationships: $0.relationships.map { $0 })
+            }
+        }
         return copy
     }
 
@@ -607,7 +619,7 @@ private struct Body<Sink: ClipboardTokenSink>: DocumentBody {
         self.encoding = encoding
         self.references = header.references
         self.output = output
-        inRounds = parts > 1 && sink.copy(writingInto: output) != nil
+        inRounds = parts > 1 && sink.copy(writingInto: output, schema: schema) != nil
         try writer.begin(header, encoding: encoding)
         try output.flushIfFull()
     }

@@ -259,8 +259,13 @@ public struct Paster {
         }
         report.violations = result.violations
         if options.dryRun { return report }
+        // The clipboard and the plan are done with: freed while the store writes.
+        Teardown.elsewhere((consume plan, consume clipboard))
         try store.save(result.changes)
         report.idMapStorage = result.idMap(model: store.model, storeIdentifier: store.identifier)
+        // Not the target: it holds the store, which must close (and let other writers in) where the
+        // caller drops it.
+        Teardown.elsewhere(consume result)
         return report
     }
 

@@ -122,6 +122,15 @@ import Testing
                 #expect(error?.context.contains(.key(key)) == true, "\(encoding): \(String(describing: error))")
             }
         }
+        // A decoded document is checked as it is read, and encoding trusts that check; changed, it is
+        // checked again.
+        for encoding in ClipboardEncoding.allCases {
+            var decoded = try! ClipboardEncoding.decode(try! encoding.encode(ClipboardSamples.small))
+            #expect(throws: Never.self) { try encoding.encode(decoded) }
+            decoded.objects[1].attributes[0] = .init("salary", .string("lots"))
+            let error = #expect(throws: GraftError.self, "\(encoding)") { try encoding.encode(decoded) }
+            #expect(error?.context.contains(.key("salary")) == true, "\(encoding): \(String(describing: error))")
+        }
         // A refused document leaves nothing half written behind in a sink.
         var large = ClipboardSamples.company(objects: 5_000)
         large.objects[large.objects.count - 1].id += "\u{1}"
