@@ -264,7 +264,17 @@ struct SnapshotLayout {
 
 /// The local ids of a whole-store copy: `o` and a number.
 enum ClipboardLocalID {
-    static func text(_ number: Int64) -> String { "o\(number)" }
+    /// `o` and the number's digits, written straight into the string: a whole-store copy makes one for
+    /// every object, and interpolation costs several times as much.
+    static func text(_ number: Int64) -> String {
+        guard number >= 0 else { return "o\(number)" }
+        let digits = NumberText.digitCount(UInt64(number))
+        return String(unsafeUninitializedCapacity: digits + 1) { buffer in
+            buffer[0] = UInt8(ascii: "o")
+            NumberText.writeDigits(UInt64(number), count: digits, to: buffer.baseAddress! + 1)
+            return digits + 1
+        }
+    }
 }
 
 extension ClipboardEncoding {

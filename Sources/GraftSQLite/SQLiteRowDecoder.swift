@@ -151,29 +151,9 @@ struct SQLiteRowDecoder {
     ) throws {
         let entityIndex = snapshot.ref.entity
         snapshot.ref.key = key
-        for index in plan.unread { snapshot.attributes[index] = nil }
-        for slot in plan.attributes {
-            do {
-                snapshot.attributes[slot.index] = try SQLiteValues.read(
-                    row, slot.column, as: slot.kind, externalData: externalData, missing: missing)
-            } catch let refused as UnreadableValue {
-                let entity = schema.model.descriptions[entityIndex]
-                let attribute = entity.attributes[slot.index].name
-                let object = "\(entity.name) p\(key)"
-                try refusals.refuse(
-                    refused, entity: entity.name, attribute: attribute, type: slot.kind.type, object: "p\(key)",
-                    slot: .init(entity: entityIndex, attribute: slot.index, key: key)
-                ) {
-                    GraftError(
-                        .typeMismatch, refused.message, context: [.file(path), .object(object), .key(attribute)],
-                        remedy: ValueRefusals.remedy)
-                }
-                snapshot.attributes[slot.index] = nil
-            } catch let error as GraftError {
-                let entity = schema.model.descriptions[entityIndex]
-                throw error.at(.key(entity.attributes[slot.index].name)).at(.object("\(entity.name) p\(key)")).inFile(
-                    path)
-            }
+        // Written through the buffer, so that the array's uniqueness is checked once a row, not once a value.
+        try snapshot.attributes.withUnsafeMutableBufferPointer { attributes in
+            try read(row, key: key, entity: entityIndex, plan: plan, into: attributes, missing: missing)
         }
         for (index, slot) in plan.relationships.enumerated() {
             switch slot {
@@ -201,6 +181,37 @@ struct SQLiteRowDecoder {
                 snapshot.relationships[index] = .toMany([])
             case .transientToOne, .missingToOne:
                 snapshot.relationships[index] = .toOne(nil)
+            }
+        }
+    }
+
+    /// The row's attribute values, into the snapshot's attributes (by index).
+    private mutating func read(
+        _ row: SQLiteStatement, key: Int64, entity entityIndex: Int, plan: Plan,
+        into attributes: UnsafeMutableBufferPointer<Value?>, missing: ((String) throws -> Void)?
+    ) throws {
+        for index in plan.unread { attributes[index] = nil }
+        for slot in plan.attributes {
+            do {
+                attributes[slot.index] = try SQLiteValues.read(
+                    row, slot.column, as: slot.kind, externalData: externalData, missing: missing)
+            } catch let refused as UnreadableValue {
+                let entity = schema.model.descriptions[entityIndex]
+                let attribute = entity.attributes[slot.index].name
+                let object = "\(entity.name) p\(key)"
+                try refusals.refuse(
+                    refused, entity: entity.name, attribute: attribute, type: slot.kind.type, object: "p\(key)",
+                    slot: .init(entity: entityIndex, attribute: slot.index, key: key)
+                ) {
+                    GraftError(
+                        .typeMismatch, refused.message, context: [.file(path), .object(object), .key(attribute)],
+                        remedy: ValueRefusals.remedy)
+                }
+                attributes[slot.index] = nil
+            } catch let error as GraftError {
+                let entity = schema.model.descriptions[entityIndex]
+                throw error.at(.key(entity.attributes[slot.index].name)).at(.object("\(entity.name) p\(key)")).inFile(
+                    path)
             }
         }
     }

@@ -41,6 +41,9 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     /// The entity numbers of tables (by index) gathered by ``forEachRef(_:)``, for the reads after it;
     /// `nil` for a table whose keys do not allow them.
     private var collectedNumbers: [Int: EntityNumbers?] = [:]
+    /// Rows per table, by table index, as ``counts()`` found them: the key bounds of a table whose rows
+    /// are counted already need no second count (a pass over the table).
+    private var rowCounts: [Int: Int64] = [:]
 
     private struct MissingKey: Hashable {
         var root: Int
@@ -175,9 +178,11 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     public func counts() throws -> [String: Int] {
         var counts: [String: Int] = [:]
         for entity in model.descriptions where !entity.isAbstract { counts[entity.name] = 0 }
-        for table in schema.tables {
+        for (tableIndex, table) in schema.tables.enumerated() {
             let statement = try database.prepare("SELECT Z_ENT, count(*) FROM \(quoted(table.name)) GROUP BY Z_ENT")
+            var rows: Int64 = 0
             while try statement.step() {
+                rows &+= statement.int64(1)
                 let number = Int(statement.int64(0))
                 guard let entity = schema.entity(forNumber: number) else {
                     throw GraftError(
@@ -187,6 +192,7 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
                 }
                 counts[model.descriptions[entity].name, default: 0] += Int(statement.int64(1))
             }
+            rowCounts[tableIndex] = rows
         }
         return counts
     }
@@ -297,12 +303,17 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
 
     /// A collector for a table's entity numbers, from the table's key bounds.
     private func entityNumbersCollector(ofTable tableIndex: Int) throws -> EntityNumbersCollector {
+        // The bounds come from the primary key at once; the count, unless known, is a pass over the table.
+        let known = rowCounts[tableIndex]
+        let table = quoted(schema.tables[tableIndex].name)
         let bounds = try database.prepare(
-            "SELECT min(Z_PK), max(Z_PK), count(*) FROM \(quoted(schema.tables[tableIndex].name))")
+            known == nil
+                ? "SELECT min(Z_PK), max(Z_PK), count(*) FROM \(table)" : "SELECT min(Z_PK), max(Z_PK) FROM \(table)")
         guard try bounds.step(), !bounds.isNull(0) else {
             return EntityNumbersCollector(lowest: -1, highest: -1, count: 0)
         }
-        return EntityNumbersCollector(lowest: bounds.int64(0), highest: bounds.int64(1), count: bounds.int64(2))
+        return EntityNumbersCollector(
+            lowest: bounds.int64(0), highest: bounds.int64(1), count: known ?? bounds.int64(2))
     }
 
     /// The entity numbers of a table's rows, when its keys are dense enough to keep them in an array
