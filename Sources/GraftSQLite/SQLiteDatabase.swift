@@ -28,6 +28,9 @@ final class SQLiteDatabase {
     /// The files SQLite keeps beside a database, by suffix.
     static let sideFileSuffixes = ["-wal", "-shm", "-journal"]
 
+    /// The name and flags this connection was opened with, for ``sibling()``.
+    private var opening: (name: String, flags: Int32) = ("", 0)
+
     private init(handle: OpaquePointer, path: String, scratch: URL?, url: URL?) {
         self.handle = handle
         self.path = path
@@ -193,7 +196,15 @@ final class SQLiteDatabase {
                 path: displayPath, url: url, wait: 0)
         }
         SQLiteFunctions.register(on: handle)
-        return SQLiteDatabase(handle: handle, path: displayPath, scratch: scratch, url: url)
+        let database = SQLiteDatabase(handle: handle, path: displayPath, scratch: scratch, url: url)
+        database.opening = (name, flags)
+        return database
+    }
+
+    /// A second connection to the file this one reads (the store, or the private copy of it this one
+    /// made), for reading on another thread; it must be closed before this one is.
+    func sibling() throws -> SQLiteDatabase {
+        try Self.open(opening.name, flags: opening.flags & ~SQLITE_OPEN_CREATE, displayPath: path, url: url)
     }
 
     /// Reads the schema once so that a file that is not SQLite fails here, with a clear message.

@@ -30,19 +30,24 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     /// Things worth telling the user that did not stop the read: how the model was found, values whose
     /// external file is missing, values read as no value under `ValueReading.lenient` (one line per
     /// entity and attribute).
-    public var warnings: [String] { readWarnings + refusals.warnings }
+    public var warnings: [String] {
+        // A failed search for missing references fails the read too: that error is told there.
+        try? settleDanglingReferences()
+        return readWarnings + refusals.warnings
+    }
     private var readWarnings: [String] = []
     /// The values read as no value under `ValueReading.lenient`, by object and attribute.
     package var refusedValues: Set<ValueRefusals.Slot> { refusals.slots }
 
     /// References to missing objects, by root entity and key; empty unless `dangling` is `.drop`.
     private var missing: Set<MissingKey> = []
+    /// The search for references to missing objects, while it runs (see ``settleDanglingReferences()``).
+    private var danglingSearch: BackgroundWork<DanglingReferences>?
 
     /// The entity numbers of tables (by index) gathered by ``forEachRef(_:)``, for the reads after it;
     /// `nil` for a table whose keys do not allow them.
     private var collectedNumbers: [Int: EntityNumbers?] = [:]
-    /// Rows per table, by table index, as ``counts()`` found them: the key bounds of a table whose rows
-    /// are counted already need no second count (a pass over the table).
+    /// Rows per table, by table index, counted once (by ``counts()`` or `count(*)`).
     private var rowCounts: [Int: Int64] = [:]
 
     private struct MissingKey: Hashable {
@@ -77,7 +82,30 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
         self.database = database
         self.schema = try SQLiteSchema.discover(in: database, model: chosen)
         readWarnings = choice.warnings + schema.warnings
-        if danglingReferences == .drop { try findDanglingReferences() }
+        if danglingReferences == .drop {
+            // On a connection of its own: what is read before the first snapshot (counts, keys, a
+            // clipboard's header) goes on meanwhile.
+            let (sibling, model, schema) = (try database.sibling(), chosen, schema)
+            danglingSearch = BackgroundWork {
+                try withExtendedLifetime(sibling) {
+                    try Self.danglingReferences(in: sibling, model: model, schema: schema)
+                }
+            }
+        }
+    }
+
+    deinit {
+        // Its connection reads this reader's file (or private copy, which the reader's removes).
+        _ = try? danglingSearch?.wait()
+    }
+
+    /// Waits for the search for references to missing objects, if one runs, and takes what it found.
+    private func settleDanglingReferences() throws {
+        guard let search = danglingSearch else { return }
+        danglingSearch = nil
+        let found = try search.wait()
+        missing = found.missing
+        readWarnings += found.warnings
     }
 
     /// The folder Core Data keeps externally stored binary data in: `.<store name>_SUPPORT/_EXTERNAL_DATA`.
@@ -113,18 +141,44 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
         return DocumentKeys.offsets(maxKeys: maxKeys, collide: collide)
     }
 
+    /// The rows of every entity table: `count(*)` a table, which SQLite answers from the table's smallest
+    /// index without a pass over its rows (grouping by `Z_ENT`, as ``counts()`` does, is such a pass).
     public var objectCount: Int? {
-        try? counts().values.reduce(0, +)
+        var total: Int64 = 0
+        for table in schema.tables.indices {
+            guard let rows = try? rowCount(ofTable: table) else { return nil }
+            total &+= rows
+        }
+        return Int(total)
+    }
+
+    /// The rows of a table, counted once.
+    private func rowCount(ofTable tableIndex: Int) throws -> Int64 {
+        if let known = rowCounts[tableIndex] { return known }
+        let statement = try database.prepare("SELECT count(*) FROM \(quoted(schema.tables[tableIndex].name))")
+        guard try statement.step() else { return 0 }
+        rowCounts[tableIndex] = statement.int64(0)
+        return statement.int64(0)
+    }
+
+    /// References to rows that do not exist, and a warning for each relationship holding some.
+    private struct DanglingReferences {
+        var missing: Set<MissingKey> = []
+        var warnings: [String] = []
     }
 
     /// Finds references to rows that do not exist, with one anti-join per to-one column and join column.
-    private func findDanglingReferences() throws {
+    private static func danglingReferences(
+        in database: SQLiteDatabase, model: Model, schema: SQLiteSchema
+    ) throws -> DanglingReferences {
+        var result = DanglingReferences()
+        func quoted(_ name: String) -> String { SQLiteName.quoted(name) }
         var found: [String: [Int64]] = [:]
         func scan(_ sql: String, root: Int, label: String) throws {
             let statement = try database.prepare(sql)
             while try statement.step() {
                 let key = statement.int64(0)
-                missing.insert(MissingKey(root: root, key: key))
+                result.missing.insert(MissingKey(root: root, key: key))
                 found[label, default: []].append(key)
             }
         }
@@ -156,16 +210,17 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
         }
         for (label, keys) in found.sorted(by: { $0.key < $1.key }) {
             let shown = keys.prefix(10).map { "p\($0)" }.joined(separator: ", ")
-            readWarnings.append(
+            result.warnings.append(
                 "\(label) refers to \(shown)\(keys.count > 10 ? " and \(keys.count - 10) more" : ""), which the store does not have; those references are left out"
             )
         }
+        return result
     }
 
     /// The SQL for the distinct keys in `column` of `table` (both quoted) that no row of `target` has, in
     /// order (and NULL, unless `skippingNull`). The keys are made distinct first (from the column's index,
     /// when it has one), so that each is looked up in `target` once rather than once per row holding it.
-    private func missingKeys(
+    private static func missingKeys(
         column: String, of table: String, notIn target: String, skippingNull: Bool = false
     )
         -> String
@@ -203,6 +258,7 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
 
     package func handOverEachSnapshot(_ body: (inout Snapshot) throws -> Void) throws {
         do {
+            try settleDanglingReferences()
             var entityNumbers: [Int: EntityNumbers?] = [:]
             for table in schema.tables.indices {
                 try readTable(table, entityNumbers: &entityNumbers, body)
@@ -303,17 +359,18 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
 
     /// A collector for a table's entity numbers, from the table's key bounds.
     private func entityNumbersCollector(ofTable tableIndex: Int) throws -> EntityNumbersCollector {
-        // The bounds come from the primary key at once; the count, unless known, is a pass over the table.
-        let known = rowCounts[tableIndex]
-        let table = quoted(schema.tables[tableIndex].name)
-        let bounds = try database.prepare(
-            known == nil
-                ? "SELECT min(Z_PK), max(Z_PK), count(*) FROM \(table)" : "SELECT min(Z_PK), max(Z_PK) FROM \(table)")
-        guard try bounds.step(), !bounds.isNull(0) else {
+        // Each bound is a query of its own: SQLite finds a lone min() or max() of the primary key at one
+        // end of the table, but a query asking for both (or for a count beside them) reads every row.
+        func bound(_ function: String) throws -> Int64? {
+            let statement = try database.prepare(
+                "SELECT \(function)(Z_PK) FROM \(quoted(schema.tables[tableIndex].name))")
+            guard try statement.step(), !statement.isNull(0) else { return nil }
+            return statement.int64(0)
+        }
+        guard let lowest = try bound("min"), let highest = try bound("max") else {
             return EntityNumbersCollector(lowest: -1, highest: -1, count: 0)
         }
-        return EntityNumbersCollector(
-            lowest: bounds.int64(0), highest: bounds.int64(1), count: known ?? bounds.int64(2))
+        return EntityNumbersCollector(lowest: lowest, highest: highest, count: try rowCount(ofTable: tableIndex))
     }
 
     /// The entity numbers of a table's rows, when its keys are dense enough to keep them in an array
