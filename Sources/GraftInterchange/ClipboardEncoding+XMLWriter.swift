@@ -25,13 +25,24 @@ struct ClipboardXMLSink: ClipboardTextSink, ClipboardValueWriting {
     /// The member whose value comes next, as an attribute.
     private var pendingName: String?
     /// A reference's identity, held until its `uri` attribute is written.
-    private let identity = ByteBuffer(capacity: 1024)
+    private var identity = ByteBuffer(capacity: 1024)
     private var holdsIdentity = false
 
     init(schema: ClipboardSchema, output: ByteBuffer) {
         self.schema = schema
         self.output = output
         parts.reserveCapacity(8)
+    }
+
+    /// A sink in the same state writing into `output`, with a buffer of its own for identities (a copy
+    /// may write on another thread).
+    func copy(writingInto output: ByteBuffer, schema: ClipboardSchema) -> Self? {
+        var copy = self
+        copy.output = output
+        copy.schema = schema
+        copy.identity = ByteBuffer(capacity: 1024)
+        copy.identity.append(identity.bytes)
+        return copy
     }
 
     private var out: ByteBuffer { holdsIdentity ? identity : output }
