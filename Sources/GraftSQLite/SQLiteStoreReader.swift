@@ -95,7 +95,7 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     }
 
     deinit {
-        // Its connection reads this reader's file (or private copy, which the reader's removes).
+        // The search reads this reader's file, or the private copy of it that this reader removes.
         _ = try? danglingSearch?.wait()
     }
 
