@@ -549,21 +549,35 @@ struct PastePlan {
     private(set) var mappingOfObject: [Int32] = []
     var notes: [String] = []
 
-    struct EntityMapping {
-        var target: EntityDescription
+    /// A class, so that taking one per object copies one reference, not each of its tables.
+    final class EntityMapping {
+        let target: EntityDescription
         /// Clipboard attribute name → target attribute index.
-        var attributes: [String: Int]
+        let attributes: [String: Int]
         /// Clipboard relationship name → target relationship index.
-        var relationships: [String: Int]
+        let relationships: [String: Int]
         /// Target attributes the clipboard's entity lacks: they get their defaults on new objects.
-        var newAttributes: [Int]
+        let newAttributes: [Int]
         /// The target attributes that identify objects (``PastePlan/identity(of:)``), each with the name
         /// the clipboard gives it (nil when the clipboard's entity lacks it).
-        var identity: [(index: Int, clipboardName: String?)] = []
+        let identity: [(index: Int, clipboardName: String?)]
         /// The target attributes the clipboard's entity has: a merge sets each of them.
-        var covered: [Int] = []
+        let covered: [Int]
         /// What happens when a copy's identity exists (``PastePlan/policy(for:)``).
-        var policy = ConflictPolicy.fail
+        let policy: ConflictPolicy
+
+        init(
+            target: EntityDescription, attributes: [String: Int], relationships: [String: Int], newAttributes: [Int],
+            identity: [(index: Int, clipboardName: String?)], covered: [Int], policy: ConflictPolicy
+        ) {
+            self.target = target
+            self.attributes = attributes
+            self.relationships = relationships
+            self.newAttributes = newAttributes
+            self.identity = identity
+            self.covered = covered
+            self.policy = policy
+        }
     }
 
     enum Action {
@@ -634,13 +648,15 @@ struct PastePlan {
                         context: [.entity(info.name)]))
                 continue
             }
-            var mapping = EntityMapping(target: target, attributes: [:], relationships: [:], newAttributes: [])
+            var attributes: [String: Int] = [:]
+            var relationships: [String: Int] = [:]
+            var newAttributes: [Int] = []
             for attribute in info.attributes {
                 if let index = Self.index(
                     of: attribute.name, in: target.attributes.map { ($0.name, $0.renamingIdentifier) }),
                     !target.attributes[index].isTransient
                 {
-                    mapping.attributes[attribute.name] = index
+                    attributes[attribute.name] = index
                 } else {
                     notes.append(
                         "\(info.name).\(attribute.name): the target model has no such attribute; its values are left out"
@@ -651,17 +667,17 @@ struct PastePlan {
                 if let index = Self.index(
                     of: relationship.name, in: target.relationships.map { ($0.name, $0.renamingIdentifier) })
                 {
-                    mapping.relationships[relationship.name] = index
+                    relationships[relationship.name] = index
                 } else {
                     notes.append(
                         "\(info.name).\(relationship.name): the target model has no such relationship; its links are left out"
                     )
                 }
             }
-            let covered = Set(mapping.attributes.values)
+            let covered = Set(attributes.values)
             for (index, attribute) in target.attributes.enumerated()
             where !covered.contains(index) && !attribute.isTransient {
-                mapping.newAttributes.append(index)
+                newAttributes.append(index)
                 if objectEntities.contains(info.name) {
                     let filled =
                         attribute.defaultValue.map { "its default value \(ValueText.format($0))" } ?? "no value"
@@ -669,12 +685,10 @@ struct PastePlan {
                         "\(target.name).\(attribute.name): not in the clipboard's model; new objects get \(filled)")
                 }
             }
-            mapping.identity = identity(of: target).map { index in
-                (index, mapping.attributes.first { $0.value == index }?.key)
-            }
-            mapping.covered = Array(covered).sorted()
-            mapping.policy = policy(for: target)
-            mappings[info.name] = mapping
+            mappings[info.name] = EntityMapping(
+                target: target, attributes: attributes, relationships: relationships, newAttributes: newAttributes,
+                identity: identity(of: target).map { index in (index, attributes.first { $0.value == index }?.key) },
+                covered: Array(covered).sorted(), policy: policy(for: target))
         }
         if problems.count == 1 { throw problems[0] }
         if !problems.isEmpty {
