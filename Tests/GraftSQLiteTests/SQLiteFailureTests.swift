@@ -10,7 +10,7 @@ import Testing
 
 /// SQLite failures reported as what they are — busy, read-only file or folder, disk full, damaged, not
 /// a database — from SQLite's extended result codes; and a second writer waiting for the first.
-@Suite struct SQLiteFailureTests {
+@Suite final class SQLiteFailureTests {
     let folder: URL
     let url: URL
 
@@ -19,6 +19,8 @@ import Testing
         url = folder.appendingPathComponent("Company.sqlite")
         try FileManager.default.copyItem(at: Project.url("examples/Company/Company.sqlite"), to: url)
     }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     // MARK: Codes
 
@@ -98,7 +100,6 @@ import Testing
     }
 
     @Test func aSecondWriterFailsAsBusyAfterItsWaitSayingSo() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let holder = Holder(url)
         defer { try? holder.finish() }
         let store = try SQLiteStore.open(url, model: nil, wait: 0.3)
@@ -113,7 +114,6 @@ import Testing
     }
 
     @Test func aStoreLockedAgainstReadersIsBusyWhenOpened() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         // A rollback-journal store under an exclusive lock cannot even be read.
         let database = try SQLiteDatabase.openForWriting(url)
         try database.execute("PRAGMA journal_mode = DELETE")
@@ -126,7 +126,6 @@ import Testing
     }
 
     @Test func aSecondWriterWaitsForTheFirstToFinish() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let holder = Holder(url)
         let store = try SQLiteStore.open(url, model: nil, wait: 30)
         let started = Date()
@@ -150,7 +149,6 @@ import Testing
 
     @Test(.enabled(if: ReadOnlyFiles.isAvailable, Comment(rawValue: ReadOnlyFiles.unavailableMessage)))
     func aReadOnlyStoreIsReportedAsReadOnly() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let before = try Data(contentsOf: url)
         try ReadOnlyFiles.with([url]) {
             let error = #expect(throws: GraftError.self) { try SQLiteStore.open(url, model: nil) }
@@ -168,7 +166,6 @@ import Testing
 
     @Test(.enabled(if: ReadOnlyFiles.isAvailable, Comment(rawValue: ReadOnlyFiles.unavailableMessage)))
     func aStoreInAReadOnlyFolderSaysTheFolderIsReadOnly() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let expected =
             "\(url.relativePath): cannot be written: the folder \(folder.relativePath) is read-only, and SQLite must create the store's journal (-journal, or -wal and -shm) in it"
         // A WAL store needs its -wal and -shm to be opened at all.
@@ -194,7 +191,6 @@ import Testing
     // MARK: Full, damaged, not a database
 
     @Test func aFullDiskIsReportedAsFull() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let database = try SQLiteDatabase.openForWriting(url)
         // SQLite's own limit on the file's size fails a write just as a full disk does (SQLITE_FULL).
         try database.execute("PRAGMA max_page_count = \(try Data(contentsOf: url).count / 4096)")
@@ -208,7 +204,6 @@ import Testing
     }
 
     @Test func aDamagedStoreAndAFileThatIsNotSQLiteAreToldApart() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         var bytes = try Data(contentsOf: url)
         // The first page's b-tree header, just after the 100-byte database header.
         bytes.replaceSubrange(100..<108, with: Data(repeating: 0xFF, count: 8))

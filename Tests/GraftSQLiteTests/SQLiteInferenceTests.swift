@@ -10,7 +10,7 @@ import Testing
 /// Stores without a model Graft can read from them: no model cache, a cache that cannot be decoded, a
 /// Core Data 1.0 document (entity names in lower case, no version hashes). Each is made from the example
 /// Company store.
-@Suite struct SQLiteInferenceTests {
+@Suite final class SQLiteInferenceTests {
     let folder: URL
     let url: URL
     /// The example store's model (Company 2).
@@ -22,6 +22,8 @@ import Testing
         try FileManager.default.copyItem(at: Project.url("examples/Company/Company.sqlite"), to: url)
         model = try ModelFile.load(Project.url("examples/Company/Company.xcdatamodeld")).current
     }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     func alter(_ statements: String...) throws {
         let database = try SQLiteDatabase.openForWriting(url)

@@ -10,10 +10,11 @@ import Testing
 /// Small stores made for each rule of Core Data's layout that real stores showed Graft: join tables named
 /// by the side met first, reflexive join tables, to-manys without inverse, join tables found by their
 /// columns. The corpus tests check the same rules on Apple's files.
-@Suite struct SQLiteLayoutTests {
+@Suite final class SQLiteLayoutTests {
     let folder: URL
 
     init() throws { folder = try scratchFolder() }
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     /// An album model shaped like Photos': `GenericAlbum` with the subentity `Album`; `AlbumList.albums`
     /// (ordered) ↔ `GenericAlbum.albumLists`; `Person.mergeCandidates` its own inverse;

@@ -11,7 +11,7 @@ import Testing
 let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Company.xcdatamodeld")).version(
     named: "Company")!
 
-@Suite struct SQLiteStoreTests {
+@Suite final class SQLiteStoreTests {
     let folder: URL
     let url: URL
 
@@ -19,6 +19,8 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
         folder = try scratchFolder()
         url = folder.appendingPathComponent("Company.sqlite")
     }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     /// Sales and Support with employees, a manager, projects (ordered) with members (many-to-many).
     func populate(_ context: ObjectContext, departments: Int = 2, employeesEach: Int = 3) throws {
@@ -49,7 +51,6 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
     }
 
     @Test func savesAndReadsBackThroughANewContext() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let store = try SQLiteStore.create(url, model: companyModel)
         let context = ObjectContext(store: store)
         try populate(context)
@@ -72,7 +73,6 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
     }
 
     @Test func editsDeletesAndReorderingsAreSavedIncrementally() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let context = ObjectContext(store: try SQLiteStore.create(url, model: companyModel))
         try populate(context)
         try context.save()
@@ -120,7 +120,6 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
     /// An update that gives the object as it was read writes only the columns whose values differ from
     /// it (with one more change in `Z_OPT`); one that does not writes every column.
     @Test func anUpdateWritesOnlyTheColumnsThatDifferFromTheObjectAsRead() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let context = ObjectContext(store: try SQLiteStore.create(url, model: companyModel))
         try populate(context)
         try context.save()
@@ -146,7 +145,6 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
     }
 
     @Test func aFailedSaveLeavesTheStoreAsItWas() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let context = ObjectContext(store: try SQLiteStore.create(url, model: companyModel))
         try populate(context)
         try context.save()
@@ -173,7 +171,6 @@ let companyModel: Model = try! ModelFile.load(Project.url("examples/Company/Comp
     }
 
     @Test func fetchesRunInSQLAndReadOnlyTheRowsAskedFor() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let context = ObjectContext(store: try SQLiteStore.create(url, model: companyModel))
         context.isUndoEnabled = false
         try populate(context, departments: 40, employeesEach: 25)

@@ -9,13 +9,17 @@ import Testing
 
 /// A store's `Z_METADATA.Z_UUID` is its identity (object IDs carry it): text that is not a UUID is an error
 /// naming the file and the column, not an identity taken as it comes. Made from the example Company store.
-@Suite struct SQLiteStoreUUIDTests {
+@Suite final class SQLiteStoreUUIDTests {
+    let folder: URL
     let url: URL
 
     init() throws {
-        url = try scratchFolder().appendingPathComponent("Company.sqlite")
+        folder = try scratchFolder()
+        url = folder.appendingPathComponent("Company.sqlite")
         try FileManager.default.copyItem(at: Project.url("examples/Company/Company.sqlite"), to: url)
     }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     func setUUID(_ literal: String) throws {
         let database = try SQLiteDatabase.openForWriting(url)

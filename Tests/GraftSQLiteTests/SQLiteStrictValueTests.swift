@@ -11,7 +11,7 @@ import Testing
 /// range, is an error naming the object, the attribute and the value (`ValueReading.strict`), or no value
 /// with one warning per attribute (`.lenient`); what real stores hold besides Core Data's own storage
 /// classes is still read. Each case is a small store written by `SQLiteStoreWriter` and changed with SQL.
-@Suite struct SQLiteStrictValueTests {
+@Suite final class SQLiteStrictValueTests {
     /// One entity with an attribute of every type whose column can hold something else.
     static let model: Model = try! Model(entities: [
         Entity(
@@ -51,6 +51,8 @@ import Testing
         try writer.write(Snapshot(entity: entity, key: 2))
         try writer.finish()
     }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
 
     func alter(_ statements: String...) throws {
         let database = try SQLiteDatabase.openForWriting(url)
@@ -138,7 +140,6 @@ import Testing
 
     @Test(arguments: refused)
     func strictReadingRefusesAValueNotOfItsAttributesTypeOrRange(_ case: Refused) throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try store(`case`.sql, in: `case`.attribute, retyped: `case`.retyped)
         let error = try #require(throws: GraftError.self) { try read() }
         #expect(error.code == .typeMismatch)
@@ -150,7 +151,6 @@ import Testing
 
     @Test(arguments: refused)
     func lenientReadingReadsItAsNoValueWithAWarning(_ case: Refused) throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try store(`case`.sql, in: `case`.attribute, retyped: `case`.retyped)
         let (reader, readings) = try read(.lenient)
         let entity = Self.model.descriptions[0]
@@ -171,7 +171,6 @@ import Testing
 
     /// One warning per attribute, counting the objects and naming the first three.
     @Test func aWarningCountsTheObjectsAndNamesTheFirstFew() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let entity = Self.model.descriptions[0]
         let writer = try SQLiteStoreWriter(
             url: url, model: Self.model, metadata: StoreMetadata.make(for: Self.model, storeType: .sqlite),
@@ -227,7 +226,6 @@ import Testing
 
     @Test(arguments: accepted)
     func strictReadingReadsWhatRealStoresHold(_ case: Accepted) throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try store(`case`.sql, in: `case`.attribute, retyped: `case`.retyped)
         let (reader, readings) = try read()
         #expect(readings[0][attribute: `case`.attribute, in: Self.model.descriptions[0]] == `case`.value)
@@ -236,7 +234,6 @@ import Testing
 
     /// A decimal NaN is kept as the text `NaN` (SQLite keeps no NaN real) and read back as NaN.
     @Test func aDecimalNaNIsKeptAsText() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try alter("UPDATE ZREADING SET ZAMOUNT = 'NaN' WHERE Z_PK = 1")
         let (_, readings) = try read()
         guard case .decimal(let value)? = readings[0][attribute: "amount", in: Self.model.descriptions[0]] else {
@@ -249,7 +246,6 @@ import Testing
     /// Text digits that SQLite kept as text (a store written by a SQLite that did, or edited so): read
     /// exactly, all 38 digits.
     @Test func decimalDigitsKeptAsTextAreReadExactly() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         // A BLOB column keeps text as text whatever it looks like (a DECIMAL column turns it into a real).
         try retype("amount")
         try alter(
@@ -269,7 +265,6 @@ import Testing
     /// A decimal no double holds is written as the nearest double (SQLite would turn its digits into a
     /// real anyway), and the writer says so.
     @Test func aDecimalNoDoubleHoldsIsStoredRoundedWithAWarning() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let entity = Self.model.descriptions[0]
         var reading = Snapshot(entity: entity, key: 1)
         reading[attribute: "amount", in: entity] = .decimal(Decimal(string: "0.1000000000000000000001")!)
@@ -292,7 +287,6 @@ import Testing
     /// warning, and read back as the same decimal.
     @Test(arguments: ["19.99", "3019890.53", "7928.46", "-0.07", "120131.61"])
     func aMoneyAmountIsStoredAsItsNearestDouble(text: String) throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let entity = Self.model.descriptions[0]
         var reading = Snapshot(entity: entity, key: 1)
         reading[attribute: "amount", in: entity] = .decimal(Decimal(string: text)!)
@@ -313,7 +307,6 @@ import Testing
     /// SQLite keeps no NaN (a NaN real is stored as NULL): the writer says so rather than let a value
     /// become no value silently.
     @Test func aNaNIsStoredAsNoValueWithAWarning() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let entity = Self.model.descriptions[0]
         var reading = Snapshot(entity: entity, key: 1)
         reading[attribute: "ratio", in: entity] = .double(.nan)
@@ -337,7 +330,6 @@ import Testing
     /// A NaN in a required attribute would be stored as no value, breaking the rule the paste checked:
     /// the writer refuses it, naming the object and attribute.
     @Test func aNaNInARequiredAttributeIsRefused() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         let model = try Model(entities: [
             Entity(name: "Visit", attributes: [Attribute(name: "when", type: .date, isOptional: false)])
         ])
@@ -354,7 +346,6 @@ import Testing
 
     /// The store opened for a context (copying a selection, validating) reads the same way.
     @Test func aStoreOpenedForReadingReadsStrictlyOrLeniently() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try alter("UPDATE ZREADING SET ZSMALL = 'abc' WHERE Z_PK = 1")
         let ref = ObjectRef(entity: 0, key: 1)
         let strict = try SQLiteStore.openForReading(url, model: Self.model)
@@ -380,7 +371,6 @@ import Testing
         ("UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775806", "Z_MAX is 9223372036854775806"),
     ])
     func noKeysLeftIsAnError(sql: String, recorded: String) throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try alter(sql)
         let store = try SQLiteStore.open(url, model: Self.model)
         let count = recorded.hasSuffix("806") ? 2 : 1
@@ -396,7 +386,6 @@ import Testing
     }
 
     @Test func keysStartAfterZMaxAndTheHighestKey() throws {
-        defer { try? FileManager.default.removeItem(at: folder) }
         try alter("UPDATE Z_PRIMARYKEY SET Z_MAX = -5")
         let store = try SQLiteStore.open(url, model: Self.model)
         #expect(try store.allocateKeys(rootEntity: 0, count: 2) == [3, 4])
