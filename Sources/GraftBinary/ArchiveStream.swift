@@ -32,11 +32,12 @@ struct ArchiveStream {
 
     static let referenceSize = 4
 
-    /// Starts a property list at the file's current position (the descriptor stays the caller's).
+    /// Starts a property list at the new file's current position (the file stays the caller's).
     ///
     /// - Parameter folder: where the `$objects` log waits, in a temporary file removed as it is made.
-    init(descriptor: Int32, folder: URL) throws {
-        plist = BinaryPlistWriter(output: ByteBuffer(writingTo: descriptor), referenceSize: Self.referenceSize)
+    init(writingTo file: FileReplacement, folder: URL) throws {
+        plist = BinaryPlistWriter(
+            output: ByteBuffer(capacity: 0) { bytes in try file.append(bytes) }, referenceSize: Self.referenceSize)
         objectsLog = SpilledLog(folder: folder)
         _ = archive(try string("$null"))
     }

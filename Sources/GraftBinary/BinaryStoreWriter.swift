@@ -178,7 +178,7 @@ private final class WriterState {
             let handle = replacement.handle
             try handle.write(contentsOf: Data(count: BinaryStoreLayout.headerSize))
             stream = try ArchiveStream(
-                descriptor: replacement.descriptor, folder: replacement.temporaryURL.deletingLastPathComponent())
+                writingTo: replacement, folder: replacement.temporaryURL.deletingLastPathComponent())
             self.handle = handle
         } catch {
             replacement.discard()

@@ -178,10 +178,8 @@ struct CopyCommand: ParsableCommand {
         // copy is whole, or to standard output.
         var written: Copier.StreamedCopy?
         if let outputURL {
-            try FileAccess.writeAtomically(to: outputURL, overwrite: force) { handle in
-                written = try copy(from: storeURL, model: chosenModel, encoding: encoding, context) { chunk in
-                    try handle.write(contentsOf: Data(chunk))
-                }
+            try FileAccess.writeAtomically(to: outputURL, overwrite: force) { write in
+                written = try copy(from: storeURL, model: chosenModel, encoding: encoding, context, to: write)
             }
         } else {
             written = try copy(from: storeURL, model: chosenModel, encoding: encoding, context) { chunk in

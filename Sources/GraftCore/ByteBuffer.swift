@@ -266,12 +266,6 @@ import Foundation
 // MARK: Files
 
 extension ByteBuffer {
-    /// A buffer whose sink writes to an open file at the file's current position (the descriptor stays
-    /// the caller's).
-    package convenience init(writingTo descriptor: Int32, capacity: Int = 0) {
-        self.init(capacity: capacity) { bytes in try ByteBuffer.write(bytes, to: descriptor) }
-    }
-
     /// Writes every byte to an open file: at `offset` when given, else at the file's current position
     /// (moving it on); interrupted writes are retried.
     ///

@@ -197,21 +197,28 @@ package enum FileAccess {
     /// - Throws: what ``FileReplacement/init(replacing:overwrite:sideFiles:)`` and
     ///   ``FileReplacement/commit()`` throw; `GraftError.io` when writing fails.
     package static func writeAtomically(_ data: Data, to url: URL, overwrite: Bool = true) throws {
-        try writeAtomically(to: url, overwrite: overwrite) { handle in
-            try handle.write(contentsOf: data)
+        try writeAtomically(to: url, overwrite: overwrite) { write in
+            try data.withUnsafeBytes { try write($0) }
         }
     }
 
-    /// Writes a file atomically through `body`, which receives a handle to a temporary file beside the
-    /// destination (see ``FileReplacement``). The temporary file is flushed and renamed over `url` when
-    /// `body` returns, and removed if `body` throws. A symbolic link at `url` is written through: the
-    /// file it points to is replaced. Only a regular file is ever replaced.
+    /// Writes a file atomically through `body`, which is given a function that appends bytes to a
+    /// temporary file beside the destination (``FileReplacement/append(_:)``). The temporary file is
+    /// flushed and renamed over `url` when `body` returns, and removed if `body` throws. A symbolic link
+    /// at `url` is written through: the file it points to is replaced. Only a regular file is ever
+    /// replaced.
     package static func writeAtomically(
-        to url: URL, overwrite: Bool = true, _ body: (FileHandle) throws -> Void
+        to url: URL, overwrite: Bool = true, _ body: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
     ) throws {
         let replacement = try FileReplacement(replacing: url, overwrite: overwrite)
         do {
-            try body(replacement.handle)
+            try body { bytes in
+                do {
+                    try replacement.append(bytes)
+                } catch let error as GraftError {
+                    throw error.inFile(url.relativePath)
+                }
+            }
             _ = try replacement.commit()
         } catch {
             replacement.discard()

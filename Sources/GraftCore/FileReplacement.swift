@@ -57,6 +57,10 @@ package final class FileReplacement {
 
     /// A handle on ``descriptor`` (which stays owned by the replacement).
     package private(set) lazy var handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: false)
+    /// Bytes appended by ``append(_:)`` since the system was last asked to write them to disk.
+    private var appendedSinceWriteback = 0
+    /// How many bytes appended make ``append(_:)`` ask the system to start writing them to disk.
+    static let writebackInterval = 8 << 20
 
     /// Starts a new file for `url`.
     ///
@@ -110,6 +114,32 @@ package final class FileReplacement {
             discard()
             throw error
         }
+    }
+
+    /// Writes `bytes` at the new file's current position; every ``writebackInterval`` bytes, asks the
+    /// system to start writing the file to disk (see ``startWriteback()``).
+    ///
+    /// - Throws: `GraftError.io` with the system's reason (the caller names the file).
+    package func append(_ bytes: UnsafeRawBufferPointer) throws {
+        try ByteBuffer.write(bytes, to: descriptor)
+        appendedSinceWriteback += bytes.count
+        if appendedSinceWriteback >= Self.writebackInterval {
+            startWriteback()
+            appendedSinceWriteback = 0
+        }
+    }
+
+    /// Asks the system to start writing what the new file holds so far to disk, without waiting for it.
+    ///
+    /// A writer of a large file calls it now and then (``append(_:)`` does, and so may a writer whose
+    /// library writes the file itself): the disk then writes while the rest is made, and ``commit()``'s
+    /// flush waits for the last part only rather than for the whole file, nor does the system, holding
+    /// too many unwritten pages, make the writer wait part way. (Measured on 290 MB written in 1 MiB
+    /// chunks: the final flush took 0.14 s, and 0.001 s with a start every 8 MiB; the writing took as
+    /// long.) On Linux, `sync_file_range` with `SYNC_FILE_RANGE_WRITE`; nothing elsewhere.
+    package func startWriteback() {
+        guard state == .open else { return }
+        Writeback.start(descriptor)
     }
 
     /// Abandons the new file: closes and removes it. Does nothing once committed.
@@ -297,5 +327,26 @@ package final class FileReplacement {
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return true }
         _ = flock(descriptor, LOCK_UN)
         return false
+    }
+}
+
+/// Starting the writeback of a file's pages without waiting for it: Linux's `sync_file_range`, looked up
+/// at run time since Swift's Glibc module does not declare it.
+private enum Writeback {
+    #if os(Linux)
+        private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+        /// `SYNC_FILE_RANGE_WRITE`: start writing the range's dirty pages, do not wait for them.
+        private static let startWriting: UInt32 = 2
+        private static let syncFileRange: SyncFileRange? = dlsym(dlopen(nil, RTLD_NOW), "sync_file_range").map {
+            unsafeBitCast($0, to: SyncFileRange.self)
+        }
+    #endif
+
+    /// Starts writing every unwritten page of the open file to disk (a request: failure is not an error).
+    static func start(_ descriptor: Int32) {
+        #if os(Linux)
+            // Offset 0 and length 0: the whole file, whatever its size.
+            _ = syncFileRange?(descriptor, 0, 0, startWriting)
+        #endif
     }
 }

@@ -92,8 +92,8 @@ extension FixtureGenerator {
             return Written(output: output, counts: written.counts)
         case .clipboard(let encoding):
             var counts: [String: Int] = [:]
-            try FileAccess.writeAtomically(to: url, overwrite: overwrite) { handle in
-                counts = try write(encoding, progress: progress) { try handle.write(contentsOf: Data($0)) }
+            try FileAccess.writeAtomically(to: url, overwrite: overwrite) { append in
+                counts = try write(encoding, progress: progress, to: append)
             }
             return Written(output: output, counts: counts)
         }

@@ -27,6 +27,10 @@ public final class SQLiteStoreWriter: StoreFileWriter {
     let overwrite: Bool
     /// The temporary file the store is built in, and how it replaces the destination.
     private let replacement: FileReplacement
+    /// Rows written since the file's pages were last sent on their way to the disk, and how many rows
+    /// (about 8 MB of the Company benchmark's) make the next start.
+    private var rowsSinceWriteback = 0
+    private static let rowsPerWriteback = 65_536
     private var temporary: URL { replacement.temporaryURL }
     private var database: SQLiteDatabase?
     /// The lock on the finished store's file, until the writer hands it over or is dropped.
@@ -267,6 +271,13 @@ public final class SQLiteStoreWriter: StoreFileWriter {
         }
         let root = rootOfEntity[snapshot.ref.entity]
         if key > maxKeys[root] { maxKeys[root] = key }
+        rowsSinceWriteback += 1
+        if rowsSinceWriteback == Self.rowsPerWriteback {
+            // The pages SQLite has handed to the file so far start on their way to the disk, so that the
+            // flush before the store is put in place has the last ones only to wait for.
+            replacement.startWriteback()
+            rowsSinceWriteback = 0
+        }
     }
 
     /// Join rows (from the side that names the join table) and order keys of a to-many.

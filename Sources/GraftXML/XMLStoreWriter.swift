@@ -114,10 +114,11 @@ final class WriterEngine {
         self.url = url
         self.model = model
         self.overwrite = overwrite
-        replacement = try FileReplacement(replacing: url, overwrite: overwrite)
+        let replacement = try FileReplacement(replacing: url, overwrite: overwrite)
+        self.replacement = replacement
         temporaryURL = replacement.temporaryURL
         descriptor = replacement.descriptor
-        output = ByteBuffer(writingTo: replacement.descriptor, capacity: 1 << 21)
+        output = ByteBuffer(capacity: 1 << 21) { bytes in try replacement.append(bytes) }
         ids = ObjectIDWriter(model: model)
         tally = ObjectTally(model: model)
         tags = WriterTags(model: model)

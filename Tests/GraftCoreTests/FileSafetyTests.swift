@@ -38,9 +38,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let target = url("out.json")
         var seen: [String] = []
-        try FileAccess.writeAtomically(to: target) { handle in
+        try FileAccess.writeAtomically(to: target) { write in
             seen = try contents()
-            try handle.write(contentsOf: Data("{}".utf8))
+            try Data("{}".utf8).withUnsafeBytes { try write($0) }
         }
         #expect(seen.count == 1)
         let name = try #require(seen.first)
@@ -236,6 +236,46 @@ import Testing
         first.release()
         let version = try #require(waiter.wait(30)).get()
         #expect(version == FileAccess.version(of: document))
+    }
+
+    @Test func appendedBytesPassingTheWritebackIntervalArriveWholeAndInOrder() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let document = url("large.bin")
+        try Data("old".utf8).write(to: document)
+        // Chunks of uneven sizes, past the interval at which the disk is asked to start writing twice over.
+        var expected = Data()
+        let replacement = try FileReplacement(replacing: document, overwrite: true)
+        var size = 1
+        while expected.count < 2 * FileReplacement.writebackInterval + 12_345 {
+            let chunk = Data((0..<size).map { UInt8(truncatingIfNeeded: expected.count + $0 * 7) })
+            try chunk.withUnsafeBytes { try replacement.append($0) }
+            expected += chunk
+            size = size * 3 % 1_048_573 + 1
+        }
+        replacement.startWriteback()
+        let lock = try replacement.commit()
+        replacement.startWriteback()  // after the commit: nothing to do, no error
+        lock.release()
+        #expect(try Data(contentsOf: document) == expected)
+        #expect(try contents() == ["large.bin"])
+    }
+
+    @Test func aFileWrittenAtomicallyInChunksIsTheirBytesAndAFailedOneLeavesTheOldFile() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let document = url("doc.json")
+        try FileAccess.writeAtomically(to: document, overwrite: false) { write in
+            for part in ["{", "\"a\": 1", "}"] { try Data(part.utf8).withUnsafeBytes { try write($0) } }
+        }
+        #expect(try String(contentsOf: document, encoding: .utf8) == "{\"a\": 1}")
+        struct Stop: Error {}
+        #expect(throws: GraftError.self) {
+            try FileAccess.writeAtomically(to: document, overwrite: true) { write in
+                try Data("half".utf8).withUnsafeBytes { try write($0) }
+                throw Stop()
+            }
+        }
+        #expect(try String(contentsOf: document, encoding: .utf8) == "{\"a\": 1}")
+        #expect(try contents() == ["doc.json"])
     }
 
     @Test func aWriterWaitingOnAReplacedDocumentLocksTheNewOne() throws {
