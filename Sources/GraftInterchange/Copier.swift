@@ -315,14 +315,20 @@ public struct Copier {
                 return StreamedCopy(copying.counts(counts), references: 0, warnings: warnings)
             }
             if let refs = try copying.refs(of: reader) {
-                // The header first, from the refs, then the objects as they are read.
+                // The header first, from the refs, written while the first objects are read; then the
+                // objects as they are read.
                 for ref in refs { counts[ref.entity] += 1 }
-                let header = copying.header(
-                    roots: try refs.map { ClipboardLocalID.text(try copying.layout.localID($0)) },
-                    used: copying.used(counts), includesModel: includesModel)
-                var writer = try ClipboardWriter(encoding: encoding, header: header, capacity: nil, output: output)
+                // Made by `meanwhile`, which runs before the first batch comes.
+                var writer: ClipboardWriter?
+                func writeHeader() throws {
+                    let header = copying.header(
+                        roots: try refs.map { ClipboardLocalID.text(try copying.layout.localID($0)) },
+                        used: copying.used(counts), includesModel: includesModel)
+                    writer = try ClipboardWriter(encoding: encoding, header: header, capacity: nil, output: output)
+                }
                 var done = 0
-                try SnapshotStream.forEachBatch(of: reader, size: ClipboardWriter.roundSize) { batch in
+                try SnapshotStream.forEachBatch(of: reader, size: ClipboardWriter.roundSize, meanwhile: writeHeader) {
+                    batch in
                     for snapshot in batch {
                         guard done < refs.count && snapshot.ref == refs[done] else {
                             throw GraftError(
@@ -331,7 +337,7 @@ public struct Copier {
                         }
                         done += 1
                     }
-                    try copying.write(batch, with: &writer)
+                    try copying.write(batch, with: &writer!)
                     progress?(done, copying.total)
                 }
                 guard done == refs.count else {
@@ -339,7 +345,7 @@ public struct Copier {
                         .malformedInput,
                         "the store changed while it was copied: it has fewer objects than keys read first")
                 }
-                try writer.finish()
+                try writer!.finish()
                 return StreamedCopy(copying.counts(counts), references: 0, warnings: reader.warnings)
             }
             // The objects go to a temporary file, written by a writer whose header (with every entity

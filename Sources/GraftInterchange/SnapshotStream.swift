@@ -29,15 +29,18 @@ enum SnapshotStream {
     /// the reader, where `body` reads only `relationships`). A batch is valid during the call only: its
     /// storage is filled again with later snapshots, so a consumer that keeps its snapshots makes the
     /// producer copy them.
+    ///
+    /// - Parameter meanwhile: work of the consumer's that goes before the first batch (a document's
+    ///   header), done here while the first batches are read; its error stops the reading.
     static func forEachBatch(
         of reader: any StoreReader, anyOrder: Bool = false, reading relationships: RelationshipSelection = .all,
-        size: Int, _ body: ([Snapshot]) throws -> Void
+        size: Int, meanwhile: (() throws -> Void)? = nil, _ body: ([Snapshot]) throws -> Void
     ) throws {
         // A reader that hands its snapshots over fills the batches' storage itself (in its one order).
         if let handing = reader as? any SnapshotExchangingReader {
             try run(
                 producing: { emit in try handing.handOverEachSnapshot(emit) }, exchanging: true,
-                batchSize: size, consuming: body)
+                batchSize: size, meanwhile: meanwhile, consuming: body)
         } else {
             try run(
                 producing: { emit in
@@ -51,7 +54,7 @@ enum SnapshotStream {
                         try reader.forEachSnapshot(lend)
                     }
                 },
-                exchanging: false, batchSize: size, consuming: body)
+                exchanging: false, batchSize: size, meanwhile: meanwhile, consuming: body)
         }
     }
 
@@ -95,7 +98,7 @@ enum SnapshotStream {
     /// else they are copied and left as they are.
     private static func run(
         producing produce: @escaping (_ emit: (inout Snapshot) throws -> Void) throws -> Void, exchanging: Bool,
-        batchSize: Int, consuming consume: ([Snapshot]) throws -> Void
+        batchSize: Int, meanwhile: (() throws -> Void)? = nil, consuming consume: ([Snapshot]) throws -> Void
     ) throws {
         let pipe = SnapshotPipe(batchSize: batchSize)
         let thread = ProducingThread(produce: produce, exchanging: exchanging, pipe: pipe)
@@ -104,15 +107,17 @@ enum SnapshotStream {
             pipe.stop()
             thread.wait()
         }
+        try meanwhile?()
         while let batch = try pipe.receive() {
             try consume(batch)
-            pipe.recycle(batch)
+            // Given back without a reference kept here, so that the producer can fill it without a copy.
+            pipe.recycle(consume batch)
         }
     }
 }
 
 /// Batches of snapshots on their way from a producing thread to the consuming one, with at most a few
-/// batches in flight so that memory stays bounded.
+/// batches in flight so that memory stays bounded, and the same few batches filled again and again.
 private final class SnapshotPipe: @unchecked Sendable {
     static let defaultBatchSize = 256
     let batchSize: Int
@@ -133,6 +138,11 @@ private final class SnapshotPipe: @unchecked Sendable {
     /// Batches the consumer is done with, for the producer to fill again: their snapshots' storage is
     /// reused, so that snapshots cost no allocations once the first batches are made.
     private var spare: [[Snapshot]] = []
+    /// The batches made: at most those in flight, the one the consumer works through and the one the
+    /// producer fills. A producer ahead of the consumer waits for a batch given back rather than making
+    /// another, whose snapshots would all be copies.
+    private var made = 0
+    private var mostMade: Int { batchesInFlight + 2 }
     private var first = 0
     private var producerFinished = false
     private var producerFailure: (any Error)?
@@ -179,17 +189,23 @@ private final class SnapshotPipe: @unchecked Sendable {
     }
 
     /// Gives back a batch the writer is done with.
-    func recycle(_ batch: [Snapshot]) {
+    func recycle(_ batch: consuming [Snapshot]) {
         condition.lock()
         defer { condition.unlock() }
-        if !stopped && spare.count < batchesInFlight { spare.append(batch) }
+        if !stopped {
+            spare.append(batch)
+            condition.broadcast()
+        }
     }
 
-    /// A batch to fill: one the writer gave back, or a new one.
+    /// A batch to fill: one the writer gave back, or a new one while fewer than ``mostMade`` are; else
+    /// waits for one to be given back (or the stop).
     func emptyBatch() -> [Snapshot] {
         condition.lock()
         defer { condition.unlock() }
+        while spare.isEmpty && made >= mostMade && !stopped { condition.wait() }
         if let batch = spare.popLast() { return batch }
+        made += 1
         var batch: [Snapshot] = []
         batch.reserveCapacity(batchSize)
         return batch
@@ -240,43 +256,17 @@ private final class ProducingThread: @unchecked Sendable {
     }
 
     private func run() {
-        // Snapshots are exchanged for the spent ones of a batch given back, when of the same entity, or
-        // copied into the batch's own storage; never shared, so that the producer's snapshot stays
-        // uniquely referenced and can reuse its storage too.
-        let exchanging = self.exchanging
-        var batch = pipe.emptyBatch()
-        var filled = 0
-        func sendFilled() throws {
-            if filled < batch.count { batch.removeLast(batch.count - filled) }
-            if !batch.isEmpty { try pipe.send(batch) }
-            batch = []
-            filled = 0
-        }
+        var filling = BatchFilling(pipe: pipe, exchanging: exchanging)
         do {
-            try produce { snapshot in
-                if filled < batch.count {
-                    if exchanging && batch[filled].ref.entity == snapshot.ref.entity {
-                        swap(&batch[filled], &snapshot)
-                    } else {
-                        batch[filled].copyContents(of: snapshot)
-                    }
-                } else {
-                    batch.append(snapshot.copyWithOwnStorage())
-                }
-                filled += 1
-                if filled == pipe.batchSize {
-                    try sendFilled()
-                    batch = pipe.emptyBatch()
-                }
-            }
-            try sendFilled()
+            try produce { snapshot in try filling.add(&snapshot) }
+            try filling.sendFilled()
             pipe.finish(failure: nil)
         } catch is SnapshotPipe.Stopped {
             pipe.finish(failure: nil)
         } catch {
             // What was read before the failure goes first, as it would in a serial loop.
             do {
-                try sendFilled()
+                try filling.sendFilled()
                 pipe.finish(failure: error)
             } catch {
                 pipe.finish(failure: nil)
@@ -286,6 +276,81 @@ private final class ProducingThread: @unchecked Sendable {
         isDone = true
         done.broadcast()
         done.unlock()
+    }
+}
+
+/// The batch a producing thread fills, sent to the pipe when full.
+///
+/// Snapshots are exchanged for the spent ones of a batch given back, when of the same entity, or copied
+/// into the batch's own storage; never shared, so that the producer's snapshot stays uniquely
+/// referenced and can reuse its storage too. (One value, so that the producer's closure reaches one
+/// variable per snapshot.)
+private struct BatchFilling {
+    let pipe: SnapshotPipe
+    /// Whether emitted snapshots may be exchanged for spent ones rather than copied.
+    let exchanging: Bool
+    private var batch: [Snapshot]
+    private var filled = 0
+    private var spent = SpentSnapshots()
+
+    init(pipe: SnapshotPipe, exchanging: Bool) {
+        self.pipe = pipe
+        self.exchanging = exchanging
+        batch = pipe.emptyBatch()
+    }
+
+    mutating func add(_ snapshot: inout Snapshot) throws {
+        let entity = snapshot.ref.entity
+        if filled < batch.count {
+            // A slot that held another entity keeps its snapshot for a later object of that entity and
+            // takes a spent one of this entity, when there is one.
+            if exchanging && batch[filled].ref.entity != entity, var other = spent.take(entity) {
+                swap(&other, &batch[filled])
+                spent.keep(other)
+            }
+            if exchanging && batch[filled].ref.entity == entity {
+                swap(&batch[filled], &snapshot)
+            } else {
+                batch[filled].copyContents(of: snapshot)
+            }
+        } else if exchanging, var other = spent.take(entity) {
+            swap(&other, &snapshot)
+            batch.append(other)
+        } else {
+            batch.append(snapshot.copyWithOwnStorage())
+        }
+        filled += 1
+        if filled == pipe.batchSize {
+            try sendFilled()
+            batch = pipe.emptyBatch()
+        }
+    }
+
+    /// Sends what the batch holds (nothing when empty); the next `add` starts a batch of its own.
+    mutating func sendFilled() throws {
+        if filled < batch.count { batch.removeLast(batch.count - filled) }
+        let full = batch
+        batch = []
+        filled = 0
+        if !full.isEmpty { try pipe.send(full) }
+    }
+}
+
+/// Spent snapshots a producing thread took out of a batch's slots that held another entity, by entity:
+/// batches given back do not repeat the order of entities of the objects read next (a table of several
+/// entities, the start of another table), and a spent snapshot of the right entity is exchanged where
+/// one of another would have to be copied.
+private struct SpentSnapshots {
+    /// At most this many are kept for one entity; the others are let go.
+    static let limit = 4096
+    private var byEntity: [[Snapshot]] = []
+
+    mutating func take(_ entity: Int) -> Snapshot? { entity < byEntity.count ? byEntity[entity].popLast() : nil }
+
+    mutating func keep(_ snapshot: Snapshot) {
+        let entity = snapshot.ref.entity
+        if entity >= byEntity.count { byEntity += Array(repeating: [], count: entity + 1 - byEntity.count) }
+        if byEntity[entity].count < Self.limit { byEntity[entity].append(snapshot) }
     }
 }
 
