@@ -458,16 +458,44 @@ final class SQLiteStatement {
 
     /// The column's text, or `nil` when its bytes are not UTF-8 (``text(_:)`` would repair them with
     /// U+FFFD) or it is NULL.
-    func validatedText(_ index: Int32) -> String? {
-        guard let pointer = sqlite3_column_text(statement, index) else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, index))
+    func validatedText(_ index: Int32) -> String? { column(index).validatedText() }
+
+    /// The column's bytes, or `nil` when it is NULL.
+    func data(_ index: Int32) -> Data? { column(index).data() }
+
+    /// Column `index` of the current row, valid until the next step or reset.
+    func column(_ index: Int32) -> SQLiteColumn { SQLiteColumn(value: sqlite3_column_value(statement, index)) }
+}
+
+/// One column of a statement's current row, read through its `sqlite3_value`: each `sqlite3_column_*`
+/// call finds the column again (and checks the connection's state), which for a row's type check and
+/// value costs as much as SQLite's own decoding of the row. Valid until the statement steps or resets;
+/// like the statement, used on one thread at a time (SQLite's own condition for the unprotected value
+/// `sqlite3_column_value` gives).
+struct SQLiteColumn {
+    let value: OpaquePointer?
+
+    /// `SQLITE_INTEGER`, `SQLITE_FLOAT`, `SQLITE_TEXT`, `SQLITE_BLOB` or `SQLITE_NULL`.
+    var type: Int32 { sqlite3_value_type(value) }
+
+    var isNull: Bool { type == SQLITE_NULL }
+
+    var int64: Int64 { sqlite3_value_int64(value) }
+
+    var double: Double { sqlite3_value_double(value) }
+
+    /// The text, or `nil` when its bytes are not UTF-8 (rather than repaired with U+FFFD) or it is NULL.
+    func validatedText() -> String? {
+        guard let pointer = sqlite3_value_text(value) else { return nil }
+        let count = Int(sqlite3_value_bytes(value))
         return ByteText.string(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
-    func data(_ index: Int32) -> Data? {
-        guard sqlite3_column_type(statement, index) != SQLITE_NULL else { return nil }
-        let count = Int(sqlite3_column_bytes(statement, index))
-        guard count > 0, let pointer = sqlite3_column_blob(statement, index) else { return Data() }
+    /// The bytes, or `nil` for NULL.
+    func data() -> Data? {
+        guard type != SQLITE_NULL else { return nil }
+        let count = Int(sqlite3_value_bytes(value))
+        guard count > 0, let pointer = sqlite3_value_blob(value) else { return Data() }
         return Data(bytes: pointer, count: count)
     }
 }

@@ -158,11 +158,12 @@ struct SQLiteRowDecoder {
         for (index, slot) in plan.relationships.enumerated() {
             switch slot {
             case .toOne(let column, let entityColumn, let destination, let hasSubentities):
-                guard !row.isNull(column) else {
+                let stored = row.column(column)
+                guard !stored.isNull else {
                     snapshot.relationships[index] = .toOne(nil)
                     continue
                 }
-                let target = row.int64(column)
+                let target = stored.int64
                 var targetEntity = destination
                 if hasSubentities {
                     if let entityColumn, !row.isNull(entityColumn),

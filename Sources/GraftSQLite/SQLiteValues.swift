@@ -53,7 +53,9 @@ enum SQLiteValues {
         _ statement: SQLiteStatement, _ index: Int32, as kind: Kind, externalData: URL?,
         missing: ((String) throws -> Void)? = nil
     ) throws -> Value? {
-        let storage = statement.columnType(index)
+        // One lookup of the column; its value is then read without another (see `SQLiteColumn`).
+        let column = statement.column(index)
+        let storage = column.type
         guard storage != SQLITE_NULL else { return nil }
         let type = kind.type
         func refused() -> UnreadableValue { .notA(type, found: describe(statement, index)) }
@@ -61,9 +63,9 @@ enum SQLiteValues {
         case .integer16, .integer32, .integer64:
             let number: Int64
             switch storage {
-            case SQLITE_INTEGER: number = statement.int64(index)
+            case SQLITE_INTEGER: number = column.int64
             case SQLITE_FLOAT:
-                let real = statement.double(index)
+                let real = column.double
                 guard real.rounded(.towardZero) == real else { throw UnreadableValue.notWhole(type, found: "\(real)") }
                 guard let whole = Int64(exactly: real) else { throw UnreadableValue.outOfRange(type, found: "\(real)") }
                 number = whole
@@ -75,10 +77,10 @@ enum SQLiteValues {
             return .integer(number)
         case .boolean:
             switch storage {
-            case SQLITE_INTEGER where (0...1).contains(statement.int64(index)):
-                return .bool(statement.int64(index) == 1)
-            case SQLITE_FLOAT where statement.double(index) == 0 || statement.double(index) == 1:
-                return .bool(statement.double(index) == 1)
+            case SQLITE_INTEGER where (0...1).contains(column.int64):
+                return .bool(column.int64 == 1)
+            case SQLITE_FLOAT where column.double == 0 || column.double == 1:
+                return .bool(column.double == 1)
             case SQLITE_INTEGER, SQLITE_FLOAT:
                 throw UnreadableValue(describe(statement, index), "is not a Boolean value (0 or 1)")
             default: throw refused()
@@ -86,8 +88,8 @@ enum SQLiteValues {
         case .double, .float:
             let number: Double
             switch storage {
-            case SQLITE_FLOAT: number = statement.double(index)
-            case SQLITE_INTEGER: number = try exactDouble(statement.int64(index), type)
+            case SQLITE_FLOAT: number = column.double
+            case SQLITE_INTEGER: number = try exactDouble(column.int64, type)
             default: throw refused()
             }
             if type == .float, number.isFinite, number.magnitude > Double(Float.greatestFiniteMagnitude) {
@@ -96,15 +98,15 @@ enum SQLiteValues {
             return .double(number)
         case .decimal:
             switch storage {
-            case SQLITE_INTEGER: return .decimal(Decimal(statement.int64(index)))
+            case SQLITE_INTEGER: return .decimal(Decimal(column.int64))
             case SQLITE_FLOAT:
-                let real = statement.double(index)
+                let real = column.double
                 guard let value = Decimal(shortestOf: real) else {
                     throw UnreadableValue.outOfRange(type, found: "\(real)")
                 }
                 return .decimal(value)
             case SQLITE_TEXT:
-                guard let text = statement.validatedText(index), let value = Decimal(exactText: text) else {
+                guard let text = column.validatedText(), let value = Decimal(exactText: text) else {
                     throw UnreadableValue(describe(statement, index), "is not a decimal number a Decimal holds exactly")
                 }
                 return .decimal(value)
@@ -112,32 +114,32 @@ enum SQLiteValues {
             }
         case .string:
             guard storage == SQLITE_TEXT else { throw refused() }
-            guard let text = statement.validatedText(index) else { throw notUTF8(statement, index) }
+            guard let text = column.validatedText() else { throw notUTF8(statement, index) }
             return .string(text)
         case .uri:
             guard storage == SQLITE_TEXT else { throw refused() }
-            guard let text = statement.validatedText(index) else { throw notUTF8(statement, index) }
+            guard let text = column.validatedText() else { throw notUTF8(statement, index) }
             guard let url = URL(string: text) else {
                 throw UnreadableValue.notA(type, found: describe(statement, index))
             }
             return .uri(url)
         case .date:
             switch storage {
-            case SQLITE_FLOAT: return .date(Date(timeIntervalSinceReferenceDate: statement.double(index)))
+            case SQLITE_FLOAT: return .date(Date(timeIntervalSinceReferenceDate: column.double))
             case SQLITE_INTEGER:
-                return .date(Date(timeIntervalSinceReferenceDate: try exactDouble(statement.int64(index), type)))
+                return .date(Date(timeIntervalSinceReferenceDate: try exactDouble(column.int64, type)))
             default: throw refused()
             }
         case .uuid:
             switch storage {
             case SQLITE_BLOB:
-                let bytes = statement.data(index) ?? Data()
+                let bytes = column.data() ?? Data()
                 guard bytes.count == 16 else {
                     throw UnreadableValue(describe(statement, index), "is not a UUID (16 bytes)")
                 }
                 return .uuid(UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }))
             case SQLITE_TEXT:
-                guard let text = statement.validatedText(index), let uuid = UUID(uuidString: text) else {
+                guard let text = column.validatedText(), let uuid = UUID(uuidString: text) else {
                     throw refused()
                 }
                 return .uuid(uuid)
@@ -145,13 +147,13 @@ enum SQLiteValues {
             }
         case .binary where kind.external:
             guard storage == SQLITE_BLOB || storage == SQLITE_TEXT else { throw refused() }
-            return try external(statement.data(index) ?? Data(), folder: externalData, missing: missing).map {
+            return try external(column.data() ?? Data(), folder: externalData, missing: missing).map {
                 .data($0)
             }
         case .binary, .transformable, .objectID, .composite, .undefined:
             // Bytes are bytes, whether SQLite keeps them as a blob or as text; a number is not.
             guard storage == SQLITE_BLOB || storage == SQLITE_TEXT else { throw refused() }
-            return .data(statement.data(index) ?? Data())
+            return .data(column.data() ?? Data())
         }
     }
 
