@@ -493,7 +493,7 @@ struct SQLiteColumn {
 
     /// The bytes, or `nil` for NULL.
     func data() -> Data? {
-        guard type != SQLITE_NULL else { return nil }
+        guard !isNull else { return nil }
         let count = Int(sqlite3_value_bytes(value))
         guard count > 0, let pointer = sqlite3_value_blob(value) else { return Data() }
         return Data(bytes: pointer, count: count)
