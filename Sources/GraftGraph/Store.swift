@@ -380,6 +380,14 @@ public protocol StreamingInserts: PersistentStore {
     func inserter() throws -> any StoreWriter
 }
 
+/// A store that can be read on two threads at once: a sibling over a connection of its own fetches on
+/// another thread while this store is used on its own.
+public protocol SiblingReading: PersistentStore {
+    /// Another store over the same document, for reading only, to be used on one other thread. It sees
+    /// what is saved: changes this store has written but not yet committed are not among what it reads.
+    func readingSibling() throws -> any PersistentStore
+}
+
 /// A writer of a document file, written beside its destination and placed when finished: what a
 /// ``StoreDriver`` makes.
 public protocol StoreFileWriter: StoreWriter {

@@ -106,14 +106,16 @@ final class StoreTarget: PasteStoreTarget {
             read.reserveCapacity(read.count + distinct.count)
             readAt.reserveCapacity(read.count + distinct.count)
             let size = attributes.count == 1 ? Self.batchSize : max(1, Self.batchSize / attributes.count)
-            for start in stride(from: 0, to: distinct.count, by: size) {
-                let batch = distinct[start..<min(start + size, distinct.count)]
+            let fetches = stride(from: 0, to: distinct.count, by: size).map { start in
                 // Under a uniqueness constraint at most one object has each combination, so the store may
                 // return them in any order; else the first by key is the one found.
+                let batch = distinct[start..<min(start + size, distinct.count)]
                 var fetch = StoreFetch(entities: entities, predicate: Self.predicate(entity, attributes, batch))
                 fetch.inAnyOrder = isUnique
-                let fetched = try store.fetch(fetch)
-                for snapshot in try snapshots(of: fetched) {
+                return fetch
+            }
+            try forEachFetched(fetches) { snapshots in
+                for snapshot in snapshots {
                     // The first found for each combination, of the entity or a subentity.
                     if model.isKind(model.descriptions[snapshot.ref.entity], of: entity),
                         let key = IdentityKey(snapshot, attributes: attributes), let at = positions[key],
@@ -180,7 +182,47 @@ final class StoreTarget: PasteStoreTarget {
         return index
     }
 
+    /// The fewest fetches worth sharing with a second thread.
+    static let sharedFetches = 4
+
+    /// Runs `fetches` and hands their snapshots to `body`, in the fetches' order. Many fetches of a store
+    /// that can be read on two threads are shared: the later ones run on a sibling connection on another
+    /// thread while the earlier ones run here.
+    private func forEachFetched(_ fetches: [StoreFetch], _ body: ([Snapshot]) throws -> Void) throws {
+        // Fewer here: this thread also takes in every snapshot read.
+        let half = fetches.count * 3 / 8
+        guard fetches.count >= Self.sharedFetches, let sibling = try readingSibling() else {
+            for fetch in fetches { try body(try Self.snapshots(of: try store.fetch(fetch), in: store)) }
+            return
+        }
+        let later = Array(fetches[half...])
+        let elsewhere = BackgroundWork {
+            try later.map { try Self.snapshots(of: try sibling.fetch($0), in: sibling) }
+        }
+        do {
+            for fetch in fetches[..<half] { try body(try Self.snapshots(of: try store.fetch(fetch), in: store)) }
+        } catch {
+            _ = try? elsewhere.wait()  // the sibling is not used here until its thread is done with it
+            throw error
+        }
+        for snapshots in try elsewhere.wait() { try body(snapshots) }
+    }
+
+    /// The sibling store that shares long lookups, made on first use; nil for a store without.
+    private func readingSibling() throws -> (any PersistentStore)? {
+        if let sibling { return sibling }
+        guard let store = store as? any SiblingReading else { return nil }
+        sibling = try store.readingSibling()
+        return sibling
+    }
+    private var sibling: (any PersistentStore)?
+
     private func snapshots(of result: StoreFetchResult) throws -> [Snapshot] {
+        try Self.snapshots(of: result, in: store)
+    }
+
+    /// A fetch's snapshots: those it gave, and those of the refs it gave alone, read from `store`.
+    private static func snapshots(of result: StoreFetchResult, in store: any PersistentStore) throws -> [Snapshot] {
         if result.snapshots.count == result.refs.count { return result.snapshots }
         let given = Dictionary(result.snapshots.map { ($0.ref, $0) }, uniquingKeysWith: { first, _ in first })
         return try result.refs.compactMap { try given[$0] ?? store.snapshot(for: $0) }
@@ -734,18 +776,28 @@ struct PasteEngine {
         /// Every rule the written objects break, new objects' and changed ones' uniqueness included, settled
         /// by the plan.
         mutating func check() throws -> [RuleViolation] {
-            var found: [PasteViolation] = []
-            let rules = RuleCheck(model: model)
+            let checked = slots.indices.filter { dirty[$0] }
+            // Each object's own rules on another thread, while this one looks for clashes between them
+            // and with the target's objects.
+            let (rules, objects) = (RuleCheck(model: model), slots)
+            let broken = BackgroundWork { checked.map { rules.violations(in: objects[$0], object: "") } }
             var uniqueness = UniquenessCheck(model: model)
-            var checked: [Int] = []
-            for slot in slots.indices where dirty[slot] {
-                checked.append(slot)
-                for violation in rules.violations(in: slots[slot], object: "") {
+            let clashes = checked.map { uniqueness.add(slots[$0], at: $0) }
+            let withStore: [PasteViolation]
+            do {
+                withStore = try storeClashes(checked)
+            } catch {
+                _ = try? broken.wait()
+                throw error
+            }
+            var found: [PasteViolation] = []
+            for (slot, (violations, clashes)) in zip(checked, zip(try broken.wait(), clashes)) {
+                for violation in violations {
                     var violation = violation
                     violation.object = label(slot)
                     found.append(PasteViolation(violation, clipboardID: clipboardIDs[slot]))
                 }
-                for clash in uniqueness.add(slots[slot], at: slot) {
+                for clash in clashes {
                     let earlier = model.descriptions[slots[clash.earlier].ref.entity].name
                     let kind = isNew(clash.earlier) ? "another new" : "a changed"
                     found.append(
@@ -756,8 +808,7 @@ struct PasteEngine {
                             clipboardID: clipboardIDs[slot]))
                 }
             }
-            found += try storeClashes(checked)
-            return try plan.settle(found)
+            return try plan.settle(found + withStore)
         }
 
         /// Written objects whose constraint values an object of the target they leave unchanged already has:

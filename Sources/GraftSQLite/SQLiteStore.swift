@@ -17,7 +17,7 @@ import GraftModel
 /// request.fetchLimit = 100
 /// let employees = try context.fetch(request)                  // reads about 100 rows
 /// ```
-public final class SQLiteStore: PersistentStore {
+public final class SQLiteStore: SiblingReading {
     public let url: URL
     public let model: Model
     public private(set) var metadata: StoreMetadata
@@ -139,6 +139,19 @@ public final class SQLiteStore: PersistentStore {
         return { [weak self] path in
             self?.readWarnings.append("external file \(path) is missing; its value is read as no value")
         }
+    }
+
+    /// A read-only store over a connection of its own to the same file, with this store's model, schema
+    /// and reading options, for fetching on another thread (a paste looks identities up on two). Values
+    /// it reads as absent are its own warnings.
+    public func readingSibling() throws -> any PersistentStore {
+        let database = try self.database.sibling()
+        try database.execute("PRAGMA query_only = 1")
+        let sibling = SQLiteStore(
+            url: url, model: model, metadata: metadata, database: database, schema: schema, isReadOnly: true)
+        sibling.omitsMissingExternalData = omitsMissingExternalData
+        sibling.refusals = ValueRefusals(refusals.policy)
+        return sibling
     }
 
     /// Creates a new, empty store for `model` and opens it.

@@ -42,6 +42,27 @@ import Testing
         return statement.int64(0)
     }
 
+    /// A reading sibling works on another thread while the store holds its write transaction; it sees
+    /// what is saved and not what is written but uncommitted, and it cannot save.
+    @Test func aReadingSiblingSeesWhatIsSavedAndSavesNothing() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, alanID, _) = try office(in: folder)
+        let employee = try #require(Self.model.entity(named: "Employee"))
+        try store.beginExclusiveAccess()
+        try store.database.execute("UPDATE ZEMPLOYEE SET ZNAME = 'uncommitted' WHERE Z_PK = \(alanID.key)")
+        let sibling = try store.readingSibling()
+        let read = BackgroundWork { try sibling.snapshot(for: alanID.ref)?[attribute: "name", in: employee] }
+        #expect(try read.wait() == .string("Alan"))
+        #expect(try store.snapshot(for: alanID.ref)?[attribute: "name", in: employee] == .string("uncommitted"))
+        var renamed = try #require(try sibling.snapshot(for: alanID.ref))
+        renamed[attribute: "name", in: employee] = .string("Alan T.")
+        let refused = try #require(throws: GraftError.self) {
+            try sibling.save(StoreChanges(updated: [renamed]))
+        }
+        #expect(refused.code == .invalidOperation)
+    }
+
     @Test func snapshotsCarryZOPTAndSavesCountIt() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
