@@ -545,37 +545,43 @@ package struct UniquenessCheck {
             message: "\(earlier) already has \(shown): the uniqueness constraint forbids a second")
     }
 
-    /// Per entity, its constraints as attribute indices with the group they are checked in (by number: a
-    /// group is the root entity and the constraint's names, for subentities share their root's
-    /// constraints).
-    private let constraints: [[(group: Int, names: [String], indices: [Int])]]
+    /// Per entity, its constraints as attribute indices with the group they are checked in.
+    private let constraints: [[Constraint]]
     // Per group, the position of the first object with each combination of values (single values are
     // kept apart from combinations, so that the common case makes no array per object).
     private var takenSingle: [[Value: Int]]
     private var takenCombined: [[[Value]: Int]]
-    /// With `hashesOnly`, per group, the position of the first object with each hash of values.
-    private let hashesOnly: Bool
-    private var takenHashes: [[Int: Int32]]
 
-    /// - Parameter hashesOnly: keep only a hash of each object's values (a few bytes an object, for
-    ///   millions of objects): then a clash may also be two different values with the same hash, so it
-    ///   is a reason to check exactly, not a verdict.
-    package init(model: Model, hashesOnly: Bool = false) {
-        self.hashesOnly = hashesOnly
+    package init(model: Model) {
+        let (constraints, groups) = Self.constraints(of: model)
+        self.constraints = constraints
+        takenSingle = Array(repeating: [:], count: groups)
+        takenCombined = Array(repeating: [:], count: groups)
+    }
+
+    /// One uniqueness constraint of an entity: the group it is checked in (by number: a group is the root
+    /// entity and the constraint's names, for subentities share their root's constraints), its names and
+    /// its attributes' indices in the entity.
+    struct Constraint {
+        var group: Int
+        var names: [String]
+        var indices: [Int]
+    }
+
+    /// Per entity (by model index), its constraints whose attributes it has; and how many groups.
+    static func constraints(of model: Model) -> (constraints: [[Constraint]], groups: Int) {
         var groups: [String: Int] = [:]
-        constraints = model.descriptions.map { entity in
-            entity.uniquenessConstraints.compactMap { constraint in
+        let constraints = model.descriptions.map { entity in
+            entity.uniquenessConstraints.compactMap { constraint -> Constraint? in
                 let indices = constraint.compactMap { entity.attributeIndexByName[$0] }
                 guard indices.count == constraint.count else { return nil }
                 let name = "\(model.descriptions[entity.rootIndex].name).\(constraint.joined(separator: ","))"
                 let group = groups[name] ?? groups.count
                 groups[name] = group
-                return (group, constraint, indices)
+                return Constraint(group: group, names: constraint, indices: indices)
             }
         }
-        takenSingle = Array(repeating: [:], count: groups.count)
-        takenCombined = Array(repeating: [:], count: groups.count)
-        takenHashes = Array(repeating: [:], count: groups.count)
+        return (constraints, groups.count)
     }
 
     /// Notes the snapshot's constraint values; returns the constraints whose values an earlier object had.
@@ -584,22 +590,7 @@ package struct UniquenessCheck {
         var clashes: [Clash] = []
         for constraint in constraints[snapshot.ref.entity] {
             let earlier: Int?
-            if hashesOnly {
-                var hasher = Hasher()
-                var complete = true
-                for index in constraint.indices {
-                    guard let value = snapshot.attributes[index] else {
-                        complete = false
-                        break
-                    }
-                    hasher.combine(value)
-                }
-                guard complete else { continue }
-                let hash = hasher.finalize()
-                let first = takenHashes[constraint.group].updateValue(Int32(position), forKey: hash)
-                if let first { takenHashes[constraint.group][hash] = first }
-                earlier = first.map(Int.init)
-            } else if constraint.indices.count == 1 {
+            if constraint.indices.count == 1 {
                 guard let value = snapshot.attributes[constraint.indices[0]] else { continue }
                 earlier = takenSingle[constraint.group].updateValue(position, forKey: value)
                 if let earlier { takenSingle[constraint.group][value] = earlier }
@@ -617,6 +608,46 @@ package struct UniquenessCheck {
             }
         }
         return clashes
+    }
+}
+
+/// Tells whether objects may share the values of a uniqueness constraint with an earlier object of the
+/// same inheritance tree, keeping only a hash of each object's values (eight bytes an object, for
+/// millions of objects). A "may" is two objects with the same values or, rarely, two with different
+/// values and the same hash: a reason to check exactly (with ``UniquenessCheck``), not a verdict.
+package struct UniquenessHashes {
+    private let constraints: [[UniquenessCheck.Constraint]]
+    /// Per group, the hashes of the values seen.
+    private var taken: [Set<Int>]
+
+    /// - Parameter objectsPerEntity: how many objects of each entity (by model index) are to come, when
+    ///   known, so that each group's table is made once at its size.
+    package init(model: Model, objectsPerEntity: [Int] = []) {
+        let (constraints, groups) = UniquenessCheck.constraints(of: model)
+        self.constraints = constraints
+        var expected = Array(repeating: 0, count: groups)
+        for (entity, count) in zip(constraints.indices, objectsPerEntity) {
+            for constraint in constraints[entity] { expected[constraint.group] += count }
+        }
+        taken = expected.map { Set(minimumCapacity: $0) }
+    }
+
+    /// Notes the hashes of the snapshot's constraint values; returns false when an earlier object had
+    /// one of them. Objects with no value for one of a constraint's attributes are not checked against it.
+    package mutating func add(_ snapshot: Snapshot) -> Bool {
+        var unique = true
+        for constraint in constraints[snapshot.ref.entity] {
+            var hasher = Hasher()
+            guard
+                constraint.indices.allSatisfy({ index in
+                    guard let value = snapshot.attributes[index] else { return false }
+                    hasher.combine(value)
+                    return true
+                })
+            else { continue }
+            if !taken[constraint.group].insert(hasher.finalize()).inserted { unique = false }
+        }
+        return unique
     }
 }
 

@@ -459,11 +459,11 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
         // Uniqueness, which needs the objects before, where the snapshots are written. Hashes only: a clash,
         // real or not, hands the paste to the engine, which checks exactly.
-        var uniqueness = UniquenessCheck(model: model, hashesOnly: true)
-        var checked = 0
+        var perEntity = Array(repeating: 0, count: model.descriptions.count)
+        for entity in targetEntity where entity >= 0 { perEntity[entity] += 1 }
+        var uniqueness = UniquenessHashes(model: model, objectsPerEntity: perEntity)
         func check(_ snapshot: Snapshot) throws {
-            guard uniqueness.add(snapshot, at: checked).isEmpty else { throw Handover() }
-            checked += 1
+            guard uniqueness.add(snapshot) else { throw Handover() }
         }
         do {
             guard writer != nil else {

@@ -242,6 +242,28 @@ import Testing
         #expect(contradicted.message.contains("contradict"))
     }
 
+    /// Two objects with the values of a uniqueness constraint: the stream hands the paste over when the
+    /// second comes, leaving nothing behind, and the engine names both.
+    @Test(arguments: StoreFormat.allCases)
+    func valuesThatMayClashGoToTheEngine(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var clipboard = try Self.everything()
+        let departments = clipboard.objects.indices.filter { clipboard.objects[$0].entity == "Department" }
+        let name = try #require(clipboard.objects[departments[0]].attributes.first { $0.name == "name" })
+        clipboard.objects[departments[1]].attributes = clipboard.objects[departments[1]].attributes.map {
+            $0.name == "name" ? name : $0
+        }
+        let url = folder.appendingPathComponent("a.\(format.driver.fileExtensions[0])")
+        #expect(try Self.streamed(clipboard, format: format, to: url) == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+        let refused = try #require(throws: GraftError.self) {
+            try Paster().paste(clipboard, intoNewStoreAt: url, format: format)
+        }
+        #expect(refused.code == .validationFailed)
+        #expect(refused.underlying.contains { $0.message.contains("another new Department") })
+    }
+
     /// Into an empty SQLite store the objects stream in one transaction, ordered to-manys and join rows
     /// included, and give the store what the engine gives an empty store.
     @Test func anEmptySQLiteStoreTakesTheObjectsAsAStream() throws {
