@@ -191,7 +191,7 @@ final class StoreTarget: PasteStoreTarget {
     private func forEachFetched(_ fetches: [StoreFetch], _ body: ([Snapshot]) throws -> Void) throws {
         // Fewer here: this thread also takes in every snapshot read.
         let half = fetches.count * 3 / 8
-        guard fetches.count >= Self.sharedFetches, let sibling = try readingSibling() else {
+        guard fetches.count >= Self.sharedFetches, let sibling else {
             for fetch in fetches { try body(try Self.snapshots(of: try store.fetch(fetch), in: store)) }
             return
         }
@@ -208,14 +208,11 @@ final class StoreTarget: PasteStoreTarget {
         for snapshots in try elsewhere.wait() { try body(snapshots) }
     }
 
-    /// The sibling store that shares long lookups, made on first use; nil for a store without.
-    private func readingSibling() throws -> (any PersistentStore)? {
-        if let sibling { return sibling }
-        guard let store = store as? any SiblingReading else { return nil }
-        sibling = try store.readingSibling()
-        return sibling
+    /// The sibling store that shares long lookups, made on first use; nil for a store without, or one
+    /// whose sibling cannot be opened (the lookups then run here alone).
+    private lazy var sibling: (any PersistentStore)? = (store as? any SiblingReading).flatMap {
+        try? $0.readingSibling()
     }
-    private var sibling: (any PersistentStore)?
 
     private func snapshots(of result: StoreFetchResult) throws -> [Snapshot] {
         try Self.snapshots(of: result, in: store)

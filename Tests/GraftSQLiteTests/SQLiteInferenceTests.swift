@@ -98,7 +98,7 @@ import Testing
 
     /// Core Data 1.0 wrote entity names in lower case and recorded no version hashes.
     @Test func aCoreData1DocumentIsReadWithItsOwnModel() throws {
-        let empty = try PropertyList.dictionary([:]).encode(format: .binary)
+        let empty = PropertyList.dictionary([:]).encode(format: .binary)
         try alter(
             "UPDATE Z_PRIMARYKEY SET Z_NAME = lower(Z_NAME)", "DELETE FROM Z_MODELCACHE",
             "UPDATE Z_METADATA SET Z_PLIST = x'\(empty.map { String(format: "%02x", $0) }.joined())'")
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func aModelThatDoesNotFitTheTablesIsRefusedWhenThereAreNoHashesToCompare() throws {
-        let empty = try PropertyList.dictionary([:]).encode(format: .binary)
+        let empty = PropertyList.dictionary([:]).encode(format: .binary)
         try alter("UPDATE Z_METADATA SET Z_PLIST = x'\(empty.map { String(format: "%02x", $0) }.joined())'")
         var employee = model.entities.first { $0.name == "Employee" }!
         employee.attributes.append(Attribute(name: "nickname", type: .string))
