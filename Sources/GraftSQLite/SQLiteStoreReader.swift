@@ -400,7 +400,7 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
 
     /// A cursor over (owner key, related key, related entity) rows sorted by owner key.
     private final class RelatedCursor {
-        let statement: SQLiteStatement
+        let rows: CursorRows
         let fixedEntity: Int?
         /// Where the related rows' entity numbers come from when the statement does not select them.
         let entityNumbers: EntityNumbers?
@@ -411,10 +411,10 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
         var finished = false
 
         init(
-            statement: SQLiteStatement, fixedEntity: Int?, entityNumbers: EntityNumbers? = nil, schema: SQLiteSchema,
+            rows: CursorRows, fixedEntity: Int?, entityNumbers: EntityNumbers? = nil, schema: SQLiteSchema,
             label: String
         ) throws {
-            self.statement = statement
+            self.rows = rows
             self.fixedEntity = fixedEntity
             self.entityNumbers = entityNumbers
             self.schema = schema
@@ -423,7 +423,7 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
         }
 
         func advance() throws {
-            guard try statement.step() else {
+            guard let row = try rows.next() else {
                 current = nil
                 finished = true
                 return
@@ -434,26 +434,25 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
             } else {
                 let number: Int
                 if let entityNumbers {
-                    let found = entityNumbers.number(of: statement.int64(1))
+                    let found = entityNumbers.number(of: row.key)
                     guard found != EntityNumbers.noRow else {
                         throw GraftError(
                             .malformedInput,
-                            "\(label) of p\(statement.int64(0)) holds p\(statement.int64(1)), which its table does not have"
-                        )
+                            "\(label) of p\(row.owner) holds p\(row.key), which its table does not have")
                     }
                     number = Int(found)
                 } else {
-                    number = Int(statement.int64(2))
+                    number = Int(row.third)
                 }
                 guard let found = schema.entity(forNumber: number) else {
                     throw GraftError(
                         .malformedInput,
-                        "\(label) of p\(statement.int64(0)) holds p\(statement.int64(1)), whose entity number \(number) the model does not have"
+                        "\(label) of p\(row.owner) holds p\(row.key), whose entity number \(number) the model does not have"
                     )
                 }
                 entity = found
             }
-            current = (statement.int64(0), statement.int64(1), entity)
+            current = (row.owner, row.key, entity)
         }
 
         /// Appends the related refs of `owner` to `refs`, consuming them (owners must be asked in
@@ -467,6 +466,70 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
     }
 
     private func quoted(_ name: String) -> String { SQLiteName.quoted(name) }
+
+    /// A cursor statement's rows (owner key, related key, and the third column or 0): stepped here, or,
+    /// for a long one, read ahead on a thread and connection of its own while this thread reads the rows
+    /// of the table (to-manys of a million rows are a fifth of a copy's reading).
+    private final class CursorRows {
+        typealias Row = (owner: Int64, key: Int64, third: Int64)
+        private let statement: SQLiteStatement?
+        private let ahead: ReadAhead<Row>?
+        private let columns: Int32
+
+        static let chunkSize = 4096
+
+        /// `statement`'s rows, stepped here when `readsAhead` is false; else on another thread, with
+        /// `statement` prepared on a connection that thread alone uses until the rows end or `stop()`.
+        init(_ statement: SQLiteStatement, columns: Int32, readsAhead: Bool) {
+            self.columns = columns
+            guard readsAhead else {
+                self.statement = statement
+                ahead = nil
+                return
+            }
+            self.statement = nil
+            ahead = ReadAhead(chunkSize: Self.chunkSize) { chunk, limit in
+                while chunk.count < limit {
+                    guard try statement.step() else { return false }
+                    chunk.append((statement.int64(0), statement.int64(1), columns > 2 ? statement.int64(2) : 0))
+                }
+                return true
+            }
+        }
+
+        func next() throws -> Row? {
+            if let ahead { return try ahead.next() }
+            guard let statement, try statement.step() else { return nil }
+            return (statement.int64(0), statement.int64(1), columns > 2 ? statement.int64(2) : 0)
+        }
+
+        /// Ends reading ahead, if it runs, and waits until its thread is done with its connection.
+        func stop() { ahead?.stop() }
+    }
+
+    /// Cursors over tables of this many rows or more are read ahead (tests lower it).
+    var cursorReadAheadRows: Int64 = 1 << 16
+
+    /// Connections for cursors read ahead, made as needed and used again by the next table's cursors
+    /// (whose threads the previous table's have ended); the number of them in use while a table is read.
+    private var cursorConnections: [SQLiteDatabase] = []
+    private var cursorConnectionsInUse = 0
+
+    /// Rows of `sql` over `table`, read ahead on a connection of their own when the table is long.
+    private func cursorRows(_ sql: String, columns: Int32, over table: String) throws -> CursorRows {
+        let size = try? database.prepare("SELECT max(rowid) FROM \(quoted(table))")
+        let long = try size.map { try $0.step() && $0.int64(0) >= cursorReadAheadRows } ?? false
+        guard long, let connection = try? cursorConnection() else {
+            return CursorRows(try database.prepare(sql), columns: columns, readsAhead: false)
+        }
+        return CursorRows(try connection.prepare(sql), columns: columns, readsAhead: true)
+    }
+
+    private func cursorConnection() throws -> SQLiteDatabase {
+        if cursorConnectionsInUse == cursorConnections.count { cursorConnections.append(try database.sibling()) }
+        cursorConnectionsInUse += 1
+        return cursorConnections[cursorConnectionsInUse - 1]
+    }
 
     /// A cursor for one to-many of the entities in `table`.
     private func cursors(
@@ -491,7 +554,8 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
                         "SELECT j.\(quoted(own)), j.\(quoted(other)) FROM \(quoted(join.name)) j ORDER BY j.\(quoted(own)), \(orderBy)j.\(quoted(other))"
                 }
                 return try RelatedCursor(
-                    statement: database.prepare(sql), fixedEntity: fixed, schema: schema, label: label)
+                    rows: cursorRows(sql, columns: fixed == nil ? 3 : 2, over: join.name), fixedEntity: fixed,
+                    schema: schema, label: label)
             }
         }
         switch storage {
@@ -508,8 +572,8 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
                 "SELECT \(quoted(column)), \(selected) FROM \(quoted(source.name)) WHERE \(quoted(column)) IS NOT NULL ORDER BY \(quoted(column)), \(order)Z_PK"
             var cursors = [
                 try RelatedCursor(
-                    statement: database.prepare(sql), fixedEntity: nil, entityNumbers: numbers, schema: schema,
-                    label: label)
+                    rows: cursorRows(sql, columns: numbers == nil ? 3 : 2, over: source.name), fixedEntity: nil,
+                    entityNumbers: numbers, schema: schema, label: label)
             ]
             // Owners after the first, in Graft's join table.
             if case .virtualColumn(let virtual) = storage, let overflow = virtual.overflow {
@@ -556,8 +620,13 @@ public final class SQLiteStoreReader: StoreReader, SnapshotExchangingReader {
         let rows = try database.prepare(decoder.selectClause + " ORDER BY t.Z_PK")
         let table = schema.tables[tableIndex]
 
-        // One set of cursors per to-many, shared by every entity of the table that has it.
+        // One set of cursors per to-many, shared by every entity of the table that has it; those read
+        // ahead end with the table, so that the next table's can use their connections.
         var sharedCursors: [String: [RelatedCursor]] = [:]
+        defer {
+            for cursors in sharedCursors.values { for cursor in cursors { cursor.rows.stop() } }
+            cursorConnectionsInUse = 0
+        }
         var readings = [EntityReading?](repeating: nil, count: model.descriptions.count)
         func reading(for entity: EntityDescription, cursors: [[RelatedCursor]]) -> EntityReading {
             EntityReading(

@@ -3,9 +3,10 @@ import GraftCore
 import GraftGraph
 import GraftInterchange
 import GraftModel
-import GraftSQLite
 import GraftTestSupport
 import Testing
+
+@testable import GraftSQLite
 
 /// A whole SQLite store large enough that the streamed copy writes in rounds on several threads and the
 /// reader's snapshots are handed over in batches: the same document as the copy made in memory.
@@ -64,6 +65,45 @@ import Testing
             #expect(bytes == (try encoding.encode(copied)), "\(encoding)")
             #expect(streamed.counts == copied.counts)
         }
+    }
+
+    /// To-manys read ahead on threads and connections of their own (as cursors over tables of 65,536
+    /// rows or more are) give the snapshots read in step, table after table; a read stopped part way by
+    /// its consumer ends them, and the reader reads again whole.
+    @Test func cursorsReadAheadGiveTheSnapshotsReadInStep() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try Self.store(objects: 5_000, in: folder)
+        let inStep = try SQLiteStoreReader(url: url, model: nil)
+        inStep.cursorReadAheadRows = .max
+        var expected: [Snapshot] = []
+        try inStep.forEachSnapshot { expected.append($0) }
+        #expect(expected.count == 5_000)
+        #expect(
+            expected.contains {
+                $0.relationships.contains { if case .toMany(let refs) = $0 { !refs.isEmpty } else { false } }
+            })
+
+        let ahead = try SQLiteStoreReader(url: url, model: nil)
+        ahead.cursorReadAheadRows = 0
+        // The first snapshot that differs, if any (not the whole lists, which fill the log).
+        func firstDifference(_ snapshots: [Snapshot]) -> Int? {
+            snapshots.count != expected.count ? -1 : snapshots.indices.first { snapshots[$0] != expected[$0] }
+        }
+        var got: [Snapshot] = []
+        try ahead.forEachSnapshot { got.append($0) }
+        #expect(firstDifference(got) == nil)
+        struct Enough: Error {}
+        var seen = 0
+        #expect(throws: Enough.self) {
+            try ahead.forEachSnapshot { _ in
+                seen += 1
+                if seen == 300 { throw Enough() }
+            }
+        }
+        var again: [Snapshot] = []
+        try ahead.forEachSnapshot { again.append($0) }
+        #expect(firstDifference(again) == nil)
     }
 
     /// The refs the SQLite reader reads without the objects are those of its snapshots, in order; the
