@@ -32,7 +32,7 @@ enum ClipboardMember: String {
 /// shape, the member order and the names; a sink only turns tokens into bytes.
 ///
 /// A dictionary's entries are a key token then a value (a scalar or a part); an array's are values.
-protocol ClipboardTokenSink {
+protocol ClipboardTokenSink: SendableMetatype {
     mutating func begin(_ part: ClipboardPart) throws
     mutating func end(_ part: ClipboardPart) throws
     mutating func key(_ member: ClipboardMember) throws

@@ -12,7 +12,7 @@ import GraftModel
 /// A source's *next value* is the value it is positioned at: after ``nextKey(_:in:)`` the key's value,
 /// after ``nextElement(_:in:)`` the element. Reading a scalar, starting a container or skipping consumes
 /// it. The walker asks ``kind()`` before reading a scalar and reads only the kind it was told.
-protocol ClipboardTokenSource: ClipboardLocating {
+protocol ClipboardTokenSource: ClipboardLocating, SendableMetatype {
     /// The state of a dictionary or array being read (whether the first member has been read, or the
     /// position among a binary container's references).
     associatedtype Container
