@@ -31,7 +31,9 @@ public func measure(
     let errors = Pipe()
     process.standardError = errors
     if let output {
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        guard FileManager.default.createFile(atPath: output.path, contents: nil) else {
+            throw GraftError(.io, "cannot create \(output.path) for the output of \(executable)")
+        }
         process.standardOutput = try FileHandle(forWritingTo: output)
     } else {
         process.standardOutput = FileHandle.nullDevice
