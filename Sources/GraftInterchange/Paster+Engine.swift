@@ -307,7 +307,7 @@ struct PasteEngine {
     }
 
     /// The engine's working state: one slot per object the paste writes or may change.
-    private struct Work<Target: PasteStoreTarget> {
+    private struct Work<Target: PasteStoreTarget>: InverseSides {
         let plan: PastePlan
         let target: Target
         var model: Model { plan.model }
@@ -357,46 +357,16 @@ struct PasteEngine {
         /// Membership of long to-manys, by slot << 16 | relationship.
         var largeLists: [Int: Set<ObjectRef>] = [:]
 
-        /// Per target entity and relationship index: what the links ask of the relationship.
-        let relationships: [[Facts]]
-
-        /// What linking asks of one relationship, read from the model once.
-        struct Facts {
-            var isToMany: Bool
-            var isOrdered: Bool
-            var destination: Int
-            /// The inverse's index in the destination, and so in each of its subentities (which list their
-            /// inherited relationships first); -1 without inverse.
-            var inverse: Int
-            var inverseIsToMany: Bool
-            var inverseIsOrdered: Bool
-            var inverseName: String
-        }
+        /// What the links ask of each relationship.
+        let facts: RelationshipFacts
+        /// The links' contradictions, as they are found.
+        var contradictions: [GraftError] = []
 
         init(plan: PastePlan, target: Target) {
             self.plan = plan
             self.target = target
-            let model = plan.model
-            relationships = model.descriptions.map { entity in
-                entity.relationships.map { relationship in
-                    let inverse = model.inverse(of: relationship)
-                    return Facts(
-                        isToMany: relationship.isToMany, isOrdered: relationship.isOrdered,
-                        destination: relationship.destinationIndex, inverse: relationship.inverseIndex ?? -1,
-                        inverseIsToMany: inverse?.isToMany ?? false, inverseIsOrdered: inverse?.isOrdered ?? false,
-                        inverseName: inverse?.name ?? "")
-                }
-            }
-            relationshipStride = model.descriptions.map(\.relationships.count).max() ?? 0
-        }
-
-        /// The index of the inverse of `facts`' relationship in an object of `entity`; nil when the
-        /// relationship has no inverse or the entity lacks it.
-        func inverseIndex(_ facts: Facts, in entity: Int) -> Int? {
-            guard facts.inverse >= 0 else { return nil }
-            let object = model.descriptions[entity]
-            if model.isKind(object, of: model.descriptions[facts.destination]) { return facts.inverse }
-            return object.relationshipIndexByName[facts.inverseName]
+            facts = RelationshipFacts(model: plan.model)
+            relationshipStride = plan.model.descriptions.map(\.relationships.count).max() ?? 0
         }
 
         /// Per clipboard entity: the mapping, and its properties in the clipboard's order (a class, so that
@@ -613,7 +583,7 @@ struct PasteEngine {
         /// Sets a relationship of `slot` as the clipboard states it: a new object's as given; an existing
         /// object's to-many gains the targets, and its to-one moves (its previous object loses it).
         private mutating func state(_ slot: Int, _ index: Int, targets: ArraySlice<Int32>) throws {
-            let facts = relationships[slots[slot].ref.entity][index]
+            let facts = facts[slots[slot].ref.entity, index]
             if !facts.isToMany {
                 markStated(slot, index)
             }
@@ -646,14 +616,16 @@ struct PasteEngine {
         /// snapshot left unloaded, as the targets' stored side shows it: a to-many whose inverse is a to-one
         /// holds exactly the objects whose to-one names its owner. So restating links the target has
         /// reads no to-many from it.
-        private func holdsAll(_ slot: Int, _ index: Int, _ facts: Facts, _ targets: ArraySlice<Int32>) -> Bool {
+        private func holdsAll(
+            _ slot: Int, _ index: Int, _ facts: RelationshipFacts.Entry, _ targets: ArraySlice<Int32>
+        ) -> Bool {
             guard slots[slot].relationships[index] == .unloaded, facts.inverse >= 0, !facts.inverseIsToMany else {
                 return false
             }
             let owner = RelationshipValue.toOne(slots[slot].ref)
             return targets.allSatisfy { target in
                 let member = Int(target)
-                guard !isNew(member), let inverse = inverseIndex(facts, in: slots[member].ref.entity) else {
+                guard !isNew(member), let inverse = self.facts.inverseIndex(facts, in: slots[member].ref.entity) else {
                     return false
                 }
                 return stored[member]!.relationships[inverse] == owner
@@ -676,57 +648,69 @@ struct PasteEngine {
 
         /// The other side of each stated link, where the clipboard did not state it.
         mutating func linkInverses() throws {
-            var errors: [GraftError] = []
+            let targets = self.targets
             var start = 0
             for link in links {
                 defer { start = Int(link.end) }
-                let at = Int(link.from), index = Int(link.relationship)
-                let facts = relationships[slots[at].ref.entity][index]
-                guard facts.inverse >= 0 else { continue }
-                let source = slots[at].ref
-                for target in targets[start..<Int(link.end)] {
-                    let other = Int(target)
-                    guard let inverseIndex = inverseIndex(facts, in: slots[other].ref.entity) else { continue }
-                    switch slots[other].relationships[inverseIndex] {
-                    case .toMany(var refs):
-                        guard !contains(source, in: refs, at: other, inverseIndex) else { continue }
-                        slots[other].relationships[inverseIndex] = .unloaded  // so that `refs` grows in place
-                        refs.append(source)
-                        change(other, inverseIndex, to: .toMany(refs))
-                        if largeLists[other << 16 | inverseIndex] != nil {
-                            largeLists[other << 16 | inverseIndex]!.insert(source)
-                        }
-                    case .unloaded:
-                        // The store keeps an unordered to-many from its members' rows, which the source's
-                        // snapshot writes; an ordered one's order is the paste's to set.
-                        guard facts.inverseIsOrdered else { continue }
-                        var refs = try loaded(other, inverseIndex)
-                        if !refs.contains(source) {
-                            refs.append(source)
-                            change(other, inverseIndex, to: .toMany(refs))
-                        }
-                    case .toOne(nil):
-                        change(other, inverseIndex, to: .toOne(source))
-                    case .toOne(let current?):
-                        guard current != source else { continue }
-                        let name = model.descriptions[source.entity].relationships[index].name
-                        if isNew(other) || isStated(other, inverseIndex) {
-                            errors.append(
-                                GraftError(
-                                    .malformedInput,
-                                    "\(label(at)).\(name) includes \(label(other)), whose \(facts.inverseName) names another object",
-                                    context: [.object(id(at)), .key(name)]))
-                            continue
-                        }
-                        // An existing object moves to the pasted one; the one it leaves loses it.
-                        change(other, inverseIndex, to: .toOne(source))
-                        released.append((try slot(of: current), name, slots[other].ref))
-                    }
-                }
+                try linkInverses(
+                    of: Int(link.from), Int(link.relationship), to: targets[start..<Int(link.end)].lazy.map(Int.init))
             }
-            if !errors.isEmpty {
-                throw GraftError(.malformedInput, "the clipboard's links contradict each other", underlying: errors)
+            if !contradictions.isEmpty {
+                throw GraftError(
+                    .malformedInput, "the clipboard's links contradict each other", underlying: contradictions)
             }
+        }
+
+        func entity(of slot: Int) -> Int { slots[slot].ref.entity }
+
+        mutating func side(_ index: Int, of slot: Int, toward source: Int) throws -> InverseSide {
+            let ref = slots[source].ref
+            switch slots[slot].relationships[index] {
+            case .toMany(let refs):
+                return contains(ref, in: refs, at: slot, index) ? .holds : .open
+            case .unloaded:
+                // The store keeps an unordered to-many from its members' rows, which the source's snapshot
+                // writes; an ordered one's order is the paste's to set.
+                guard facts[entity(of: slot), index].isOrdered else { return .holds }
+                let refs = try loaded(slot, index)
+                if refs.contains(ref) { return .holds }
+                slots[slot].relationships[index] = .toMany(refs)
+                return .open
+            case .toOne(nil):
+                return .open
+            case .toOne(let current?):
+                if current == ref { return .holds }
+                return .namesAnother(movable: !isNew(slot) && !isStated(slot, index))
+            }
+        }
+
+        mutating func add(_ source: Int, to index: Int, of slot: Int) throws {
+            let ref = slots[source].ref
+            guard case .toMany(var refs) = slots[slot].relationships[index] else {
+                change(slot, index, to: .toOne(ref))
+                return
+            }
+            slots[slot].relationships[index] = .unloaded  // so that `refs` grows in place
+            refs.append(ref)
+            change(slot, index, to: .toMany(refs))
+            if largeLists[slot << 16 | index] != nil { largeLists[slot << 16 | index]!.insert(ref) }
+        }
+
+        mutating func move(_ index: Int, of slot: Int, to source: Int, leaving relationship: Int) throws {
+            guard case .toOne(let current?) = slots[slot].relationships[index] else { return }
+            change(slot, index, to: .toOne(slots[source].ref))
+            let name = model.descriptions[entity(of: source)].relationships[relationship].name
+            released.append((try self.slot(of: current), name, slots[slot].ref))
+        }
+
+        mutating func contradiction(_ source: Int, _ relationship: Int, names slot: Int) throws {
+            let name = model.descriptions[entity(of: source)].relationships[relationship].name
+            let inverse = facts[entity(of: source), relationship].inverseName
+            contradictions.append(
+                GraftError(
+                    .malformedInput,
+                    "\(label(source)).\(name) includes \(label(slot)), whose \(inverse) names another object",
+                    context: [.object(id(source)), .key(name)]))
         }
 
         private mutating func contains(_ source: ObjectRef, in refs: [ObjectRef], at other: Int, _ index: Int) -> Bool {

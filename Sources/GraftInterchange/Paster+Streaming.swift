@@ -143,6 +143,28 @@ struct PasteLayout {
     }
 
     func id(of slot: Int) -> String { ids[slot] }
+
+    /// Leaves each link's targets the objects it names, each once, in the order first named: references
+    /// (negative once the targets are slots) go, as the engine links a target once.
+    mutating func keepLinkedObjects() {
+        var kept = 0
+        var start = 0
+        for link in linkEnd.indices {
+            let first = kept
+            let end = Int(linkEnd[link])
+            var seen = end - start > 32 ? Set<Int64>() : nil
+            for at in start..<end where targets[at] >= 0 {
+                let target = targets[at]
+                if seen != nil ? seen!.insert(target).inserted : !targets[first..<kept].contains(target) {
+                    targets[kept] = target
+                    kept += 1
+                }
+            }
+            start = end
+            linkEnd[link] = Int32(kept)
+        }
+        targets.removeLast(targets.count - kept)
+    }
 }
 
 /// The first pass of a streaming paste: per object, its entity, its id and where its links point, as
@@ -338,6 +360,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
         layout.pendingIDs = []
         clipboardRelationship = []
+        layout.keepLinkedObjects()
 
         // Keys: for a new document one sequence, tree after tree; for a store, each tree's own. Objects of
         // each tree in document order.
@@ -425,18 +448,11 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                     guard index != Int(UInt16.max) else { continue }
                     let codes = layout.targets[start..<Int(layout.linkEnd[link])]
                     guard entity.relationships[index].isToMany else {
-                        if let code = codes.first(where: { $0 >= 0 }) {
-                            snapshot.relationships[index] = .toOne(ref(Int(code)))
-                        }
+                        if let code = codes.first { snapshot.relationships[index] = .toOne(ref(Int(code))) }
                         continue
                     }
                     var refs = snapshot.takeToMany(at: index)
-                    var seen = codes.count > 32 ? Set<Int64>() : nil
-                    for code in codes where code >= 0 {
-                        if seen != nil ? seen!.insert(code).inserted : !refs.contains(ref(Int(code))) {
-                            refs.append(ref(Int(code)))
-                        }
-                    }
+                    for code in codes { refs.append(ref(Int(code))) }
                     snapshot.relationships[index] = .toMany(refs)
                 }
                 while extra < extras.count, extras[extra].slot == Int32(slot) {
@@ -526,74 +542,86 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
     private func inverses(
         _ layout: PasteLayout, targetEntity: [Int]
     ) -> [(slot: Int32, relationship: UInt16, from: Int32)]? {
-        var extras: [(slot: Int32, relationship: UInt16, from: Int32)] = []
-        var toOnes: [Int: Int32] = [:]  // slot << 16 | relationship → the object an added to-one names
-        var largeLists: [Int: Set<Int32>] = [:]
+        var sides = LayoutSides(facts: RelationshipFacts(model: model), layout: layout, targetEntity: targetEntity)
         var start = 0
         var slot = 0
-        // Per entity and relationship, its inverse's name and kind; and the inverse's position in the entity
-        // of the object a link points to, for the last such entity.
-        let inverses = model.descriptions.map { entity in
-            entity.relationships.map { model.inverse(of: $0).map { (name: $0.name, isToMany: $0.isToMany) } }
-        }
-        var inverseIn: (entity: Int, index: Int?) = (-1, nil)
-        for link in layout.linkRelationship.indices {
-            defer { start = Int(layout.linkEnd[link]) }
-            while Int(layout.firstLink[slot + 1]) <= link { slot += 1 }
-            let index = Int(layout.linkRelationship[link])
-            guard index != Int(UInt16.max), targetEntity[slot] >= 0 else { continue }
-            guard let inverse = inverses[targetEntity[slot]][index] else { continue }
-            inverseIn.entity = -1
-            for code in layout.targets[start..<Int(layout.linkEnd[link])] where code >= 0 {
-                let other = Int(code)
-                guard targetEntity[other] >= 0 else { continue }
-                if inverseIn.entity != targetEntity[other] {
-                    inverseIn = (
-                        targetEntity[other],
-                        model.descriptions[targetEntity[other]].relationshipIndexByName[inverse.name]
-                    )
-                }
-                guard let inverseIndex = inverseIn.index else { continue }
-                // What the other object states for the inverse.
-                var stated: Range<Int>?
-                var otherStart =
-                    layout.firstLink[other] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[other]) - 1])
-                for otherLink in Int(layout.firstLink[other])..<Int(layout.firstLink[other + 1]) {
-                    if Int(layout.linkRelationship[otherLink]) == inverseIndex {
-                        stated = otherStart..<Int(layout.linkEnd[otherLink])
-                        break
-                    }
-                    otherStart = Int(layout.linkEnd[otherLink])
-                }
-                if let stated {
-                    let members = layout.targets[stated]
-                    let found: Bool
-                    if members.count > 32 {
-                        let key = other << 16 | inverseIndex
-                        if largeLists[key] == nil {
-                            largeLists[key] = Set(members.map { Int32(truncatingIfNeeded: $0) })
-                        }
-                        found = largeLists[key]!.contains(Int32(slot))
-                    } else {
-                        found = members.contains(Int64(slot))
-                    }
-                    if found { continue }
-                    // A to-one that names another object contradicts the link.
-                    guard inverse.isToMany else { return nil }
-                }
-                if !inverse.isToMany {
-                    let key = other << 16 | inverseIndex
-                    if let named = toOnes[key] {
-                        if named != Int32(slot) { return nil }
-                        continue
-                    }
-                    toOnes[key] = Int32(slot)
-                }
-                extras.append((Int32(other), UInt16(inverseIndex), Int32(slot)))
+        do {
+            for link in layout.linkRelationship.indices {
+                defer { start = Int(layout.linkEnd[link]) }
+                while Int(layout.firstLink[slot + 1]) <= link { slot += 1 }
+                let index = Int(layout.linkRelationship[link])
+                guard index != Int(UInt16.max), targetEntity[slot] >= 0 else { continue }
+                let targets = layout.targets[start..<Int(layout.linkEnd[link])].lazy.map(Int.init)
+                try sides.linkInverses(of: slot, index, to: targets.filter { targetEntity[$0] >= 0 })
             }
+        } catch {
+            return nil
         }
         // In slot order; within a slot, in the order the links were read.
-        return extras.enumerated().sorted { ($0.element.slot, $0.offset) < ($1.element.slot, $1.offset) }.map(\.element)
+        return sides.extras.enumerated().sorted { ($0.element.slot, $0.offset) < ($1.element.slot, $1.offset) }.map(
+            \.element)
+    }
+}
+
+/// The objects of a streamed paste as keeping both sides of their links sees them: all new, each side what
+/// the clipboard states of it and the entries added so far.
+private struct LayoutSides: InverseSides {
+    let facts: RelationshipFacts
+    let layout: PasteLayout
+    let targetEntity: [Int]
+    /// The entries added: the slot that gets one, its relationship, the object it names.
+    var extras: [(slot: Int32, relationship: UInt16, from: Int32)] = []
+    /// To-ones named by an added entry, by slot << 16 | relationship.
+    private var toOnes: [Int: Int32] = [:]
+    /// Members of long stated to-manys, by slot << 16 | relationship.
+    private var largeLists: [Int: Set<Int32>] = [:]
+
+    /// Thrown on the first contradiction: the engine names them all.
+    struct Contradiction: Error {}
+
+    init(facts: RelationshipFacts, layout: PasteLayout, targetEntity: [Int]) {
+        self.facts = facts
+        self.layout = layout
+        self.targetEntity = targetEntity
+    }
+
+    func entity(of slot: Int) -> Int { targetEntity[slot] }
+
+    /// The targets the clipboard states for relationship `index` of `slot`, if it states it.
+    private func stated(_ index: Int, of slot: Int) -> ArraySlice<Int64>? {
+        var start = layout.firstLink[slot] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[slot]) - 1])
+        for link in Int(layout.firstLink[slot])..<Int(layout.firstLink[slot + 1]) {
+            if Int(layout.linkRelationship[link]) == index { return layout.targets[start..<Int(layout.linkEnd[link])] }
+            start = Int(layout.linkEnd[link])
+        }
+        return nil
+    }
+
+    mutating func side(_ index: Int, of slot: Int, toward source: Int) throws -> InverseSide {
+        let key = slot << 16 | index
+        if facts[targetEntity[slot], index].isToMany {
+            guard let members = stated(index, of: slot) else { return .open }
+            if members.count <= 32 { return members.contains(Int64(source)) ? .holds : .open }
+            if largeLists[key] == nil { largeLists[key] = Set(members.map { Int32(truncatingIfNeeded: $0) }) }
+            return largeLists[key]!.contains(Int32(source)) ? .holds : .open
+        }
+        if let named = stated(index, of: slot)?.first ?? toOnes[key].map(Int64.init) {
+            return named == Int64(source) ? .holds : .namesAnother(movable: false)
+        }
+        return .open
+    }
+
+    mutating func add(_ source: Int, to index: Int, of slot: Int) throws {
+        if !facts[targetEntity[slot], index].isToMany { toOnes[slot << 16 | index] = Int32(source) }
+        extras.append((Int32(slot), UInt16(index), Int32(source)))
+    }
+
+    mutating func move(_ index: Int, of slot: Int, to source: Int, leaving relationship: Int) throws {
+        throw Contradiction()
+    }
+
+    mutating func contradiction(_ source: Int, _ relationship: Int, names slot: Int) throws {
+        throw Contradiction()
     }
 }
 

@@ -225,7 +225,7 @@ import Testing
         let folder = try ReaderScratchFolder()
         let url = folder.url.appendingPathComponent("large.json")
         let count = 300_000
-        FileManager.default.createFile(atPath: url.path, contents: nil)
+        try #require(FileManager.default.createFile(atPath: url.path, contents: nil))
         let file = try FileHandle(forWritingTo: url)
         let padding = String(repeating: "x", count: 160)
         var chunk = """

@@ -208,6 +208,27 @@ import Testing
         #expect(try Self.contents(streamedURL) == Self.contents(engineURL))
     }
 
+    /// A target named twice by one link, its other side unstated, is linked once, as the engine links it.
+    @Test(arguments: StoreFormat.allCases)
+    func aTargetNamedTwiceIsLinkedOnce(format: StoreFormat) throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var clipboard = try Self.everything()
+        // Employees no longer list their projects; projects name each member twice, departments each employee.
+        for index in clipboard.objects.indices {
+            clipboard.objects[index].relationships = clipboard.objects[index].relationships.compactMap { link in
+                if link.name == "projects" && clipboard.objects[index].entity != "Department" { return nil }
+                return ["members", "employees"].contains(link.name)
+                    ? .init(link.name, link.targets + link.targets) : link
+            }
+        }
+        let streamedURL = folder.appendingPathComponent("streamed.\(format.driver.fileExtensions[0])")
+        let engineURL = folder.appendingPathComponent("engine.\(format.driver.fileExtensions[0])")
+        #expect(try Self.streamed(clipboard, format: format, to: streamedURL) != nil)
+        try Self.engine(try Self.everything(), format: format, to: engineURL)
+        #expect(try Self.contents(streamedURL) == Self.contents(engineURL))
+    }
+
     @Test func contradictionsAndBrokenRulesGoToTheEngine() throws {
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
