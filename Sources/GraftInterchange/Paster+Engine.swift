@@ -369,39 +369,11 @@ struct PasteEngine {
             relationshipStride = plan.model.descriptions.map(\.relationships.count).max() ?? 0
         }
 
-        /// Per clipboard entity: the mapping, and its properties in the clipboard's order (a class, so that
-        /// taking one per object copies nothing).
-        final class Entry {
-            let mapping: PastePlan.EntityMapping
-            let attributes: [(name: String, index: Int?)]
-            let relationships: [(name: String, index: Int?)]
-            /// Per attribute of the target entity: its type.
-            let types: [AttributeType]
-
-            init(
-                mapping: PastePlan.EntityMapping, attributes: [(name: String, index: Int?)],
-                relationships: [(name: String, index: Int?)]
-            ) {
-                self.mapping = mapping
-                self.attributes = attributes
-                self.relationships = relationships
-                types = mapping.target.attributes.map(\.type)
-            }
-
-            /// The name of the target entity's attribute at `index`, for errors.
-            func name(of index: Int) -> String { mapping.target.attributes[index].name }
-        }
         /// Per clipboard entity, by position (nil for one the target lacks).
-        lazy var entries: [Entry?] = zip(plan.clipboard.entities, plan.entityMappings).map { info, mapping in
-            mapping.map { mapping in
-                Entry(
-                    mapping: mapping, attributes: info.attributes.map { ($0.name, mapping.attributes[$0.name]) },
-                    relationships: info.relationships.map { ($0.name, mapping.relationships[$0.name]) })
-            }
-        }
+        lazy var entries = PasteEntry.entries(of: plan)
 
         /// The entry of the clipboard object at `position`'s entity.
-        mutating func entry(ofObject position: Int) -> Entry? {
+        mutating func entry(ofObject position: Int) -> PasteEntry? {
             let entity = Int(plan.mappingOfObject[position])
             return entity < 0 ? nil : entries[entity]
         }
@@ -428,22 +400,20 @@ struct PasteEngine {
         /// New objects with their values, merged objects with the copies' values, in document order.
         mutating func placeObjects(allocateKeys: (_ root: Int, _ count: Int) throws -> [Int64]) throws {
             let objects = plan.clipboard.objects
-            var countPerRoot: [Int: Int] = [:]
-            for (position, action) in plan.actions.enumerated() {
-                guard case .insert = action, let mapping = plan.mapping(ofObject: position) else { continue }
-                countPerRoot[mapping.target.rootIndex, default: 0] += 1
-            }
-            var keys: [Int: IndexingIterator<[Int64]>] = [:]
-            for (root, count) in countPerRoot.sorted(by: { $0.key < $1.key }) {
-                keys[root] = try allocateKeys(root, count).makeIterator()
-            }
+            let plan = self.plan
+            var keys = try TreeKeys(
+                roots: plan.actions.indices.lazy.compactMap { position in
+                    guard case .insert = plan.actions[position] else { return nil }
+                    return plan.mapping(ofObject: position)?.target.rootIndex
+                },
+                allocate: allocateKeys)
             slots.reserveCapacity(objects.count)
             stored.reserveCapacity(objects.count)
             created.reserveCapacity(objects.count)
             dirty.reserveCapacity(objects.count)
             changedAttributes.reserveCapacity(objects.count)
             clipboardIDs.reserveCapacity(objects.count)
-            existing.reserveCapacity(objects.count - countPerRoot.values.reduce(0, +))
+            existing.reserveCapacity(objects.count - keys.count)
             objectSlots = Array(repeating: -1, count: objects.count)
             pasted.reserveCapacity(objects.count)
             // Per attribute, the position of the last merged copy that gives it a value.
@@ -456,18 +426,8 @@ struct PasteEngine {
                 let slot: Int32
                 switch plan.actions[at] {
                 case .insert:
-                    var snapshot = Snapshot(entity: entity, key: keys[entity.rootIndex]!.next()!)
-                    for index in entry.mapping.newAttributes {
-                        snapshot.attributes[index] = entity.attributes[index].defaultValue
-                    }
-                    var cursor = 0
-                    for named in object.attributes {
-                        guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
-                            continue
-                        }
-                        snapshot.attributes[index] = try PastePlan.convert(
-                            named.value, to: entry.types[index], key: entry.name(of: index), object: object.id)
-                    }
+                    var snapshot = Snapshot(entity: entity, key: keys.next(root: entity.rootIndex))
+                    try entry.give(object, to: &snapshot)
                     slot = Int32(slots.count)
                     slots.append(snapshot)
                     stored.append(nil)
@@ -845,5 +805,78 @@ struct PasteEngine {
             }
             return found
         }
+    }
+}
+
+/// A clipboard entity as a paste meets it: its mapping, and its properties in the clipboard's order with
+/// their indices in the target entity (a class, so that taking one per object copies nothing).
+final class PasteEntry {
+    let mapping: PastePlan.EntityMapping
+    let attributes: [(name: String, index: Int?)]
+    let relationships: [(name: String, index: Int?)]
+    /// Per attribute of the target entity: its type.
+    let types: [AttributeType]
+
+    init(mapping: PastePlan.EntityMapping, info: Clipboard.EntityInfo) {
+        self.mapping = mapping
+        attributes = info.attributes.map { ($0.name, mapping.attributes[$0.name]) }
+        relationships = info.relationships.map { ($0.name, mapping.relationships[$0.name]) }
+        types = mapping.target.attributes.map(\.type)
+    }
+
+    /// Per clipboard entity of the plan, by position: its entry (nil for one the target lacks).
+    static func entries(of plan: PastePlan) -> [PasteEntry?] {
+        zip(plan.clipboard.entities, plan.entityMappings).map { info, mapping in
+            mapping.map { PasteEntry(mapping: $0, info: info) }
+        }
+    }
+
+    /// The name of the target entity's attribute at `index`, for errors.
+    func name(of index: Int) -> String { mapping.target.attributes[index].name }
+
+    /// Gives a new object's snapshot, its attributes empty, the copy's values: each converted to its
+    /// attribute's type, and the default of each attribute the clipboard's entity lacks.
+    func give(_ object: Clipboard.Object, to snapshot: inout Snapshot) throws {
+        let entity = mapping.target
+        for index in mapping.newAttributes { snapshot.attributes[index] = entity.attributes[index].defaultValue }
+        var cursor = 0
+        for named in object.attributes {
+            guard let index = PasteEngine.match(named.name, in: attributes, cursor: &cursor) else { continue }
+            snapshot.attributes[index] = try PastePlan.convert(
+                named.value, to: types[index], key: self.name(of: index), object: object.id)
+        }
+    }
+}
+
+/// Keys for a paste's new objects: each tree's from one call, the trees in the order of their roots' entity
+/// indices, and handed out in the order the objects come.
+struct TreeKeys {
+    /// Per root entity index: the keys given its tree, and how many are handed out.
+    private var keys: [[Int64]] = []
+    private var handedOut: [Int] = []
+    /// How many keys were given in all.
+    let count: Int
+
+    /// Keys for one object per element of `roots` (the root entity of each new object's tree).
+    init(roots: some Sequence<Int>, allocate: (_ root: Int, _ count: Int) throws -> [Int64]) rethrows {
+        var counts: [Int] = []
+        for root in roots {
+            if root >= counts.count { counts += repeatElement(0, count: root + 1 - counts.count) }
+            counts[root] += 1
+        }
+        keys = try counts.indices.map { counts[$0] > 0 ? try allocate($0, counts[$0]) : [] }
+        handedOut = Array(repeating: 0, count: counts.count)
+        count = counts.reduce(0, +)
+    }
+
+    /// The keys given, per tree (by its root entity's index).
+    var given: [Int: [Int64]] {
+        Dictionary(uniqueKeysWithValues: keys.indices.filter { !keys[$0].isEmpty }.map { ($0, keys[$0]) })
+    }
+
+    /// The next key of the tree rooted at entity `root`.
+    mutating func next(root: Int) -> Int64 {
+        defer { handedOut[root] += 1 }
+        return keys[root][handedOut[root]]
     }
 }

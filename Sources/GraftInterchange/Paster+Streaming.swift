@@ -313,18 +313,13 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         try plan.resolve(using: EmptyTarget(model: model, identifier: destination.identifier))
         var report = plan.report(dryRun: options.dryRun)
 
-        // Per clipboard entity: its mapping, attribute names, and relationship positions in the target.
-        let mappings = header.entities.map { plan.mappings[$0.name] }
-        let attributeLists = header.entities.map { info in
-            info.attributes.map { (name: $0.name, index: plan.mappings[info.name]?.attributes[$0.name]) }
-        }
+        // Per clipboard entity: its mapping, and its properties' positions in the target.
+        let entries = PasteEntry.entries(of: plan)
         // Links are in slot order: each link's entity is found through its slot as the loop goes.
         var slot = 0
         for link in clipboardRelationship.indices {
             while Int(layout.firstLink[slot + 1]) <= link { slot += 1 }
-            let info = header.entities[Int(layout.entityOfSlot[slot])]
-            let name = info.relationships[Int(clipboardRelationship[link])].name
-            let index = mappings[Int(layout.entityOfSlot[slot])]?.relationships[name]
+            let index = entries[Int(layout.entityOfSlot[slot])]?.relationships[Int(clipboardRelationship[link])].index
             layout.linkRelationship.append(index.map(UInt16.init) ?? UInt16.max)
         }
 
@@ -364,29 +359,23 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
 
         // Keys: for a new document one sequence, tree after tree; for a store, each tree's own. Objects of
         // each tree in document order.
-        let targetEntity = layout.entityOfSlot.map { mappings[Int($0)]?.target.index ?? -1 }
-        var countPerRoot: [Int: Int] = [:]
-        for entity in targetEntity where entity >= 0 {
-            countPerRoot[model.descriptions[entity].rootIndex, default: 0] += 1
-        }
-        var treeKeys: [Int: IndexingIterator<[Int64]>] = [:]
-        var allocated: [Int: [Int64]] = [:]
+        let targetEntity = layout.entityOfSlot.map { entries[Int($0)]?.mapping.target.index ?? -1 }
         var base: Int64 = 0
-        for (root, count) in countPerRoot.sorted(by: { $0.key < $1.key }) {
+        var treeKeys = try TreeKeys(
+            roots: targetEntity.lazy.filter { $0 >= 0 }.map { self.model.descriptions[$0].rootIndex }
+        ) { root, count in
             switch destination {
             case .newDocument:
-                treeKeys[root] = (0..<Int64(count)).map { base + 1 + $0 }.makeIterator()
-                base += Int64(count)
+                defer { base += Int64(count) }
+                return (0..<Int64(count)).map { base + 1 + $0 }
             case .emptyStore(let store):
-                let given = try store.allocateKeys(rootEntity: root, count: count)
-                allocated[root] = given
-                treeKeys[root] = given.makeIterator()
+                return try store.allocateKeys(rootEntity: root, count: count)
             }
         }
         let keys = targetEntity.map { entity in
-            entity >= 0 ? treeKeys[model.descriptions[entity].rootIndex]!.next()! : 0
+            entity >= 0 ? treeKeys.next(root: model.descriptions[entity].rootIndex) : 0
         }
-        treeKeys = [:]
+        let allocated = treeKeys.given
         func ref(_ slot: Int) -> ObjectRef { ObjectRef(entity: targetEntity[slot], key: keys[slot]) }
         report.inserted = [:]
         for entity in targetEntity where entity >= 0 {
@@ -413,7 +402,7 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         }
         var pass = source
         let rules = RuleCheck(model: model)
-        let produce: (_ emit: (inout Snapshot) throws -> Void) throws -> Void = { [plan, layout] emit in
+        let produce: (_ emit: (inout Snapshot) throws -> Void) throws -> Void = { [layout] emit in
             var extra = 0
             var slot = 0
             // One snapshot, emptied for each object of the entity it has, so that its arrays are made once:
@@ -421,25 +410,14 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
             var snapshot = Snapshot(ref: ObjectRef(entity: -1, key: 0), attributes: [], relationships: [])
             while let object = try pass.next() {
                 defer { slot += 1 }
-                guard let mapping = mappings[Int(layout.entityOfSlot[slot])] else { continue }
-                let entity = mapping.target
+                guard let entry = entries[Int(layout.entityOfSlot[slot])] else { continue }
+                let entity = entry.mapping.target
                 if snapshot.ref.entity == entity.index {
                     snapshot.clear(key: keys[slot], entity: entity)
                 } else {
                     snapshot = Snapshot(entity: entity, key: keys[slot])
                 }
-                for index in mapping.newAttributes {
-                    snapshot.attributes[index] = entity.attributes[index].defaultValue
-                }
-                let attributes = attributeLists[Int(layout.entityOfSlot[slot])]
-                var cursor = 0
-                for named in object.attributes {
-                    guard let index = PasteEngine.match(named.name, in: attributes, cursor: &cursor) else { continue }
-                    // By type, not description, which would be copied per value.
-                    snapshot.attributes[index] = try plan.convert(
-                        named.value, to: entity.attributes[index].type, key: entity.attributes[index].name,
-                        object: object.id)
-                }
+                try entry.give(object, to: &snapshot)
                 var start =
                     slot == 0 || layout.firstLink[slot] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[slot]) - 1])
                 for link in Int(layout.firstLink[slot])..<Int(layout.firstLink[slot + 1]) {
