@@ -360,22 +360,26 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
         // Keys: for a new document one sequence, tree after tree; for a store, each tree's own. Objects of
         // each tree in document order.
         let targetEntity = layout.entityOfSlot.map { entries[Int($0)]?.mapping.target.index ?? -1 }
-        var base: Int64 = 0
-        var treeKeys = try TreeKeys(
-            roots: targetEntity.lazy.filter { $0 >= 0 }.map { self.model.descriptions[$0].rootIndex }
-        ) { root, count in
-            switch destination {
-            case .newDocument:
-                defer { base += Int64(count) }
-                return (0..<Int64(count)).map { base + 1 + $0 }
-            case .emptyStore(let store):
-                return try store.allocateKeys(rootEntity: root, count: count)
+        // The keys a store gave are kept, so that a paste handed to the engine uses them.
+        var allocated: [Int: [Int64]] = [:]
+        let keys = try {
+            var base: Int64 = 0
+            var treeKeys = try TreeKeys(
+                roots: targetEntity.lazy.filter { $0 >= 0 }.map { self.model.descriptions[$0].rootIndex }
+            ) { root, count in
+                switch destination {
+                case .newDocument:
+                    defer { base += Int64(count) }
+                    return (0..<Int64(count)).map { base + 1 + $0 }
+                case .emptyStore(let store):
+                    return try store.allocateKeys(rootEntity: root, count: count)
+                }
             }
-        }
-        let keys = targetEntity.map { entity in
-            entity >= 0 ? treeKeys.next(root: model.descriptions[entity].rootIndex) : 0
-        }
-        let allocated = treeKeys.given
+            if case .emptyStore = destination { allocated = treeKeys.given }
+            return targetEntity.map { entity in
+                entity >= 0 ? treeKeys.next(root: model.descriptions[entity].rootIndex) : 0
+            }
+        }()
         func ref(_ slot: Int) -> ObjectRef { ObjectRef(entity: targetEntity[slot], key: keys[slot]) }
         report.inserted = [:]
         for entity in targetEntity where entity >= 0 {
@@ -594,6 +598,7 @@ private struct LayoutSides: InverseSides {
         extras.append((Int32(slot), UInt16(index), Int32(source)))
     }
 
+    /// Never asked for: every object is new, so no to-one is movable.
     mutating func move(_ index: Int, of slot: Int, to source: Int, leaving relationship: Int) throws {
         throw Contradiction()
     }
