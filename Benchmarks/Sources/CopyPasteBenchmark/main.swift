@@ -129,6 +129,11 @@ for run in 1...options.runs {
     if run == 1 { mergedObjects = try writeMergeClipboard() }
     removeStore(mergeTarget)
     try FileManager.default.copyItem(at: document, to: mergeTarget)
+    // On the disk before the merge is timed: a copy just made is all dirty pages, and the merge's commit
+    // (its checkpoint's flush of the store file) would otherwise write out the whole copy.
+    let copied = try FileHandle(forWritingTo: mergeTarget)
+    try copied.synchronize()
+    try copied.close()
     steps["merge", default: []].append(
         try measure(graft, ["paste", mergeClipboard.path, "--into", mergeTarget.path, "--on-conflict", "merge", "-q"]).0
     )
