@@ -128,24 +128,42 @@ extension NumberText {
     public static func digitCount(_ value: UInt64) -> Int {
         var digits = 1
         var rest = value
-        while rest >= 10 {
-            digits += 1
-            rest /= 10
+        while rest >= 10_000 {
+            digits += 4
+            rest /= 10_000
         }
-        return digits
+        if rest >= 100 {
+            digits += 2
+            rest /= 100
+        }
+        return rest >= 10 ? digits + 1 : digits
     }
 
-    /// Writes the lowest `count` decimal digits of `value` at `target`, with leading zeros.
+    /// Writes the lowest `count` decimal digits of `value` at `target`, with leading zeros: two at a
+    /// time, from ``digitPairs``.
     @inlinable @inline(__always)
     public static func writeDigits(_ value: UInt64, count: Int, to target: UnsafeMutablePointer<UInt8>) {
+        let pairs = digitPairs.utf8Start
         var rest = value
-        var index = count - 1
-        while index >= 0 {
-            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 10)
-            target[index] = UInt8(truncatingIfNeeded: remainder) &+ 0x30
+        var index = count
+        while index >= 2 {
+            let (quotient, remainder) = rest.quotientAndRemainder(dividingBy: 100)
+            index -= 2
+            target[index] = pairs[Int(remainder) &* 2]
+            target[index + 1] = pairs[Int(remainder) &* 2 + 1]
             rest = quotient
-            index -= 1
         }
+        if index == 1 { target[0] = UInt8(truncatingIfNeeded: rest % 10) &+ 0x30 }
+    }
+
+    /// "00", "01" … "99" in a row: the text of every pair of digits.
+    @inlinable
+    static var digitPairs: StaticString {
+        """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
     }
 }
 

@@ -24,8 +24,8 @@ import GraftModel
 /// `capacity` (what the objects will hold at most, see ``Capacity``) for the narrowest, which is what
 /// `encode` writes; without it references take 4 bytes, enough for about four billion values.
 public struct ClipboardWriter {
-    /// The body for the encoding: a ``Body`` specialised for its sink, so that only each call for an
-    /// object or a list of them goes through the protocol's table, never a token.
+    /// The body for the encoding: a ``Body`` specialised for its sink (see ``SinkBody``), so that only
+    /// each call for an object or a list of them goes through the protocol's table, never a token.
     private var body: any DocumentBody
     private var finished = false
 
@@ -57,15 +57,16 @@ public struct ClipboardWriter {
         }
         switch encoding {
         case .json:
-            body = try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output)
+            body = JSONBody(body: try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output))
         case .plist:
-            body = try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output)
+            body = PlistBody(
+                body: try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output))
         case .xml:
-            body = try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output)
+            body = XMLBody(body: try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output))
         case .binaryPlist:
             let bound = (capacity ?? .large).bound + Capacity.headerBound(header)
             let sink = ClipboardBinaryPlistSink(schema: schema, output: output, objectBound: bound)
-            body = try Body(sink, encoding, header, schema, output)
+            body = BinaryPlistBody(body: try Body(sink, encoding, header, schema, output))
         }
     }
 
@@ -302,6 +303,17 @@ extension ClipboardWriter {
     }
 }
 
+/// Where a store entity's objects go in the schema: the entity's position, and per attribute and
+/// relationship a clipboard carries, its index in the snapshot and its position in the schema's entity.
+///
+/// Outside the generic writer, so that its type is known once: nested, its metadata was looked up at run
+/// time for each object a writer that is not specialised wrote.
+struct SnapshotPlacement {
+    var entity: Int
+    var attributes: [(index: Int, name: String, position: Int)]
+    var relationships: [(index: Int, position: Int, isToMany: Bool)]
+}
+
 /// Walks a document in its one order and hands each token to a sink.
 struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
     var sink: Sink
@@ -448,14 +460,6 @@ struct ClipboardDocumentWriter<Sink: ClipboardTokenSink> {
         try sink.end(.object)
     }
 
-    /// Where a store entity's objects go in the schema: the entity's position, and per attribute and
-    /// relationship a clipboard carries, its index in the snapshot and its position in the schema's entity.
-    struct SnapshotPlacement {
-        var entity: Int
-        var attributes: [(index: Int, name: String, position: Int)]
-        var relationships: [(index: Int, position: Int, isToMany: Bool)]
-    }
-
     /// Resolves, once, where the objects of `layout`'s model go in the schema, for ``write(_:_:)``.
     mutating func place(_ layout: SnapshotLayout) {
         placements = layout.model.descriptions.map { entity -> SnapshotPlacement? in
@@ -597,9 +601,32 @@ private protocol DocumentBody {
     mutating func finish() throws
 }
 
+/// A ``Body`` for one sink type, named: the protocol's witnesses for a generic type run unspecialised,
+/// each token a call through the sink's table and its type looked up at run time; a named type's
+/// witnesses call its body specialised for the sink.
+private protocol SinkBody: DocumentBody {
+    associatedtype Sink: ClipboardTokenSink
+    var body: Body<Sink> { get set }
+}
+
+extension SinkBody {
+    mutating func write(_ object: Clipboard.Object, checked: Bool) throws { try body.write(object, checked: checked) }
+    mutating func writeChecked(_ objects: [Clipboard.Object]) throws { try body.writeChecked(objects) }
+    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws { try body.write(snapshot, layout: layout) }
+    mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
+        try body.write(snapshots, layout: layout)
+    }
+    mutating func finish() throws { try body.finish() }
+}
+
+private struct JSONBody: SinkBody { var body: Body<ClipboardJSONSink> }
+private struct PlistBody: SinkBody { var body: Body<ClipboardPlistSink> }
+private struct XMLBody: SinkBody { var body: Body<ClipboardXMLSink> }
+private struct BinaryPlistBody: SinkBody { var body: Body<ClipboardBinaryPlistSink> }
+
 /// The writing for one sink: objects and snapshots alike are items that one path writes, one at a time
 /// or in rounds on several threads.
-private struct Body<Sink: ClipboardTokenSink>: DocumentBody {
+private struct Body<Sink: ClipboardTokenSink> {
     /// Writes one item with the document writer.
     typealias WriteItem<Item> = @Sendable (inout ClipboardDocumentWriter<Sink>, Item) throws -> Void
 

@@ -25,6 +25,37 @@ import Testing
         #expect(Self.text(buffer) == "<aé -9223372036854775808 +18446744073709551615 00042 x000  AAECAw== 0.1")
     }
 
+    /// Every length of number, at the edges where one more digit begins, and zero-padded widths, as
+    /// Swift's own description writes them.
+    @Test func writesEveryLengthOfDecimal() {
+        var values: [UInt64] = [0, 9, UInt64.max]
+        var power: UInt64 = 10
+        for _ in 1...19 {
+            values += [power - 1, power, power + 1, power + power / 3]
+            if power > UInt64.max / 10 { break }
+            power *= 10
+        }
+        for value in values {
+            let buffer = ByteBuffer()
+            buffer.append(decimal: value)
+            #expect(Self.text(buffer) == String(value))
+            #expect(NumberText.digitCount(value) == String(value).count)
+            if value <= UInt64(Int64.max) {
+                buffer.removeAll()
+                buffer.append(decimal: -Int64(value))
+                #expect(Self.text(buffer) == (value == 0 ? "0" : "-\(value)"))
+            }
+            for width in [1, 2, 3, 20] {
+                buffer.removeAll()
+                buffer.append(decimal: value, width: width)
+                let text = String(value)
+                let expected =
+                    text.count >= width ? String(text.suffix(width)) : String(repeating: "0", count: width - text.count) + text
+                #expect(Self.text(buffer) == expected, "\(value) in \(width) digits")
+            }
+        }
+    }
+
     @Test func editsInPlace() {
         let buffer = ByteBuffer()
         buffer.append("<nextObjectID>7</nextObjectID>")
