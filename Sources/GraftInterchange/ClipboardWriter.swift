@@ -57,12 +57,14 @@ public struct ClipboardWriter {
         }
         switch encoding {
         case .json:
-            body = JSONBody(body: try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output))
+            body = JSONBody(
+                body: try Body(ClipboardJSONSink(schema: schema, output: output), encoding, header, schema, output))
         case .plist:
             body = PlistBody(
                 body: try Body(ClipboardPlistSink(schema: schema, output: output), encoding, header, schema, output))
         case .xml:
-            body = XMLBody(body: try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output))
+            body = XMLBody(
+                body: try Body(ClipboardXMLSink(schema: schema, output: output), encoding, header, schema, output))
         case .binaryPlist:
             let bound = (capacity ?? .large).bound + Capacity.headerBound(header)
             let sink = ClipboardBinaryPlistSink(schema: schema, output: output, objectBound: bound)
@@ -612,7 +614,9 @@ private protocol SinkBody: DocumentBody {
 extension SinkBody {
     mutating func write(_ object: Clipboard.Object, checked: Bool) throws { try body.write(object, checked: checked) }
     mutating func writeChecked(_ objects: [Clipboard.Object]) throws { try body.writeChecked(objects) }
-    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws { try body.write(snapshot, layout: layout) }
+    mutating func write(_ snapshot: Snapshot, layout: SnapshotLayout) throws {
+        try body.write(snapshot, layout: layout)
+    }
     mutating func write(_ snapshots: [Snapshot], layout: SnapshotLayout) throws {
         try body.write(snapshots, layout: layout)
     }

@@ -50,7 +50,8 @@ import Testing
                 buffer.append(decimal: value, width: width)
                 let text = String(value)
                 let expected =
-                    text.count >= width ? String(text.suffix(width)) : String(repeating: "0", count: width - text.count) + text
+                    text.count >= width
+                    ? String(text.suffix(width)) : String(repeating: "0", count: width - text.count) + text
                 #expect(Self.text(buffer) == expected, "\(value) in \(width) digits")
             }
         }
