@@ -244,10 +244,41 @@ import Foundation
         used += width
     }
 
-    /// Appends the shortest text that reads back as exactly `value` (`1.0`, `0.1`, `1e-05`, `-0.0`).
-    @inlinable @inline(__always)
+    /// Appends the shortest text that reads back as exactly `value` (`1.0`, `0.1`, `1e-05`, `-0.0`), as
+    /// `description` writes it: here, without a string, where that text is an exact decimal
+    /// (``NumberText/exactDecimal(_:)``), the common case of dates and money.
     public func append(double value: Double) {
-        append(string: value.description)
+        guard let (digits, places) = NumberText.exactDecimal(value.magnitude) else {
+            if value == 0 {
+                append(value.sign == .minus ? "-0.0" : "0.0")
+            } else {
+                append(string: value.description)
+            }
+            return
+        }
+        reserve(places + 20)  // sign, 16 digits before the point, the point, "0" or the places, or ".0"
+        if value.sign == .minus {
+            storage[used] = UInt8(ascii: "-")
+            used += 1
+        }
+        let count = NumberText.digitCount(digits)
+        if places == 0 {
+            NumberText.writeDigits(digits, count: count, to: storage + used)
+            storage[used + count] = UInt8(ascii: ".")
+            storage[used + count + 1] = UInt8(ascii: "0")
+            used += count + 2
+        } else if count > places {
+            let (whole, fraction) = digits.quotientAndRemainder(dividingBy: NumberText.integerPowersOfTen[places])
+            NumberText.writeDigits(whole, count: count - places, to: storage + used)
+            storage[used + count - places] = UInt8(ascii: ".")
+            NumberText.writeDigits(fraction, count: places, to: storage + used + count - places + 1)
+            used += count + 1
+        } else {
+            storage[used] = UInt8(ascii: "0")
+            storage[used + 1] = UInt8(ascii: ".")
+            NumberText.writeDigits(digits, count: places, to: storage + used + 2)
+            used += places + 2
+        }
     }
 
     /// Appends `bytes` in base64 (standard alphabet, with padding, on one line).

@@ -173,11 +173,75 @@ extension NumberText {
     /// Exact powers of ten in double precision (10²² is the last).
     package static let powersOfTen: [Double] = (0...22).map { pow(10, Double($0)) }
 
+    /// The powers of ten that fit in 64 bits, 10⁰ … 10¹⁹.
+    package static let integerPowersOfTen: [UInt64] = (0...19).map { UInt64(pow(10, Double($0))) }
+
+    /// `mantissa × 10^exponent` correctly rounded to a double, when that takes one exact operation;
+    /// `nil` for a power of ten beyond ±22, or beyond ±19 for a mantissa above 2⁵³ (the standard library's
+    /// parser is then the way).
+    ///
+    /// A mantissa up to 2⁵³ and a power up to 10²² are both exact doubles, so one multiplication or
+    /// division rounds correctly (Clinger's fast path). A longer mantissa — the 17 digits that a `Float`
+    /// widened to a double needs — is worked in integers: the product exactly in 128 bits, or the quotient
+    /// to 64 significant bits with its lowest bit set when a remainder is left; either way the conversion
+    /// to 53 bits then rounds once, as the exact value would.
+    package static func nearestDouble(mantissa: UInt64, exponent: Int) -> Double? {
+        if mantissa <= 1 << 53 && exponent >= -22 && exponent <= 22 {
+            let significand = Double(mantissa)
+            return exponent < 0 ? significand / powersOfTen[-exponent] : significand * powersOfTen[exponent]
+        }
+        guard mantissa != 0, exponent >= -19, exponent <= 19 else { return mantissa == 0 ? 0 : nil }
+        if exponent >= 0 {
+            let (high, low) = mantissa.multipliedFullWidth(by: integerPowersOfTen[exponent])
+            guard high != 0 else { return Double(low) }
+            let shift = high.leadingZeroBitCount
+            let top = shift == 0 ? high : high << shift | low >> (64 - shift)
+            let sticky: UInt64 = low << shift != 0 ? 1 : 0
+            return Double(sign: .plus, exponent: 64 - shift, significand: Double(top | sticky))
+        }
+        // mantissa × 2^shift ÷ divisor lands in [2⁶³, 2⁶⁴): 64 significant bits of the quotient.
+        let divisor = integerPowersOfTen[-exponent]
+        func shifted(_ shift: Int) -> (high: UInt64, low: UInt64) {
+            shift >= 64
+                ? (mantissa << (shift - 64), 0)
+                : shift == 0 ? (0, mantissa) : (mantissa >> (64 - shift), mantissa << shift)
+        }
+        var shift = 64 + mantissa.leadingZeroBitCount - divisor.leadingZeroBitCount
+        var dividend = shifted(shift)
+        if dividend.high >= divisor {
+            shift -= 1
+            dividend = shifted(shift)
+        }
+        let (quotient, remainder) = divisor.dividingFullWidth(dividend)
+        return Double(sign: .plus, exponent: -shift, significand: Double(quotient | (remainder != 0 ? 1 : 0)))
+    }
+
+    /// The digits and decimal places of a double's shortest text when that text is a plain decimal that is
+    /// exactly the double (`600000194.5`: 6000001945 and 1 place); `nil` otherwise.
+    ///
+    /// That is when the double is from 0.001 up to 2⁵³ (where `description` writes no exponent), its binary
+    /// fraction ends within 22 decimal places (a fraction of 2⁻ᵏ ends after k places) and the scaled value
+    /// is an integer below 2⁵³ (so the multiplication was exact). Then its neighbours are less than two units of
+    /// the last place away (at most 2⁻⁵² of it, and it is below 2⁵³ such units), and every decimal with
+    /// fewer places is at least one unit away, outside the half of a neighbour's distance that reads back
+    /// as this double: these digits are the shortest text, and the only one.
+    package static func exactDecimal(_ magnitude: Double) -> (digits: UInt64, places: Int)? {
+        guard magnitude >= 0.001, magnitude < 0x1p53 else { return nil }
+        let significand = magnitude.significandBitPattern | 1 << 52
+        let lowestBit = Int(magnitude.exponent) - 52 + significand.trailingZeroBitCount
+        let places = lowestBit >= 0 ? 0 : -lowestBit
+        guard places <= 22 else { return nil }
+        let scaled = magnitude * powersOfTen[places]
+        guard scaled < 0x1p53 else { return nil }
+        return (UInt64(scaled), places)
+    }
+
     /// Parses a finite decimal number (`-12.5e3`, `.5`, `1.`, `+3`) to the nearest double; `nil` when the
     /// text is not a number of that form (no white space, no `inf` or `nan`, no hexadecimal) or overflows.
     ///
-    /// Up to 19 significant digits with a power of ten up to 22 are one correctly rounded operation on
-    /// two exact doubles (Clinger's fast path); other numbers go to the standard library's parser.
+    /// Up to 19 significant digits with a power of ten within ±19 (±22 for 16 digits) are one correctly
+    /// rounded operation (``nearestDouble(mantissa:exponent:)``); other numbers go to the standard
+    /// library's parser.
     package static func double(_ bytes: UnsafeRawBufferPointer) -> Double? {
         let count = bytes.count
         var index = 0
@@ -212,13 +276,7 @@ extension NumberText {
             exponent += written
         }
         guard index == count else { return nil }
-        let value: Double
-        if mantissa == 0 {
-            value = 0
-        } else if significantDigits <= 19, mantissa <= 1 << 53, exponent >= -22, exponent <= 22 {
-            // Both the mantissa and the power of ten are exact doubles, so one operation rounds correctly.
-            value = exponent < 0 ? Double(mantissa) / powersOfTen[-exponent] : Double(mantissa) * powersOfTen[exponent]
-        } else {
+        guard significantDigits <= 19, let value = nearestDouble(mantissa: mantissa, exponent: exponent) else {
             guard let parsed = Double(String(decoding: bytes, as: UTF8.self)) else { return nil }
             return parsed.isFinite ? parsed : nil
         }
@@ -391,17 +449,14 @@ extension Decimal {
     ///
     /// Foundation's `NSDecimalNumber.doubleValue` is not: on Linux it gives 19.990000000000002 for 19.99
     /// (and Apple's is reported off by a unit in the last place too, radar 42374293), a different number
-    /// that a store would then keep. Significands below 2⁵³ with exponents within ±22 take Clinger's
-    /// exact path (one rounding of two exact doubles); the rest read the decimal's text.
+    /// that a store would then keep. Significands of 64 bits with small exponents take the exact paths of
+    /// ``NumberText/nearestDouble(mantissa:exponent:)``; the rest read the decimal's text.
     package var nearestDouble: Double {
         if isNaN { return .nan }
         if isZero { return 0 }
-        if let parts = compactParts, parts.significand < 1 << 53, abs(parts.exponent) <= 22 {
-            let significand = Double(parts.significand)
-            let magnitude =
-                parts.exponent < 0
-                ? significand / NumberText.powersOfTen[-parts.exponent]
-                : significand * NumberText.powersOfTen[parts.exponent]
+        if let parts = compactParts,
+            let magnitude = NumberText.nearestDouble(mantissa: parts.significand, exponent: parts.exponent)
+        {
             return parts.isNegative ? -magnitude : magnitude
         }
         return Double(description) ?? NSDecimalNumber(decimal: self).doubleValue

@@ -152,12 +152,12 @@ struct ClipboardJSONScanner {
         let quote = position
         position += 1
         let start = position
-        // Eight bytes at a time while none of them ends the string, starts an escape or is a control
-        // character; the byte loop below then settles the one that does.
+        // Eight bytes at a time up to the first that ends the string, starts an escape or is a control
+        // character; the byte loop below then settles it (or reads the document's last few bytes).
         while position + 8 <= count {
-            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-            guard !ClipboardJSONText.mayStop(word) else { break }
-            position += 8
+            let skip = ClipboardJSONText.firstStop(ClipboardJSONText.word(at: base + position))
+            position += skip
+            guard skip == 8 else { break }
         }
         while position < count {
             let byte = base[position]

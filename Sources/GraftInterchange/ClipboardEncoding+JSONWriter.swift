@@ -211,17 +211,9 @@ struct ClipboardJSONSink: ClipboardTextSink, ClipboardValueWriting {
         let count = bytes.count
         var index = 0
         while index < count {
-            if index + 8 <= count,
-                !ClipboardJSONText.mayStop(bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
-            {
-                index += 8
-                continue
-            }
+            index = ClipboardJSONText.firstStop(in: bytes, from: index)
+            guard index < count else { break }
             let byte = bytes[index]
-            if byte >= 0x20 && byte != 0x22 && byte != 0x5C {
-                index += 1
-                continue
-            }
             if index > runStart { output.append(UnsafeRawBufferPointer(rebasing: bytes[runStart..<index])) }
             switch byte {
             case 0x22: output.append(UInt8(ascii: "\\"), UInt8(ascii: "\""))

@@ -93,11 +93,12 @@ extension ClipboardUUID {
 /// What JSON strings have in common, read or written: the bytes that end one, start an escape or must be
 /// escaped.
 enum ClipboardJSONText {
-    /// Whether one of the eight bytes of `word` may be a quote, a backslash or a control character
-    /// (below 0x20): the bit tricks that find a zero byte, on the word compared with each. A word
-    /// without one can be passed over whole.
+    /// Where the first quote, backslash or control character (below 0x20) is among the eight bytes of
+    /// `word`, taken in memory order (the first byte the lowest): 0–7, or 8 when there is none. The bit
+    /// tricks that find a zero byte, on the word compared with each; they may mark bytes after the first
+    /// that matches, never one before it, so the lowest mark is exact.
     @inline(__always)
-    static func mayStop(_ word: UInt64) -> Bool {
+    static func firstStop(_ word: UInt64) -> Int {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let quotes = word ^ (ones &* 0x22)
@@ -105,7 +106,32 @@ enum ClipboardJSONText {
         let zeroQuote = (quotes &- ones) & ~quotes
         let zeroBackslash = (backslashes &- ones) & ~backslashes
         let below = (word &- ones &* 0x20) & ~word
-        return (zeroQuote | zeroBackslash | below) & highs != 0
+        return ((zeroQuote | zeroBackslash | below) & highs).trailingZeroBitCount >> 3
+    }
+
+    /// The eight bytes at `pointer` as a word in memory order.
+    @inline(__always)
+    static func word(at pointer: UnsafeRawPointer) -> UInt64 {
+        UInt64(littleEndian: pointer.loadUnaligned(as: UInt64.self))
+    }
+
+    /// The index of the first quote, backslash or control character in `bytes` from `start`, or
+    /// `bytes.count`: eight bytes at a time, the last fewer than eight padded with spaces.
+    @inline(__always)
+    static func firstStop(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return 0 }
+        var index = start
+        while index + 8 <= bytes.count {
+            let skip = firstStop(word(at: base + index))
+            index += skip
+            if skip < 8 { return index }
+        }
+        guard index < bytes.count else { return index }
+        var padded: UInt64 = 0x2020_2020_2020_2020
+        withUnsafeMutableBytes(of: &padded) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: base + index, count: bytes.count - index))
+        }
+        return min(index + firstStop(UInt64(littleEndian: padded)), bytes.count)
     }
 }
 

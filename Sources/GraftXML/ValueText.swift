@@ -139,7 +139,7 @@ enum ValueText {
             let printed = UnsafeRawBufferPointer(start: output.base + start, count: output.count - start)
             if parseDouble(printed) != seconds {
                 output.truncate(to: start)
-                output.append(string: seconds.description)
+                output.append(double: seconds)
             }
             return
         }

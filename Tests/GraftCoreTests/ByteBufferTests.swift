@@ -57,6 +57,31 @@ import Testing
         }
     }
 
+    /// Doubles are written as `description` writes them, those written without it (exact decimals from
+    /// 0.001 to 2⁵³) and those that are not alike: binary fractions, short decimals, integers, the edges of
+    /// that range, widened floats, any bit pattern.
+    @Test func writesDoublesAsDescriptionDoes() {
+        var values: [Double] = [
+            0, -0.0, 0.001, 0.0009999, 0x1p53, 0x1p53 - 1, 1e16, 0.1, 0.5, 1, 600000194.5, .ulpOfOne,
+        ]
+        for _ in 0..<4_000 {
+            let fraction = Double(Int64.random(in: -(1 << 40)...(1 << 40))) / Double(1 << Int.random(in: 0...40))
+            values += [fraction, Double(Int64.random(in: -(1 << 53)...(1 << 53)))]
+            // Large enough that a shorter decimal than the exact one reads back (2⁵⁰ + 0.25 ends in .2).
+            values.append(Double(Int64.random(in: (1 << 40)...(1 << 55))) / Double(1 << Int.random(in: 0...12)))
+            values.append(Double("\(Int.random(in: -99_999...99_999)).\(Int.random(in: 0...999_999))")!)
+            values.append(Double(Float.random(in: -1_000...1_000)))
+            values.append(Double(bitPattern: UInt64.random(in: 0...UInt64.max) & 0x7FEF_FFFF_FFFF_FFFF))
+            values.append(Double.random(in: 0.0005...0.002))
+        }
+        let buffer = ByteBuffer()
+        for value in values {
+            buffer.removeAll()
+            buffer.append(double: value)
+            #expect(Self.text(buffer) == value.description, "\(value)")
+        }
+    }
+
     @Test func editsInPlace() {
         let buffer = ByteBuffer()
         buffer.append("<nextObjectID>7</nextObjectID>")

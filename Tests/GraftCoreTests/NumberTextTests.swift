@@ -51,6 +51,28 @@ import Testing
         }
     }
 
+    /// Mantissas longer than 2⁵³ (a `Float` widened to a double takes 17 digits) are rounded in integers:
+    /// they must round as the standard library's parser does, ties to even included.
+    @Test func readsLongMantissasAsTheStandardLibraryDoes() {
+        var texts: [String] = []
+        for _ in 0..<4_000 {
+            let mantissa = UInt64.random(in: 10_000_000_000_000_000..<10_000_000_000_000_000_000)
+            texts.append("\(mantissa)e\(Int.random(in: -25...25))")
+            texts.append("0.\(mantissa)")
+            texts.append(Double(Float.random(in: -1_000...1_000)).description)
+            texts.append(Double(Float(bitPattern: UInt32.random(in: 0..<0x7F80_0000))).description)
+            // Exactly halfway between two doubles: odd integers in [2⁵³, 2⁵⁴) (ties go to the even one),
+            // their multiples of ten, and eighths in [2⁵⁰, 2⁵¹) (spaced a quarter apart), in thousandths.
+            let odd = (1 << 53) + 2 * UInt64.random(in: 0..<(1 << 52)) + 1
+            texts += ["\(odd)", "\(odd)0", "\(odd)00e-2"]
+            texts.append("\((1 << 50) * 1_000 + 250 * UInt64.random(in: 0..<(1 << 52)) + 125)e-3")
+        }
+        for text in texts {
+            let ours = Self.bytes(text, NumberText.double)
+            #expect(ours != nil && ours == Double(text), "\(text)")
+        }
+    }
+
     @Test(arguments: ["", "-", ".", "1e", "1e+", "1.2.3", "inf", "nan", "0x10", " 1", "1 ", "1e400", "-1e400", "1,5"])
     func refusesWhatIsNotAFiniteDecimalNumber(text: String) {
         #expect(Self.bytes(text, NumberText.double) == nil, "\(text)")
