@@ -256,28 +256,12 @@ import Foundation
             }
             return
         }
-        reserve(places + 20)  // sign, 16 digits before the point, the point, "0" or the places, or ".0"
-        if value.sign == .minus {
-            storage[used] = UInt8(ascii: "-")
-            used += 1
-        }
-        let count = NumberText.digitCount(digits)
+        if value.sign == .minus { append(UInt8(ascii: "-")) }
         if places == 0 {
-            NumberText.writeDigits(digits, count: count, to: storage + used)
-            storage[used + count] = UInt8(ascii: ".")
-            storage[used + count + 1] = UInt8(ascii: "0")
-            used += count + 2
-        } else if count > places {
-            let (whole, fraction) = digits.quotientAndRemainder(dividingBy: NumberText.integerPowersOfTen[places])
-            NumberText.writeDigits(whole, count: count - places, to: storage + used)
-            storage[used + count - places] = UInt8(ascii: ".")
-            NumberText.writeDigits(fraction, count: places, to: storage + used + count - places + 1)
-            used += count + 1
+            append(decimal: digits)
+            append(UInt8(ascii: "."), UInt8(ascii: "0"))
         } else {
-            storage[used] = UInt8(ascii: "0")
-            storage[used + 1] = UInt8(ascii: ".")
-            NumberText.writeDigits(digits, count: places, to: storage + used + 2)
-            used += places + 2
+            NumberText.appendFraction(digits, places: places, to: self)
         }
     }
 

@@ -413,21 +413,25 @@ extension NumberText {
             output.append(repeating: UInt8(ascii: "0"), count: parts.exponent)
             return
         }
-        let fractionDigits = -parts.exponent
-        if digits > fractionDigits {
-            // The digits with the point inside them.
-            output.reserve(digits + 1)
+        appendFraction(parts.significand, places: -parts.exponent, to: output)
+    }
+
+    /// Appends `digits` × 10^−`places` (`places` ≥ 1) in plain notation, as both `Decimal.description` and
+    /// `Double.description` write it: the digits with the point among them (`52000.5`), or `0.`, zeros,
+    /// then the digits (`0.000123`).
+    package static func appendFraction(_ digits: UInt64, places: Int, to output: ByteBuffer) {
+        let count = digitCount(digits)
+        if count > places {
+            output.reserve(count + 1)
             let start = output.end
-            writeDigits(parts.significand, count: digits, to: start)
-            let point = start + digits - fractionDigits
-            (point + 1).update(from: point, count: fractionDigits)
+            writeDigits(digits, count: count, to: start)
+            let point = start + count - places
+            (point + 1).update(from: point, count: places)
             point.pointee = UInt8(ascii: ".")
-            output.commit(digits + 1)
+            output.commit(count + 1)
         } else {
-            // `0.`, zeros, then the digits.
             output.append(UInt8(ascii: "0"), UInt8(ascii: "."))
-            output.append(repeating: UInt8(ascii: "0"), count: fractionDigits - digits)
-            output.append(decimal: parts.significand, width: digits)
+            output.append(decimal: digits, width: places)  // the leading zeros, then the digits
         }
     }
 }
