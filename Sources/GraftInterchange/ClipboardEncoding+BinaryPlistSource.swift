@@ -152,10 +152,11 @@ struct ClipboardBinaryPlistSource: ClipboardTokenSource {
     func count(of container: Container) -> Int? { container.count }
 
     /// An array's elements are its references, so a run can start at any of them: the rest divided
-    /// evenly, when there are at least ``ClipboardWalker/minimumRun`` a run.
-    func divisions(of container: Container, runs: Int) -> [ClipboardDivision<Self>] {
+    /// evenly, in as many runs up to `runs` as have ``ClipboardWalker/minimumRun`` elements each.
+    func divisions(of container: Container, runs wanted: Int) -> [ClipboardDivision<Self>] {
         let remaining = container.count - container.position
-        guard runs > 1, remaining >= runs * ClipboardWalker<Self>.minimumRun else { return [] }
+        let runs = min(wanted, remaining / ClipboardWalker<Self>.minimumRun)
+        guard runs > 1 else { return [] }
         var divisions: [ClipboardDivision<Self>] = []
         for run in 1..<runs {
             let index = container.position + remaining / runs * run

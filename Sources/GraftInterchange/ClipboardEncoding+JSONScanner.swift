@@ -441,13 +441,14 @@ extension ClipboardJSONScanner: ClipboardTokenSource {
     /// §7: a string's control characters are escaped), so an element that starts a line after a comma is
     /// most likely one of the array's own, as in every document that puts each element on a line of its
     /// own (Graft's, and Python's `json.dumps(indent=…)`). A place is looked for at each even share of
-    /// the bytes left, when each share holds at least ``minimumRunBytes``; the walker keeps only the
-    /// places a run before meets exactly.
-    mutating func divisions(of container: Bool, runs: Int) -> [ClipboardDivision<Self>] {
+    /// the bytes left, in as many shares up to `runs` as hold ``minimumRunBytes`` each; the walker keeps
+    /// only the places a run before meets exactly.
+    mutating func divisions(of container: Bool, runs wanted: Int) -> [ClipboardDivision<Self>] {
         skipSpace()
         let start = position
-        let share = (count - start) / max(runs, 1)
-        guard runs > 1, share >= Self.minimumRunBytes else { return [] }
+        let runs = min(wanted, (count - start) / Self.minimumRunBytes)
+        guard runs > 1 else { return [] }
+        let share = (count - start) / runs
         var divisions: [ClipboardDivision<Self>] = []
         var from = start
         for run in 1..<runs {

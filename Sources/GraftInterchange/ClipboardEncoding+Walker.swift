@@ -152,6 +152,31 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         (skipsValues, skipsLinks) = (true, false)
         defer { (skipsValues, skipsLinks) = skipped }
         var count = 0
+        if let visitor, Self.runs > 1 {
+            // Read on several threads in short runs, a few at a time, each run's objects handed on in order
+            // as soon as the runs before it are: the pass takes the time of a part, and holds a few runs.
+            let divisions = source.divisions(of: list, runs: Self.runs * Self.visitingRunsPerThread)
+            if !divisions.isEmpty {
+                let (entities, progress) = (entityList, self.progress)
+                let resumption = try readObjects(list, divisions, wave: Self.runs) { objects in
+                    for object in objects { try visitor(object, entities) }
+                    count += objects.count
+                    progress?()
+                }
+                switch resumption {
+                case .done:
+                    visitedObjects = true
+                    return count
+                case .fromStart:
+                    // The first run missed: nothing was handed on, and the objects are read from the first.
+                    break
+                case .atObject(let rest):
+                    list = rest
+                    try visitor(try readObject(count), entityList)
+                    count += 1
+                }
+            }
+        }
         while try source.nextElement(&list, in: "the objects") {
             if let visitor { try visitor(try readObject(count), entityList) } else { try source.skipValue() }
             count += 1
@@ -323,7 +348,11 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         if Self.runs > 1 {
             let divisions = source.divisions(of: list, runs: Self.runs)
             if !divisions.isEmpty {
-                switch readObjects(into: &objects, list, divisions) {
+                let resumption = readObjects(list, divisions, wave: divisions.count + 1) { read in
+                    // The first run's objects taken as they are, not copied one by one.
+                    if objects.isEmpty { objects = read } else { objects.append(contentsOf: read) }
+                }
+                switch resumption {
                 case .done:
                     return objects
                 case .fromStart:
@@ -344,6 +373,9 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
     static var runs: Int { min(ProcessInfo.processInfo.activeProcessorCount, 8) }
     /// The fewest objects worth reading on a thread of their own.
     static var minimumRun: Int { 4096 }
+    /// How many short runs per thread a pass that visits the objects reads them in, so that it holds only
+    /// a few runs' objects at a time.
+    static var visitingRunsPerThread: Int { 64 }
 
     /// How a run of objects ended.
     private enum RunEnd {
@@ -366,66 +398,71 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
         case atObject(Source.Container)
     }
 
-    /// Reads the objects in runs, one from each division's place, on several threads, and appends them to
-    /// `objects` in order for as long as each run ends exactly where the next begins. What no run read for
-    /// certain is left to be read one object at a time, so that an error is always met, and told, as one
-    /// thread reading in order meets it.
+    /// Reads the objects in runs, one from each division's place, `wave` runs at a time on as many threads,
+    /// and hands each run's objects to `take` in order for as long as each run ends exactly where the next
+    /// begins. What no run read for certain is left to be read one object at a time, so that an error is
+    /// always met, and told, as one thread reading in order meets it.
     private mutating func readObjects(
-        into objects: inout [Clipboard.Object], _ list: Source.Container, _ divisions: [ClipboardDivision<Source>]
-    ) -> Resumption {
+        _ list: Source.Container, _ divisions: [ClipboardDivision<Source>], wave: Int,
+        taking take: ([Clipboard.Object]) throws -> Void
+    ) rethrows -> Resumption {
         typealias Run = (objects: [Clipboard.Object], end: RunEnd, source: Source)
         let count = divisions.count + 1
-        nonisolated(unsafe) var runs = [Run?](repeating: nil, count: count)
         // Each thread reads copies of its own; the scratch lists, the one thing the walker shares with its
         // copies, each copy replaces with its own the first time it gathers.
         nonisolated(unsafe) let start = self
         nonisolated(unsafe) let (list, divisions) = (list, divisions)
-        runs.withUnsafeMutableBufferPointer { results in
-            nonisolated(unsafe) let results = results
-            DispatchQueue.concurrentPerform(iterations: count) { run in
-                var walker = start
-                if run > 0 { walker.unshare() }
-                var list = list
-                if run > 0 {
-                    walker.source = divisions[run - 1].source
-                    list = divisions[run - 1].container
-                }
-                let stop = run < divisions.count ? divisions[run].place : nil
-                var read: [Clipboard.Object] = []
-                var end = RunEnd.missed
-                do {
-                    // A later run starts at its first object; the first run, before its first.
-                    if run > 0 { read.append(try walker.readObject(read.count)) }
-                    end = .ended
-                    while try walker.source.nextElement(&list, in: "the objects") {
-                        if let stop {
-                            let place = walker.source.elementPlace(list)
-                            if place >= stop {
-                                end = place == stop ? .met : .missed
-                                break
-                            }
-                        }
-                        read.append(try walker.readObject(read.count))
+        for first in stride(from: 0, to: count, by: wave) {
+            let size = min(wave, count - first)
+            nonisolated(unsafe) var runs = [Run?](repeating: nil, count: size)
+            runs.withUnsafeMutableBufferPointer { results in
+                nonisolated(unsafe) let results = results
+                DispatchQueue.concurrentPerform(iterations: size) { offset in
+                    let run = first + offset
+                    var walker = start
+                    if run > 0 { walker.unshare() }
+                    var list = list
+                    if run > 0 {
+                        walker.source = divisions[run - 1].source
+                        list = divisions[run - 1].container
                     }
-                } catch {
-                    end = .missed
+                    let stop = run < divisions.count ? divisions[run].place : nil
+                    var read: [Clipboard.Object] = []
+                    var end = RunEnd.missed
+                    do {
+                        // A later run starts at its first object; the first run, before its first.
+                        if run > 0 { read.append(try walker.readObject(read.count)) }
+                        end = .ended
+                        while try walker.source.nextElement(&list, in: "the objects") {
+                            if let stop {
+                                let place = walker.source.elementPlace(list)
+                                if place >= stop {
+                                    end = place == stop ? .met : .missed
+                                    break
+                                }
+                            }
+                            read.append(try walker.readObject(read.count))
+                        }
+                    } catch {
+                        end = .missed
+                    }
+                    results[offset] = (read, end, walker.source)
                 }
-                results[run] = (read, end, walker.source)
             }
-        }
-        for run in 0..<count {
-            guard let (read, end, source) = runs[run] else { break }
-            runs[run] = nil
-            guard end != .missed else {
-                guard run > 0 else { return .fromStart }
-                self.source = divisions[run - 1].source
-                return .atObject(divisions[run - 1].container)
-            }
-            // The first run's objects taken as they are, not copied one by one.
-            if objects.isEmpty { objects = read } else { objects.append(contentsOf: read) }
-            if end == .ended {
-                self.source = source
-                return .done
+            for offset in 0..<size {
+                let run = first + offset
+                guard let (read, end, source) = runs[offset] else { return .fromStart }
+                runs[offset] = nil
+                guard end != .missed else {
+                    guard run > 0 else { return .fromStart }
+                    self.source = divisions[run - 1].source
+                    return .atObject(divisions[run - 1].container)
+                }
+                try take(read)
+                if end == .ended {
+                    self.source = source
+                    return .done
+                }
             }
         }
         // The last run always ends, or misses.

@@ -160,6 +160,51 @@ import Testing
         #expect(error.message == expected.message && error.context == expected.context)
     }
 
+    /// A long JSON document is visited in short runs read on several threads; the visit still sees every
+    /// object once, in order, as one thread would hand it on. A fault in a later run (an id used twice, a
+    /// cut-short line) makes the visit count for nothing, and the objects fail as they always fail.
+    @Test func aLongDocumentIsVisitedInOrder() throws {
+        let folder = try scratchFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clipboard = ClipboardSamples.company(objects: 30_000)
+        let json = try ClipboardEncoding.json.encode(clipboard)
+        let file = folder.appendingPathComponent("clipboard.json")
+        try json.write(to: file)
+        var visited: [Clipboard.Object] = []
+        var reader = try ClipboardReader(contentsOf: file) { object, _ in visited.append(object) }
+        #expect(reader.visitedObjects)
+        var plain = try ClipboardReader(contentsOf: file)
+        plain.skipsValues = true
+        #expect(visited == (try Self.objectsOf(&plain)))
+        #expect(try Self.objectsOf(&reader) == clipboard.objects)
+
+        let text = String(decoding: json, as: UTF8.self)
+        let faults = [
+            text.replacingOccurrences(of: "{\"id\": \"o29000\"", with: "{\"id\": \"o3\""),
+            text.replacingOccurrences(of: "{\"id\": \"o20000\", \"entity\": \"", with: "{\"id\": \"o20000\",\n"),
+        ]
+        for (index, fault) in faults.enumerated() {
+            #expect(fault != text)
+            let broken = folder.appendingPathComponent("broken\(index).json")
+            try Data(fault.utf8).write(to: broken)
+            var calls = 0
+            var brokenReader: ClipboardReader
+            do {
+                brokenReader = try ClipboardReader(contentsOf: broken) { _, _ in calls += 1 }
+            } catch let error as GraftError {
+                // Made again without the visit, the reader fails where reading in order fails.
+                let expected = try #require(throws: GraftError.self) { try ClipboardReader(contentsOf: broken) }
+                #expect(error == expected)
+                continue
+            }
+            #expect(!brokenReader.visitedObjects)
+            var plainBroken = try ClipboardReader(contentsOf: broken)
+            let expected = try #require(throws: GraftError.self) { try Self.objectsOf(&plainBroken) }
+            let error = try #require(throws: GraftError.self) { try Self.objectsOf(&brokenReader) }
+            #expect(error.message == expected.message && error.context == expected.context)
+        }
+    }
+
     /// The id map's lines, made as bytes, are the map's entries, whatever form the ids have.
     @Test func theIDMapLinesAreTheEntries() throws {
         var report = PasteReport(dryRun: false)
