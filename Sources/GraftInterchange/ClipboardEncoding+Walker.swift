@@ -941,7 +941,9 @@ final class ClipboardScratchList<Element> {
         capacity *= 2
     }
 
-    /// The elements, moved into an array of their number; the list is left empty.
+    /// The elements, moved into an array of their number; the list is left empty, and gives back the room
+    /// of a list longer than ``keptCapacity`` (the roots of a large document), which it would otherwise
+    /// hold for the rest of the read.
     ///
     /// Reserved and appended to rather than made with `Array(unsafeUninitializedCapacity:)`, whose
     /// allocation the standard library keeps out of line and unspecialised: it looks up the array type's
@@ -954,6 +956,16 @@ final class ClipboardScratchList<Element> {
         var elements: [Element] = []
         elements.reserveCapacity(taken)
         for offset in 0..<taken { elements.append((base + offset).move()) }
+        if capacity > Self.keptCapacity { shrink() }
         return elements
+    }
+
+    /// The most elements whose room the list keeps between uses.
+    static var keptCapacity: Int { 4096 }
+
+    private func shrink() {
+        base.deallocate()
+        capacity = 16
+        base = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
     }
 }

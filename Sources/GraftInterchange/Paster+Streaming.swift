@@ -107,9 +107,10 @@ struct PasteLayout {
     /// targets.
     var linkRelationship: [UInt16] = []
     var linkEnd: [Int32] = []
-    /// Per link target, while reading: the target's id number (≥ 0) or another form of id (`Int64.min +`
-    /// an index in `pendingIDs`); then the slot, or a negative number for a reference.
-    var targets: [Int64] = []
+    /// Per link target, while reading: the target's id number (≥ 0, below 2³¹) or another id (`Int32.min +`
+    /// an index in `pendingIDs`); then the slot, or a negative number for a reference. Four bytes a
+    /// target: a large clipboard has millions.
+    var targets: [Int32] = []
     var pendingIDs: [String] = []
     var count: Int { entityOfSlot.count }
 
@@ -152,7 +153,7 @@ struct PasteLayout {
         for link in linkEnd.indices {
             let first = kept
             let end = Int(linkEnd[link])
-            var seen = end - start > 32 ? Set<Int64>() : nil
+            var seen = end - start > 32 ? Set<Int32>() : nil
             for at in start..<end where targets[at] >= 0 {
                 let target = targets[at]
                 if seen != nil ? seen!.insert(target).inserted : !targets[first..<kept].contains(target) {
@@ -193,8 +194,8 @@ struct PasteShape {
     }
 
     /// Adds the next object. A target is kept as its id's number (`o12` → 12) or, for ids of any other
-    /// form, as `Int64.min +` an index in the layout's pending ids: which of them are references is
-    /// settled once the references are known.
+    /// form (or numbers of 2³¹ and more), as `Int32.min +` an index in the layout's pending ids: which of
+    /// them are references is settled once the references are known.
     mutating func add(_ object: Clipboard.Object) throws {
         // Objects of one entity come together: the previous object's entity is tried first.
         if entity < 0 || entities[entity].name != object.entity {
@@ -221,10 +222,10 @@ struct PasteShape {
                     context: [.object(object.id), .key(link.name)])
             }
             for target in link.targets {
-                if let number = PasteLayout.number(target) {
-                    layout.targets.append(number)
+                if let number = PasteLayout.number(target), number <= Int32.max {
+                    layout.targets.append(Int32(number))
                 } else {
-                    layout.targets.append(Int64.min + Int64(layout.pendingIDs.count))
+                    layout.targets.append(Int32.min + Int32(layout.pendingIDs.count))
                     layout.pendingIDs.append(target)
                 }
             }
@@ -335,23 +336,23 @@ struct StreamingPaste<Source: ClipboardObjectSource> {
                     layout.targets[at] = -1
                     continue
                 }
-                slot = code < Int64(layout.slotOfNumber.count) ? layout.slotOfNumber[Int(code)] : nil
+                slot = Int(code) < layout.slotOfNumber.count ? layout.slotOfNumber[Int(code)] : nil
             } else {
-                let id = layout.pendingIDs[Int(code - Int64.min)]
+                let id = layout.pendingIDs[Int(code) - Int(Int32.min)]
                 if !referenceNumber.isEmpty && referenceNumber[id] != nil { continue }
-                slot = layout.slotOfOther[id]
+                slot = layout.slot(of: id)
             }
             guard let slot, slot >= 0 else {
                 let link = Int(linkIndex(containing: at, in: layout))
                 let source = self.slot(ofLink: link, in: layout)
-                let target = code >= 0 ? "o\(code)" : layout.pendingIDs[Int(code - Int64.min)]
+                let target = code >= 0 ? "o\(code)" : layout.pendingIDs[Int(code) - Int(Int32.min)]
                 let info = header.entities[Int(layout.entityOfSlot[source])]
                 let name = info.relationships[Int(clipboardRelationship[link])].name
                 throw GraftError(
                     .malformedInput, "refers to '\(target)', which the document does not have",
                     context: [.object(layout.id(of: source)), .key(name)])
             }
-            layout.targets[at] = Int64(slot)
+            layout.targets[at] = slot
         }
         layout.pendingIDs = []
         clipboardRelationship = []
@@ -570,7 +571,7 @@ private struct LayoutSides: InverseSides {
     func entity(of slot: Int) -> Int { targetEntity[slot] }
 
     /// The targets the clipboard states for relationship `index` of `slot`, if it states it.
-    private func stated(_ index: Int, of slot: Int) -> ArraySlice<Int64>? {
+    private func stated(_ index: Int, of slot: Int) -> ArraySlice<Int32>? {
         var start = layout.firstLink[slot] == 0 ? 0 : Int(layout.linkEnd[Int(layout.firstLink[slot]) - 1])
         for link in Int(layout.firstLink[slot])..<Int(layout.firstLink[slot + 1]) {
             if Int(layout.linkRelationship[link]) == index { return layout.targets[start..<Int(layout.linkEnd[link])] }
@@ -583,12 +584,12 @@ private struct LayoutSides: InverseSides {
         let key = slot << 16 | index
         if facts[targetEntity[slot], index].isToMany {
             guard let members = stated(index, of: slot) else { return .open }
-            if members.count <= 32 { return members.contains(Int64(source)) ? .holds : .open }
-            if largeLists[key] == nil { largeLists[key] = Set(members.map { Int32(truncatingIfNeeded: $0) }) }
+            if members.count <= 32 { return members.contains(Int32(source)) ? .holds : .open }
+            if largeLists[key] == nil { largeLists[key] = Set(members) }
             return largeLists[key]!.contains(Int32(source)) ? .holds : .open
         }
-        if let named = stated(index, of: slot)?.first ?? toOnes[key].map(Int64.init) {
-            return named == Int64(source) ? .holds : .namesAnother(movable: false)
+        if let named = stated(index, of: slot)?.first ?? toOnes[key] {
+            return named == Int32(source) ? .holds : .namesAnother(movable: false)
         }
         return .open
     }

@@ -237,8 +237,12 @@ import Testing
         let folder = try scratchFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         var clipboard = try Self.everything()
-        // Departments no longer list their employees, nor managers their reports; ids become `x…`.
-        func renamed(_ id: String) -> String { id.hasPrefix("o") ? "x-" + id.dropFirst() : id }
+        // Departments no longer list their employees, nor managers their reports; ids take another form
+        // (`x-2`), or Graft's with numbers beyond 2³¹ (`o3000000001`).
+        func renamed(_ id: String) -> String {
+            guard id.hasPrefix("o"), let number = Int(id.dropFirst()) else { return id }
+            return number % 2 == 0 ? "x-\(number)" : "o\(3_000_000_000 + number)"
+        }
         for index in clipboard.objects.indices {
             clipboard.objects[index].id = renamed(clipboard.objects[index].id)
             clipboard.objects[index].relationships = clipboard.objects[index].relationships.compactMap { link in
