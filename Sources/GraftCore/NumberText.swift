@@ -407,7 +407,6 @@ extension NumberText {
             return
         }
         if parts.isNegative { output.append(UInt8(ascii: "-")) }
-        let digits = digitCount(parts.significand)
         if parts.exponent >= 0 {
             output.append(decimal: parts.significand)
             output.append(repeating: UInt8(ascii: "0"), count: parts.exponent)
