@@ -451,7 +451,8 @@ struct ClipboardWalker<Source: ClipboardTokenSource> {
             }
             for offset in 0..<size {
                 let run = first + offset
-                guard let (read, end, source) = runs[offset] else { return .fromStart }
+                // Every run leaves its result; one that did not would count as missed, read again in order.
+                let (read, end, source) = runs[offset] ?? ([], .missed, start.source)
                 runs[offset] = nil
                 guard end != .missed else {
                     guard run > 0 else { return .fromStart }
