@@ -584,6 +584,28 @@ package struct UniquenessCheck {
         return (constraints, groups.count)
     }
 
+    /// Makes room for the objects to come, one model index of an entity per object, so that the tables of
+    /// values are made once at their size rather than rebuilt, every value hashed again, as they grow.
+    package mutating func reserveCapacity(forObjectsOf entities: some Sequence<Int>) {
+        var single = Array(repeating: 0, count: takenSingle.count)
+        var combined = single
+        for entity in entities {
+            for constraint in constraints[entity] {
+                if constraint.indices.count == 1 {
+                    single[constraint.group] += 1
+                } else {
+                    combined[constraint.group] += 1
+                }
+            }
+        }
+        for group in single.indices {
+            if single[group] > 0 { takenSingle[group].reserveCapacity(takenSingle[group].count + single[group]) }
+            if combined[group] > 0 {
+                takenCombined[group].reserveCapacity(takenCombined[group].count + combined[group])
+            }
+        }
+    }
+
     /// Notes the snapshot's constraint values; returns the constraints whose values an earlier object had.
     /// Objects with no value for one of a constraint's attributes are not checked against it.
     package mutating func add(_ snapshot: Snapshot, at position: Int) -> [Clash] {

@@ -529,11 +529,12 @@ struct LocalIDPositions {
 
     init(objects: [Clipboard.Object], references: [Clipboard.Reference]) {
         let limit = 8 * (objects.count + references.count) + 1024
-        for (offset, object) in objects.enumerated() {
-            if let (shift, number) = LocalIDTable.parse(object.id), shift == 0, number <= limit {
+        // By position, only the ids read: a copy of each object would touch its every part.
+        for offset in objects.indices {
+            if let (shift, number) = LocalIDTable.parse(objects[offset].id), shift == 0, number <= limit {
                 Self.set(&self.objects, number, offset)
-            } else if others[object.id] == nil {
-                others[object.id] = .object(offset)
+            } else if others[objects[offset].id] == nil {
+                others[objects[offset].id] = .object(offset)
             }
         }
         for (offset, reference) in references.enumerated() {

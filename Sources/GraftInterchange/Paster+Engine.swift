@@ -420,21 +420,22 @@ struct PasteEngine {
             var given: [Int] = []
             // The attributes a merged copy wrote once it had changed one: the only ones that can differ.
             var written: [Int] = []
-            for (at, object) in objects.enumerated() {
+            // By position, each object's parts read where they are rather than the object copied out.
+            for at in objects.indices {
                 guard let entry = entry(ofObject: at) else { continue }
                 let entity = entry.mapping.target
                 let slot: Int32
                 switch plan.actions[at] {
                 case .insert:
                     var snapshot = Snapshot(entity: entity, key: keys.next(root: entity.rootIndex))
-                    try entry.give(object, to: &snapshot)
+                    try entry.give(objects[at], to: &snapshot)
                     slot = Int32(slots.count)
                     slots.append(snapshot)
                     stored.append(nil)
                     created.append(true)
                     dirty.append(true)
                     changedAttributes.append([])
-                    clipboardIDs.append(object.id)
+                    clipboardIDs.append(objects[at].id)
                     newCount += 1
                 case .merge(let ref):
                     slot = try self.slot(of: ref)
@@ -442,55 +443,64 @@ struct PasteEngine {
                     // Every attribute the clipboard's entity has, those the copy has no value for included;
                     // compared where they are, so that an object the copy leaves as it is copies nothing.
                     if given.count < entry.types.count { given += Array(repeating: -1, count: entry.types.count) }
-                    var changed: [Value?]?
+                    // The slot's values, shared with it until one differs (then copied once); from then on
+                    // every value written is noted, as a later one may put an earlier change back.
+                    var values = slots[merged].attributes
+                    var differs = false
                     written.removeAll(keepingCapacity: true)
-                    // The object's values are copied at the first one that differs; from then on every
-                    // value written is noted, as a later one may put an earlier change back.
-                    func write(_ value: Value?, at index: Int) {
-                        if changed == nil {
-                            guard slots[merged].attributes[index] != value else { return }
-                            changed = slots[merged].attributes
-                        } else if value == nil, changed![index] == nil {
-                            return  // nothing to note: the value stays missing
-                        }
-                        changed![index] = value
-                        written.append(index)
-                    }
                     var cursor = 0
-                    for named in object.attributes {
-                        guard let index = PasteEngine.match(named.name, in: entry.attributes, cursor: &cursor) else {
+                    let attributes = objects[at].attributes
+                    for field in attributes.indices {
+                        guard
+                            let index = PasteEngine.match(
+                                attributes[field].name, in: entry.attributes, cursor: &cursor)
+                        else {
                             continue
                         }
                         given[index] = at
-                        write(
-                            try PastePlan.convert(
-                                named.value, to: entry.types[index], key: entry.name(of: index), object: object.id),
-                            at: index)
+                        let type = entry.types[index]
+                        // A value already as the attribute holds it is compared where it is, not converted.
+                        let value: Value
+                        if ValueConversion.holdsAsIs(attributes[field].value, type) {
+                            if !differs, values[index] == attributes[field].value { continue }
+                            value = attributes[field].value
+                        } else {
+                            value = try PastePlan.convert(
+                                attributes[field].value, to: type, key: entry.name(of: index), object: objects[at].id)
+                            if !differs, values[index] == value { continue }
+                        }
+                        values[index] = value
+                        differs = true
+                        written.append(index)
                     }
-                    for index in entry.mapping.covered where given[index] != at { write(nil, at: index) }
-                    if let changed {
+                    for index in entry.mapping.covered where given[index] != at && values[index] != nil {
+                        values[index] = nil
+                        differs = true
+                        written.append(index)
+                    }
+                    if differs {
                         // The attributes that now differ from the stored object's: of those this copy wrote,
                         // and those an earlier copy changed (until then the slot holds the stored values).
                         let current = slots[merged].attributes
-                        var differing = written.filter { !Self.same(changed, current, at: $0) }
+                        var differing = written.filter { !Self.same(values, current, at: $0) }
                         if !differing.isEmpty {
                             if !changedAttributes[merged].isEmpty {
                                 let before = stored[merged]!.attributes
                                 differing = Set(differing + changedAttributes[merged]).sorted().filter {
-                                    !Self.same(changed, before, at: $0)
+                                    !Self.same(values, before, at: $0)
                                 }
                             }
                             changedAttributes[merged] = differing
-                            slots[merged].attributes = changed
+                            slots[merged].attributes = values
                             dirty[merged] = true
                         }
                     }
-                    if clipboardIDs[merged] == nil { clipboardIDs[merged] = object.id }
+                    if clipboardIDs[merged] == nil { clipboardIDs[merged] = objects[at].id }
                 case .skip(let ref):
                     slot = try self.slot(of: ref)
                 }
                 objectSlots[at] = slot
-                pasted.append((object.id, slots[Int(slot)].ref))
+                pasted.append((objects[at].id, slots[Int(slot)].ref))
             }
         }
 
@@ -507,18 +517,22 @@ struct PasteEngine {
 
         /// The links the clipboard states, from every new and merged object.
         mutating func linkStated() throws {
-            for (at, object) in plan.clipboard.objects.enumerated() {
+            let objects = plan.clipboard.objects
+            // By position, each object's links read where they are rather than copied out.
+            for at in objects.indices {
                 let source = objectSlots[at]
                 guard source >= 0, let entry = entry(ofObject: at) else { continue }
                 if case .skip = plan.actions[at] { continue }
                 var cursor = 0
-                for link in object.relationships {
-                    guard let index = PasteEngine.match(link.name, in: entry.relationships, cursor: &cursor) else {
+                let stated = objects[at].relationships
+                for link in stated.indices {
+                    guard let index = PasteEngine.match(stated[link].name, in: entry.relationships, cursor: &cursor)
+                    else {
                         continue
                     }
                     let start = targets.count
-                    var seen = link.targets.count > 32 ? Set<Int32>() : nil
-                    for id in link.targets {
+                    var seen = stated[link].targets.count > 32 ? Set<Int32>() : nil
+                    for id in stated[link].targets {
                         let other: Int32
                         switch plan.ids.position(of: id) {
                         case .object(let copied) where objectSlots[copied] >= 0: other = objectSlots[copied]
@@ -723,6 +737,7 @@ struct PasteEngine {
             let (rules, objects) = (RuleCheck(model: model), slots)
             let broken = BackgroundWork { checked.map { rules.violations(in: objects[$0], object: "") } }
             var uniqueness = UniquenessCheck(model: model)
+            uniqueness.reserveCapacity(forObjectsOf: checked.map { objects[$0].ref.entity })
             let clashes = checked.map { uniqueness.add(slots[$0], at: $0) }
             let withStore: [PasteViolation]
             do {

@@ -828,12 +828,15 @@ struct PastePlan {
         var objectValues: [Int?] = []
         if !isEmpty {
             objectValues.reserveCapacity(clipboard.objects.count)
-            for (position, object) in clipboard.objects.enumerated() {
+            // By position, the objects read where they are: a copy of each would touch its every part.
+            for position in clipboard.objects.indices {
                 guard let mapping = mapping(ofObject: position) else {
                     objectValues.append(nil)
                     continue
                 }
-                objectValues.append(try want(object.attributes, entity: object.entity, mapping))
+                objectValues.append(
+                    try want(
+                        clipboard.objects[position].attributes, entity: clipboard.objects[position].entity, mapping))
             }
         }
         var found = [[ObjectRef?]?](repeating: nil, count: model.descriptions.count)
@@ -866,18 +869,19 @@ struct PastePlan {
                         context: [.object(reference.id)]))
             }
         }
-        for (position, object) in clipboard.objects.enumerated() where !isEmpty {
+        for position in clipboard.objects.indices where !isEmpty {
             guard let wantedAt = objectValues[position], let mapping = mapping(ofObject: position),
                 let existing = found[mapping.target.index]?[wantedAt]
             else {
                 continue
             }
-            let values = wanted[mapping.target.index]!.values[wantedAt]
             switch mapping.policy {
             case .merge: actions[position] = .merge(existing)
             case .skip: actions[position] = .skip(existing)
             case .duplicate: break
             case .fail:
+                let object = clipboard.objects[position]
+                let values = wanted[mapping.target.index]!.values[wantedAt]
                 let identity = identity(of: mapping.target)
                 let shown = zip(identity, values).map {
                     "\(mapping.target.attributes[$0.0].name) = \(ValueText.format($0.1))"

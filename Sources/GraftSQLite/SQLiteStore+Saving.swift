@@ -33,20 +33,31 @@ extension SQLiteStore: StreamingInserts {
             // Deleted and changed rows first, so that the values they give up (under a uniqueness
             // constraint's index) are free for the new rows that take them.
             for ref in changes.deleted { try writer.delete(ref) }
-            for (position, snapshot) in changes.updated.enumerated() {
-                guard position < changes.updatedFrom.count, let stored = changes.updatedFrom[position],
-                    stored.ref == snapshot.ref
-                else {
-                    try writer.update(snapshot, from: nil)
-                    continue
+            // The snapshots borrowed where they are (through buffers, whose elements are read in place,
+            // where an array's are copied out): a copy of each would touch memory nothing else reads.
+            try changes.updated.withUnsafeBufferPointer { updated in
+                try changes.updatedFrom.withUnsafeBufferPointer { from in
+                    for position in updated.indices {
+                        guard position < from.count, from[position]?.ref == updated[position].ref else {
+                            try writer.update(updated[position], from: nil)
+                            continue
+                        }
+                        try writer.update(
+                            updated[position], from: from[position],
+                            changedAttributes: position < changes.changedAttributes.count
+                                ? changes.changedAttributes[position] : nil)
+                    }
                 }
-                let changed = position < changes.changedAttributes.count ? changes.changedAttributes[position] : nil
-                try writer.update(snapshot, from: stored, changedAttributes: changed)
             }
-            for snapshot in changes.inserted { try writer.insert(snapshot) }
-            // Rows leave their old owners in to-manys without inverse before new owners claim them.
-            for snapshot in changes.updated { try writer.releaseOwnedRows(snapshot) }
-            for snapshot in changes.inserted + changes.updated { try writer.writeToManys(snapshot) }
+            try changes.inserted.withUnsafeBufferPointer { inserted in
+                try changes.updated.withUnsafeBufferPointer { updated in
+                    for snapshot in inserted.indices { try writer.insert(inserted[snapshot]) }
+                    // Rows leave their old owners in to-manys without inverse before new owners claim them.
+                    for snapshot in updated.indices { try writer.releaseOwnedRows(updated[snapshot]) }
+                    for snapshot in inserted.indices { try writer.writeToManys(inserted[snapshot]) }
+                    for snapshot in updated.indices { try writer.writeToManys(updated[snapshot]) }
+                }
+            }
             try writer.recordHighestKeys(changes.inserted)
             try database.execute("COMMIT")
             // Changes were written: closing may fold the -wal into the store, as SQLite does.
