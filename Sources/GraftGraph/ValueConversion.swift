@@ -51,16 +51,10 @@ public enum ValueConversion {
         }
     }
 
-    /// Whether ``coerce(_:to:)`` gives `value` back as it is, so that a caller may use it unconverted.
+    /// Whether ``coerce(_:to:)`` gives `value` back as it is, so that a caller may use it unconverted: a
+    /// value of the kind its type calls for, but for Float, whose doubles are rounded to single precision.
     package static func holdsAsIs(_ value: Value, _ type: AttributeType) -> Bool {
-        switch (type, value) {
-        case (.integer16, .integer), (.integer32, .integer), (.integer64, .integer), (.double, .double),
-            (.decimal, .decimal), (.string, .string), (.boolean, .bool), (.date, .date), (.binary, .data),
-            (.uuid, .uuid), (.uri, .uri), (.transformable, .data):
-            return true
-        case (.undefined, _), (.objectID, _), (.composite, _): return true
-        default: return false
-        }
+        type != .float && matches(value, type)
     }
 
     /// Whether a stored value has the kind its attribute's type calls for (used by validation).

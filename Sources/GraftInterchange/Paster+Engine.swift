@@ -459,16 +459,13 @@ struct PasteEngine {
                         }
                         given[index] = at
                         let type = entry.types[index]
-                        // A value already as the attribute holds it is compared where it is, not converted.
-                        let value: Value
-                        if ValueConversion.holdsAsIs(attributes[field].value, type) {
-                            if !differs, values[index] == attributes[field].value { continue }
-                            value = attributes[field].value
-                        } else {
-                            value = try PastePlan.convert(
+                        // A value already as the attribute holds it is used as it is, not converted.
+                        let value =
+                            ValueConversion.holdsAsIs(attributes[field].value, type)
+                            ? attributes[field].value
+                            : try PastePlan.convert(
                                 attributes[field].value, to: type, key: entry.name(of: index), object: objects[at].id)
-                            if !differs, values[index] == value { continue }
-                        }
+                        if !differs, values[index] == value { continue }
                         values[index] = value
                         differs = true
                         written.append(index)
